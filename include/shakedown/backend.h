@@ -1,0 +1,228 @@
+/*
+ * backend.h - the ABI between shakedown and its backend plugins.
+ *
+ * A backend plugin is a shared object that exports one symbol,
+ * `shakedown_backend`, of type `const struct sd_backend_ops`.  The loader
+ * (src/plugin.c) checks `magic` and `abi_version` right after dlopen and
+ * refuses a mismatch.  Rules for changing this file:
+ *   - identity fields stay first and never move;
+ *   - new slots are only appended at the end of a struct;
+ *   - any change to an existing slot's meaning bumps SD_BACKEND_ABI_VERSION.
+ *
+ * Every function returns an `int` status (enum sd_status).  On failure a
+ * human-readable message (lower case, no trailing full stop, naming the
+ * problem and the fix) is written into the caller's `err` buffer when one is
+ * given.  Plugins never print and never exit.
+ */
+#ifndef SHAKEDOWN_BACKEND_H
+#define SHAKEDOWN_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SD_BACKEND_MAGIC 0x5344424bu /* "SDBK" */
+#define SD_BACKEND_ABI_VERSION 1u
+#define SD_BACKEND_SYMBOL "shakedown_backend"
+
+/* Status codes shared by the core and plugins. */
+enum sd_status {
+	SD_OK = 0,
+	SD_ERR_INVALID = 1,     /* bad argument or unsupported type/op/algo */
+	SD_ERR_NOMEM = 2,       /* host or device memory exhausted */
+	SD_ERR_BACKEND = 3,     /* the library (Gloo, NCCL, CUDA) failed */
+	SD_ERR_TIMEOUT = 4,     /* an operation did not complete in time */
+	SD_ERR_PEER = 5,        /* a peer failed or went away */
+	SD_ERR_NODEV = 6,       /* no usable device or driver on this host */
+	SD_ERR_BOOTSTRAP = 7,   /* the bootstrap (local, PMI2) failed */
+	SD_ERR_IO = 8,          /* a file, socket or database failed */
+	SD_ERR_CANCELLED = 9,   /* stopped by a signal (SIGTERM, SIGINT) */
+};
+
+/* Data types.  The order is part of the ABI. */
+enum sd_dtype {
+	SD_INT8 = 0,
+	SD_UINT8,
+	SD_INT32,
+	SD_UINT32,
+	SD_INT64,
+	SD_UINT64,
+	SD_FLOAT16,
+	SD_BFLOAT16,
+	SD_FLOAT32,
+	SD_FLOAT64,
+	SD_FP8_E4M3,
+	SD_FP8_E5M2,
+	SD_DTYPE_COUNT
+};
+
+/* Reduction operators.  The order is part of the ABI. */
+enum sd_redop {
+	SD_SUM = 0,
+	SD_PROD,
+	SD_MIN,
+	SD_MAX,
+	SD_AVG,
+	SD_REDOP_COUNT
+};
+
+/* Operations.  The order is part of the ABI. */
+enum sd_op {
+	SD_OP_ALL_REDUCE = 0,
+	SD_OP_ALL_GATHER,
+	SD_OP_REDUCE_SCATTER,
+	SD_OP_ALL_TO_ALL,
+	SD_OP_BROADCAST,
+	SD_OP_REDUCE,
+	SD_OP_GATHER,
+	SD_OP_SCATTER,
+	SD_OP_SENDRECV, /* ring: rank r sends to r+1 and receives from r-1 */
+	SD_OP_PT2PT,    /* DeepSpeed's: rank 0 sends to rank 1, others idle */
+	SD_OP_COUNT
+};
+
+/*
+ * Bootstrap services lent to a plugin to build its communicators.  All
+ * collective calls must be made by every rank of the bootstrap, in the same
+ * order.  They return SD_OK or an sd_status.
+ */
+struct sd_bootstrap {
+	int rank;         /* this process, 0..size-1 */
+	int size;         /* processes in the job */
+	int local_rank;   /* index among the processes on this host */
+	int local_size;   /* processes on this host */
+	const char *host; /* host identity (Slurm node name or hostname) */
+	void *ctx;        /* owned by the bootstrap implementation */
+	/* Gather `len` bytes from every rank; `recv` holds size*len bytes. */
+	int (*allgather)(struct sd_bootstrap *bs, const void *send, void *recv,
+			 size_t len);
+	/* Copy `len` bytes from `root` to every rank. */
+	int (*bcast)(struct sd_bootstrap *bs, void *buf, size_t len, int root);
+	/* Return when every rank has called it. */
+	int (*barrier)(struct sd_bootstrap *bs);
+};
+
+/* What a plugin knows about the device a rank uses. */
+struct sd_device_info {
+	char name[96];        /* "CPU (Gloo TCP)", "NVIDIA H200" */
+	char pci_bus_id[32];  /* "0000:1b:00.0" or "" */
+	char uuid[64];        /* "GPU-..." or "" */
+	uint64_t mem_total_bytes;
+	uint64_t mem_free_bytes;
+	char transport[96];   /* e.g. "tcp 127.0.0.1" or "nccl 2.28.9" */
+};
+
+/* The first element found wrong by verify(). */
+struct sd_mismatch {
+	uint64_t index;      /* element index in the checked buffer */
+	char expected[48];   /* value as text, with its bit pattern */
+	char got[48];
+};
+
+/* One operation, fully described.  Filled by the core (src/coll.c). */
+struct sd_op_args {
+	enum sd_op op;
+	enum sd_dtype dtype;
+	enum sd_redop redop;
+	int root;            /* rooted ops; ignored otherwise */
+	int in_place;        /* 1: sendbuf aliases part of recvbuf */
+	size_t send_count;   /* elements this rank sends (per nccl-tests) */
+	size_t recv_count;   /* elements this rank receives */
+	void *sendbuf;       /* device or host pointer from buf_alloc() */
+	void *recvbuf;
+	int algo;            /* index from algo_name(), or -1: best for size */
+	int timeout_ms;      /* give up on one operation after this long */
+	uint32_t seed;       /* varies the pattern between sizes */
+};
+
+/* Options for a communicator.  Append only. */
+struct sd_comm_config {
+	int timeout_ms;      /* default per-operation timeout */
+	const char *iface;   /* network interface to bind, or NULL: choose */
+};
+
+struct sd_comm; /* opaque, defined by each plugin */
+
+struct sd_backend_ops {
+	/* identity: never moves */
+	uint32_t magic;        /* SD_BACKEND_MAGIC */
+	uint32_t abi_version;  /* SD_BACKEND_ABI_VERSION */
+	const char *name;      /* "gloo", "nccl" */
+	const char *version;   /* plugin and library versions, for reports */
+
+	/* Bit masks of supported (1u << enum value). */
+	uint32_t dtypes;
+	uint32_t redops;
+	uint32_t ops;
+
+	/* Process-wide set-up, after the bootstrap is known (device choice). */
+	int (*init)(struct sd_bootstrap *bs, char *err, size_t errlen);
+	/* Process-wide tear-down. */
+	void (*fini)(void);
+
+	/* Build the world communicator (collective over bs). */
+	int (*comm_create)(struct sd_bootstrap *bs,
+			   const struct sd_comm_config *cfg,
+			   struct sd_comm **out, char *err, size_t errlen);
+	/*
+	 * Split `parent` (collective over every rank of parent): ranks with the
+	 * same `color` form a new communicator ordered by `key`.  A negative
+	 * color returns *out == NULL (the rank takes no part).
+	 */
+	int (*comm_split)(struct sd_comm *parent, int color, int key,
+			  struct sd_comm **out, char *err, size_t errlen);
+	int (*comm_rank)(const struct sd_comm *comm);
+	int (*comm_size)(const struct sd_comm *comm);
+	/* Free a communicator; after abort() it must not block. */
+	void (*comm_destroy)(struct sd_comm *comm);
+
+	int (*describe_device)(struct sd_comm *comm,
+			       struct sd_device_info *info);
+
+	/* Buffers in the memory the backend moves (host or device). */
+	int (*buf_alloc)(struct sd_comm *comm, size_t bytes, void **out,
+			 char *err, size_t errlen);
+	void (*buf_free)(struct sd_comm *comm, void *ptr);
+
+	/*
+	 * Write the deterministic pattern (include/shakedown/pattern.h) into
+	 * args->sendbuf and a poison value into the rest of args->recvbuf.
+	 */
+	int (*fill)(struct sd_comm *comm, const struct sd_op_args *args,
+		    char *err, size_t errlen);
+	/*
+	 * Compare args->recvbuf with the expected result, bit for bit.  Stores
+	 * the count of wrong elements and, when there is one, the first.
+	 */
+	int (*verify)(struct sd_comm *comm, const struct sd_op_args *args,
+		      uint64_t *wrong, struct sd_mismatch *first, char *err,
+		      size_t errlen);
+	/* Fault injection: flip the lowest bit of recvbuf[index]. */
+	int (*corrupt)(struct sd_comm *comm, const struct sd_op_args *args,
+		       uint64_t index);
+
+	/* Name of algorithm `idx` for `op`, or NULL past the last. */
+	const char *(*algo_name)(enum sd_op op, int idx);
+	/* Called once before a series of run() calls with the same args. */
+	int (*prepare)(struct sd_comm *comm, const struct sd_op_args *args,
+		       char *err, size_t errlen);
+	/* Start one operation (may complete before it returns). */
+	int (*run)(struct sd_comm *comm, const struct sd_op_args *args,
+		   char *err, size_t errlen);
+	/* Wait until every started operation is complete, or timeout_ms. */
+	int (*wait)(struct sd_comm *comm, int timeout_ms, char *err,
+		    size_t errlen);
+	/* Synchronise the ranks of comm (outside timed regions). */
+	int (*barrier)(struct sd_comm *comm, int timeout_ms, char *err,
+		       size_t errlen);
+	/* Stop everything in flight; callable from another thread. */
+	void (*abort)(struct sd_comm *comm);
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif

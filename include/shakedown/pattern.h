@@ -1,0 +1,362 @@
+/*
+ * pattern.h - the deterministic data every backend sends and checks.
+ *
+ * Values are small integers (or, for prod, +-1 and 2) chosen per data type so
+ * that every partial sum or product is exactly representable: any reduction
+ * order gives the same bits.  The functions are static inline and marked
+ * SD_HD so the host reference (src/pattern.c, the Gloo plugin) and the CUDA
+ * kernels of the NCCL plugin compute the very same values.
+ *
+ * Layout conventions follow nccl-tests: for each op, send_count and
+ * recv_count are the per-rank element counts of struct sd_op_args, and the
+ * value a rank sends at send index i is sd_pattern_send(..., rank, i).
+ */
+#ifndef SHAKEDOWN_PATTERN_H
+#define SHAKEDOWN_PATTERN_H
+
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+#include "shakedown/backend.h"
+
+#if defined(__CUDACC__)
+#define SD_HD __host__ __device__
+#else
+#define SD_HD
+#endif
+
+/* Size of one element in bytes. */
+static inline SD_HD size_t sd_dtype_size(enum sd_dtype t)
+{
+	switch (t) {
+	case SD_INT8: case SD_UINT8: case SD_FP8_E4M3: case SD_FP8_E5M2:
+		return 1;
+	case SD_FLOAT16: case SD_BFLOAT16:
+		return 2;
+	case SD_INT32: case SD_UINT32: case SD_FLOAT32:
+		return 4;
+	default:
+		return 8;
+	}
+}
+
+static inline SD_HD int sd_dtype_is_signed_int(enum sd_dtype t)
+{
+	return t == SD_INT8 || t == SD_INT32 || t == SD_INT64;
+}
+
+static inline SD_HD int sd_dtype_is_unsigned(enum sd_dtype t)
+{
+	return t == SD_UINT8 || t == SD_UINT32 || t == SD_UINT64;
+}
+
+static inline SD_HD int sd_dtype_is_float(enum sd_dtype t)
+{
+	return !sd_dtype_is_signed_int(t) && !sd_dtype_is_unsigned(t);
+}
+
+/* Largest integer magnitude that every partial result may reach exactly. */
+static inline SD_HD uint64_t sd_dtype_exact_limit(enum sd_dtype t)
+{
+	switch (t) {
+	case SD_INT8: return 126;
+	case SD_UINT8: return 254;
+	case SD_FLOAT16: return 2048;
+	case SD_BFLOAT16: return 256;
+	case SD_FP8_E4M3: return 16;
+	case SD_FP8_E5M2: return 8;
+	default: return 1u << 24;
+	}
+}
+
+/* Bits of a poison value no pattern produces (NaN, or the minimum int). */
+static inline SD_HD uint64_t sd_poison_bits(enum sd_dtype t)
+{
+	switch (t) {
+	case SD_INT8: return 0x80u;
+	case SD_INT32: return 0x80000000u;
+	case SD_INT64: return 0x8000000000000000ull;
+	default: {
+		size_t bytes = sd_dtype_size(t);
+		return bytes == 8 ? ~0ull : ((1ull << (8 * bytes)) - 1);
+	}
+	}
+}
+
+/* Encode an exactly representable value (a minifloat with `mbits` mantissa
+ * bits and exponent bias `bias`).  Only normal numbers and zero occur. */
+static inline SD_HD uint64_t sd_encode_minifloat(double v, int ebits,
+						 int mbits, int bias)
+{
+	uint64_t sign = v < 0 ? 1 : 0;
+	double a = v < 0 ? -v : v;
+	if (a == 0)
+		return sign << (ebits + mbits);
+	int e;
+	double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+	int exp = e - 1 + bias;
+	uint64_t mant = (uint64_t)((m * 2.0 - 1.0) * (double)(1u << mbits));
+	return (sign << (ebits + mbits)) | ((uint64_t)exp << mbits) | mant;
+}
+
+static inline SD_HD double sd_decode_minifloat(uint64_t bits, int ebits,
+					       int mbits, int bias)
+{
+	uint64_t sign = (bits >> (ebits + mbits)) & 1;
+	int exp = (int)((bits >> mbits) & ((1u << ebits) - 1));
+	double mant = (double)(bits & ((1u << mbits) - 1));
+	double a;
+	if (exp == 0)
+		a = ldexp(mant, 1 - bias - mbits);
+	else
+		a = ldexp(1.0 + mant / (double)(1u << mbits), exp - bias);
+	return sign ? -a : a;
+}
+
+/* The bit pattern of value v in type t (v must be exact in t). */
+static inline SD_HD uint64_t sd_encode(enum sd_dtype t, double v)
+{
+	switch (t) {
+	case SD_INT8: return (uint64_t)(int64_t)v & 0xffu;
+	case SD_UINT8: return (uint64_t)v & 0xffu;
+	case SD_INT32: return (uint64_t)(int64_t)v & 0xffffffffu;
+	case SD_UINT32: return (uint64_t)v & 0xffffffffu;
+	case SD_INT64: return (uint64_t)(int64_t)v;
+	case SD_UINT64: return (uint64_t)v;
+	case SD_FLOAT16: return sd_encode_minifloat(v, 5, 10, 15);
+	case SD_BFLOAT16: return sd_encode_minifloat(v, 8, 7, 127);
+	case SD_FP8_E4M3: return sd_encode_minifloat(v, 4, 3, 7);
+	case SD_FP8_E5M2: return sd_encode_minifloat(v, 5, 2, 15);
+	case SD_FLOAT32: {
+		float f = (float)v;
+		uint32_t u;
+		memcpy(&u, &f, 4);
+		return u;
+	}
+	default: {
+		uint64_t u;
+		memcpy(&u, &v, 8);
+		return u;
+	}
+	}
+}
+
+/* The value of bit pattern `bits` in type t (for messages and reductions). */
+static inline SD_HD double sd_decode(enum sd_dtype t, uint64_t bits)
+{
+	switch (t) {
+	case SD_INT8: return (double)(int8_t)bits;
+	case SD_UINT8: return (double)(uint8_t)bits;
+	case SD_INT32: return (double)(int32_t)bits;
+	case SD_UINT32: return (double)(uint32_t)bits;
+	case SD_INT64: return (double)(int64_t)bits;
+	case SD_UINT64: return (double)bits;
+	case SD_FLOAT16: return sd_decode_minifloat(bits, 5, 10, 15);
+	case SD_BFLOAT16: return sd_decode_minifloat(bits, 8, 7, 127);
+	case SD_FP8_E4M3: return sd_decode_minifloat(bits, 4, 3, 7);
+	case SD_FP8_E5M2: return sd_decode_minifloat(bits, 5, 2, 15);
+	case SD_FLOAT32: {
+		uint32_t u = (uint32_t)bits;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	default: {
+		double d;
+		memcpy(&d, &bits, 8);
+		return d;
+	}
+	}
+}
+
+static inline SD_HD uint64_t sd_load_bits(enum sd_dtype t, const void *buf,
+					  uint64_t idx)
+{
+	switch (sd_dtype_size(t)) {
+	case 1: return ((const uint8_t *)buf)[idx];
+	case 2: return ((const uint16_t *)buf)[idx];
+	case 4: return ((const uint32_t *)buf)[idx];
+	default: return ((const uint64_t *)buf)[idx];
+	}
+}
+
+static inline SD_HD void sd_store_bits(enum sd_dtype t, void *buf, uint64_t idx,
+				       uint64_t bits)
+{
+	switch (sd_dtype_size(t)) {
+	case 1: ((uint8_t *)buf)[idx] = (uint8_t)bits; break;
+	case 2: ((uint16_t *)buf)[idx] = (uint16_t)bits; break;
+	case 4: ((uint32_t *)buf)[idx] = (uint32_t)bits; break;
+	default: ((uint64_t *)buf)[idx] = bits; break;
+	}
+}
+
+static inline SD_HD int sd_op_is_reduction(enum sd_op op)
+{
+	return op == SD_OP_ALL_REDUCE || op == SD_OP_REDUCE ||
+	       op == SD_OP_REDUCE_SCATTER;
+}
+
+static inline SD_HD uint64_t sd_min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* A value in [-m, m] (signed or float types) or [0, m] (unsigned). */
+static inline SD_HD double sd_spread(enum sd_dtype t, uint64_t h, uint64_t m)
+{
+	if (sd_dtype_is_unsigned(t))
+		return (double)(h % (m + 1));
+	return (double)(h % (2 * m + 1)) - (double)m;
+}
+
+/*
+ * The value rank `r` of `n` contributes at index i of its send buffer for a
+ * reduction with `redop`.
+ */
+static inline SD_HD double sd_pattern_reduce_input(enum sd_dtype t,
+						   enum sd_redop redop, int r,
+						   int n, uint64_t i,
+						   uint32_t seed)
+{
+	uint64_t lim = sd_dtype_exact_limit(t);
+	uint64_t h = i * 3 + (uint64_t)r * 5 + seed;
+	switch (redop) {
+	case SD_PROD: {
+		double v = ((i + (uint64_t)r) % (uint64_t)n) == 0 ? 2.0 : 1.0;
+		if (!sd_dtype_is_unsigned(t) && (i * 7 + (uint64_t)r * 3 + seed) % 5 == 0)
+			v = -v;
+		return v;
+	}
+	case SD_MIN:
+	case SD_MAX:
+		return sd_spread(t, h, sd_min_u64(4, lim));
+	case SD_AVG: {
+		/* base + d_r with sum over ranks of d_r == 0: the mean is base */
+		uint64_t m = sd_min_u64(4, lim / (3 * (uint64_t)n));
+		if (m == 0)
+			return 0;
+		double base = sd_dtype_is_unsigned(t)
+				      ? (double)(m + (i * 3 + seed) % (m + 1))
+				      : sd_spread(t, i * 3 + seed, m);
+		double d = (double)(1 + (i % m));
+		if (r % 2 == 0)
+			return r + 1 < n ? base + d : base;
+		return base - d;
+	}
+	default: { /* SD_SUM: at most k ranks are non-zero per element */
+		uint64_t m = sd_min_u64(4, lim);
+		uint64_t k = sd_min_u64((uint64_t)n, lim / m);
+		if ((i + (uint64_t)r) % (uint64_t)n >= k)
+			return 0;
+		return sd_spread(t, h, m);
+	}
+	}
+}
+
+/* The value rank r holds at index i for non-reduction operations. */
+static inline SD_HD double sd_pattern_data(enum sd_dtype t, int r, uint64_t i,
+					   uint32_t seed)
+{
+	uint64_t m = sd_min_u64(100, sd_dtype_exact_limit(t));
+	return sd_spread(t, (uint64_t)r * 131 + i * 7 + (uint64_t)seed * 17, m);
+}
+
+/* What rank r sends at send index i. */
+static inline SD_HD double sd_pattern_send(const struct sd_op_args *a, int r,
+					   int n, uint64_t i)
+{
+	if (sd_op_is_reduction(a->op))
+		return sd_pattern_reduce_input(a->dtype, a->redop, r, n, i,
+					       a->seed);
+	return sd_pattern_data(a->dtype, r, i, a->seed);
+}
+
+/* Reduce the inputs of all ranks at send index i. */
+static inline SD_HD double sd_pattern_reduced(const struct sd_op_args *a, int n,
+					      uint64_t i)
+{
+	double acc = sd_pattern_send(a, 0, n, i);
+	for (int r = 1; r < n; r++) {
+		double v = sd_pattern_send(a, r, n, i);
+		switch (a->redop) {
+		case SD_PROD: acc *= v; break;
+		case SD_MIN: acc = v < acc ? v : acc; break;
+		case SD_MAX: acc = v > acc ? v : acc; break;
+		default: acc += v; break;
+		}
+	}
+	if (a->redop == SD_AVG)
+		acc /= n; /* exact: the pattern's sum is n * base */
+	return acc;
+}
+
+/*
+ * Whether rank `me` checks recv index j at all, and the value expected there.
+ * Returns 0 when the rank receives nothing for this op (non-root of reduce
+ * and gather, idle ranks of pt2pt).
+ */
+static inline SD_HD int sd_pattern_expect(const struct sd_op_args *a, int me,
+					  int n, uint64_t j, double *out)
+{
+	uint64_t sc = a->send_count, rc = a->recv_count;
+	switch (a->op) {
+	case SD_OP_ALL_REDUCE:
+		*out = sd_pattern_reduced(a, n, j);
+		return 1;
+	case SD_OP_REDUCE:
+		if (me != a->root)
+			return 0;
+		*out = sd_pattern_reduced(a, n, j);
+		return 1;
+	case SD_OP_REDUCE_SCATTER:
+		*out = sd_pattern_reduced(a, n, (uint64_t)me * rc + j);
+		return 1;
+	case SD_OP_ALL_GATHER:
+		*out = sd_pattern_data(a->dtype, (int)(j / sc), j % sc, a->seed);
+		return 1;
+	case SD_OP_GATHER:
+		if (me != a->root)
+			return 0;
+		*out = sd_pattern_data(a->dtype, (int)(j / sc), j % sc, a->seed);
+		return 1;
+	case SD_OP_BROADCAST:
+		*out = sd_pattern_data(a->dtype, a->root, j, a->seed);
+		return 1;
+	case SD_OP_SCATTER:
+		*out = sd_pattern_data(a->dtype, a->root, (uint64_t)me * rc + j,
+				       a->seed);
+		return 1;
+	case SD_OP_ALL_TO_ALL: {
+		uint64_t c = rc / (uint64_t)n;
+		int peer = (int)(j / c);
+		*out = sd_pattern_data(a->dtype, peer, (uint64_t)me * c + j % c,
+				       a->seed);
+		return 1;
+	}
+	case SD_OP_SENDRECV:
+		*out = sd_pattern_data(a->dtype, (me + n - 1) % n, j, a->seed);
+		return 1;
+	case SD_OP_PT2PT:
+		if (me != 1)
+			return 0;
+		*out = sd_pattern_data(a->dtype, 0, j, a->seed);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Whether rank `me` sends anything (broadcast and scatter: root only;
+ * pt2pt: rank 0 only). */
+static inline SD_HD int sd_pattern_sends(const struct sd_op_args *a, int me)
+{
+	if (a->op == SD_OP_BROADCAST || a->op == SD_OP_SCATTER)
+		return me == a->root;
+	if (a->op == SD_OP_PT2PT)
+		return me == 0;
+	return 1;
+}
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * main.c - the `shakedown` command: one table of subcommands, git-style.
+ *
+ * Each row names a command, the function that runs it and a one-line
+ * summary; `shakedown help` prints the table and `shakedown help CMD` the
+ * command's own usage.  Everything else lives in the cmd_*.c files.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "util.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static int cmd_version(int argc, char **argv)
+{
+	printf("shakedown %s\n", PACKAGE_VERSION);
+	return sd_finish_stdout();
+}
+
+static const struct command commands[] = {
+	{ "run", cmd_run, "run a test plan and check every result" },
+	{ "help", cmd_help, "show help for shakedown or one command" },
+	{ "version", cmd_version, "print the version" },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: shakedown <command> [options]\n"
+		     "       shakedown help [command]\n"
+		     "       shakedown --version\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name,
+			commands[i].summary);
+	fprintf(out, "\nSee shakedown(1) for options, output columns, formulas "
+		     "and exit statuses.\n");
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stdout);
+		return sd_finish_stdout();
+	}
+	const struct command *c = find_command(argv[1]);
+	if (!c) {
+		fprintf(stderr, "shakedown: unknown command '%s'; run "
+				"'shakedown help' for the list\n", argv[1]);
+		return SD_EXIT_USAGE;
+	}
+	char *help_argv[] = { argv[1], "--help", NULL };
+	return c->fn(2, help_argv);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return SD_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+		return cmd_version(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return sd_finish_stdout();
+	}
+	const struct command *c = find_command(argv[1]);
+	if (!c) {
+		fprintf(stderr, "shakedown: unknown command '%s'; run "
+				"'shakedown help' for the list\n", argv[1]);
+		return SD_EXIT_USAGE;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

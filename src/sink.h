@@ -1,0 +1,115 @@
+/*
+ * sink.h - where results go.
+ *
+ * The runner reports a run as a stream of events to every open sink: the
+ * printers (text table, DeepSpeed table, JSON lines; sink_text.c) and the
+ * SQLite recorder (db/).  Only rank 0 has sinks.  Callbacks return SD_OK or
+ * an sd_status; a failing sink is reported and the run goes on with the
+ * others, so a result is never lost because one writer failed.
+ * Calls are serialised by the runner (src/results.c); run_end may come from
+ * the watchdog thread when a run is aborted.
+ */
+#ifndef SD_SINK_H
+#define SD_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "shakedown/backend.h"
+#include "bootstrap.h"
+
+struct sd_rank_info {
+	int rank;
+	int local_rank;
+	int pid;
+	char host[64];
+	struct sd_device_info dev;
+};
+
+/* One per host: what the software there looks like. */
+struct sd_host_env {
+	char host[64];
+	char *json; /* JSON object: kernel, versions, NCCL_*, CUDA_VISIBLE_DEVICES, SHAKEDOWN_* */
+};
+
+struct sd_run_info {
+	char uuid[37];
+	double started_at;        /* seconds since the epoch */
+	const char *command_line; /* argv joined with spaces, quoted as needed */
+	const char *plan_text;    /* the effective plan, as text */
+	const char *plan_hash;    /* hex SHA-256-like digest of plan_text */
+	const char *tool_version;
+	const char *backend;
+	const char *backend_version;
+	const char *user;
+	int nranks;
+	const struct sd_job_info *job;
+	const struct sd_rank_info *ranks; /* nranks entries, by rank */
+	int nhosts;
+	const struct sd_host_env *hosts;
+};
+
+struct sd_test_info {
+	int index;            /* 0, 1, ... in run order */
+	const char *name;     /* e.g. "all_reduce" */
+	enum sd_op op;
+	enum sd_dtype dtype;
+	enum sd_redop redop;  /* meaningful when has_redop */
+	int has_redop;
+	int root;             /* -1 when the op has no root */
+	const char *scope;    /* "world" (later: "node:NAME", "pair:A,B") */
+	const char *algo;     /* backend algorithm, "auto" when chosen per size */
+	int nranks;           /* ranks taking part */
+};
+
+struct sd_measurement {
+	size_t size_bytes;    /* nccl-tests' size */
+	size_t count;         /* elements that size holds */
+	int in_place;
+	int iters;
+	int warmup_iters;
+	double time_us;       /* per iteration, combined across ranks (-a) */
+	double time_us_min;   /* per-rank averages: min, avg, max */
+	double time_us_avg;
+	double time_us_max;
+	int have_percentiles; /* --per-iter: over iterations (max over ranks) */
+	double iter_us_min, iter_us_p50, iter_us_p99, iter_us_max;
+	double algbw_gbs;
+	double busbw_gbs;
+	/* DeepSpeed benchmark's view */
+	size_t ds_size_bytes;
+	char ds_description[48]; /* "count x element size" */
+	double ds_throughput_gbps;
+	double ds_busbw_gbps;
+	int checked;          /* 0 with -c 0 or when the op has no check */
+	uint64_t wrong;       /* summed over ranks */
+	int first_wrong_rank; /* -1 when none */
+	struct sd_mismatch first_wrong;
+	const char *algo;     /* the algorithm actually used for this size */
+};
+
+struct sd_run_end {
+	const char *status;   /* passed, failed, error, cancelled, aborted */
+	int exit_status;
+	const char *message;  /* why, for anything but passed; may be NULL */
+	double finished_at;
+};
+
+struct sd_sink_ops {
+	const char *name;
+	int (*run_begin)(void *self, const struct sd_run_info *run);
+	int (*test_begin)(void *self, const struct sd_test_info *test);
+	int (*measurement)(void *self, const struct sd_test_info *test,
+			   const struct sd_measurement *m);
+	/* status: passed, failed, error, skipped, cancelled */
+	int (*test_end)(void *self, const struct sd_test_info *test,
+			const char *status, const char *message);
+	int (*run_end)(void *self, const struct sd_run_end *end);
+	void (*destroy)(void *self);
+};
+
+struct sd_sink {
+	const struct sd_sink_ops *ops;
+	void *self;
+};
+
+#endif
