@@ -34,6 +34,8 @@ struct sd_bootstrap_impl {
 	struct sd_job_info job;
 	/* Tear down; safe to call after a failure. */
 	void (*close)(struct sd_bootstrap_impl *impl);
+	/* Text of the last failure ("" when none); owned by the bootstrap. */
+	const char *(*last_error)(struct sd_bootstrap_impl *impl);
 };
 
 /*

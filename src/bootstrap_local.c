@@ -1,0 +1,518 @@
+/*
+ * bootstrap_local.c - `--local N`: N ranks on this host, no external
+ * service; and the one-process `single` bootstrap.
+ *
+ * The launcher forks N children, each holding one end of a socketpair.  The
+ * launcher relays every collective: each rank sends its contribution (a
+ * length and bytes), and when all N have arrived the launcher sends every
+ * rank all contributions.  allgather, bcast and barrier are all this one
+ * exchange.  The launcher also supervises: when a child dies, or a round
+ * waits longer than the timeout, it answers the waiting ranks with an error
+ * naming the rank, stops the rest (SIGTERM, then SIGKILL after a grace
+ * period) and returns the exit status for the run.  SIGTERM and SIGINT sent
+ * to the launcher are forwarded to the ranks.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include "options.h"
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "util.h"
+
+#define REPLY_ERROR UINT64_MAX /* first word of a reply: an error follows */
+
+struct local_ctx {
+	int fd;
+	char host[64];
+	char error[256];
+};
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* One exchange: send `len` bytes, receive every rank's contribution. */
+static int exchange(struct sd_bootstrap *bs, const void *mine, size_t len,
+		    uint64_t *lens, char **data)
+{
+	struct local_ctx *c = bs->ctx;
+	uint64_t l = len;
+	*data = NULL;
+	if (write_full(c->fd, &l, sizeof(l)) || write_full(c->fd, mine, len))
+		goto lost;
+	if (read_full(c->fd, lens, sizeof(uint64_t)))
+		goto lost;
+	if (lens[0] == REPLY_ERROR) {
+		uint64_t mlen;
+		if (read_full(c->fd, &mlen, sizeof(mlen)) ||
+		    mlen >= sizeof(c->error) ||
+		    read_full(c->fd, c->error, mlen))
+			goto lost;
+		c->error[mlen] = '\0';
+		return SD_ERR_PEER;
+	}
+	if (bs->size > 1 &&
+	    read_full(c->fd, lens + 1, sizeof(uint64_t) * (size_t)(bs->size - 1)))
+		goto lost;
+	uint64_t total = 0;
+	for (int r = 0; r < bs->size; r++)
+		total += lens[r];
+	*data = malloc(total + 1);
+	if (!*data)
+		return SD_ERR_NOMEM;
+	if (read_full(c->fd, *data, total)) {
+		free(*data);
+		*data = NULL;
+		goto lost;
+	}
+	return SD_OK;
+lost:
+	snprintf(c->error, sizeof(c->error), "lost the local launcher "
+		 "(rendezvous socket closed)");
+	return SD_ERR_PEER;
+}
+
+static int local_allgather(struct sd_bootstrap *bs, const void *send,
+			   void *recv, size_t len)
+{
+	uint64_t lens[bs->size];
+	char *data;
+	int rc = exchange(bs, send, len, lens, &data);
+	if (rc)
+		return rc;
+	for (int r = 0; r < bs->size; r++)
+		if (lens[r] != len) {
+			free(data);
+			snprintf(((struct local_ctx *)bs->ctx)->error, 256,
+				 "ranks disagree on the size of an allgather");
+			return SD_ERR_BOOTSTRAP;
+		}
+	memcpy(recv, data, len * (size_t)bs->size);
+	free(data);
+	return SD_OK;
+}
+
+static int local_bcast(struct sd_bootstrap *bs, void *buf, size_t len,
+		       int root)
+{
+	uint64_t lens[bs->size];
+	char *data;
+	int rc = exchange(bs, buf, bs->rank == root ? len : 0, lens, &data);
+	if (rc)
+		return rc;
+	size_t off = 0;
+	for (int r = 0; r < root; r++)
+		off += lens[r];
+	if (lens[root] != len) {
+		free(data);
+		return SD_ERR_BOOTSTRAP;
+	}
+	memcpy(buf, data + off, len);
+	free(data);
+	return SD_OK;
+}
+
+static int local_barrier(struct sd_bootstrap *bs)
+{
+	uint64_t lens[bs->size];
+	char *data;
+	int rc = exchange(bs, "", 0, lens, &data);
+	free(data);
+	return rc;
+}
+
+static void local_close(struct sd_bootstrap_impl *impl)
+{
+	struct local_ctx *c = impl->bs.ctx;
+	if (c && c->fd >= 0)
+		close(c->fd);
+	free(c);
+	free(impl);
+}
+
+static const char *local_last_error(struct sd_bootstrap_impl *impl)
+{
+	struct local_ctx *c = impl->bs.ctx;
+	return c->error;
+}
+
+static int fill_common(struct sd_bootstrap_impl *impl, struct local_ctx *c,
+		       int rank, int size, const char *launcher)
+{
+	if (gethostname(c->host, sizeof(c->host) - 1) != 0)
+		sd_strlcpy(c->host, "localhost", sizeof(c->host));
+	impl->bs.rank = rank;
+	impl->bs.size = size;
+	impl->bs.local_rank = rank;
+	impl->bs.local_size = size;
+	impl->bs.host = c->host;
+	impl->bs.ctx = c;
+	impl->close = local_close;
+	impl->last_error = local_last_error;
+	sd_strlcpy(impl->job.launcher, launcher, sizeof(impl->job.launcher));
+	sd_strlcpy(impl->job.nodelist, c->host, sizeof(impl->job.nodelist));
+	impl->job.nnodes = 1;
+	impl->job.tasks_per_node = size;
+	return SD_OK;
+}
+
+int sd_bootstrap_local_open(int fd, struct sd_bootstrap_impl **out, char *err,
+			    size_t errlen)
+{
+	long rank, size;
+	if (sd_parse_int(getenv("SHAKEDOWN_LOCAL_RANK"), 0, 1 << 20, &rank) ||
+	    sd_parse_int(getenv("SHAKEDOWN_LOCAL_SIZE"), 1, 1 << 20, &size) ||
+	    rank >= size) {
+		snprintf(err, errlen, "SHAKEDOWN_LOCAL_RANK/SIZE are missing or "
+			 "wrong; they are set by --local, do not set them by "
+			 "hand");
+		return SD_ERR_BOOTSTRAP;
+	}
+	struct sd_bootstrap_impl *impl = calloc(1, sizeof(*impl));
+	struct local_ctx *c = calloc(1, sizeof(*c));
+	if (!impl || !c) {
+		free(impl);
+		free(c);
+		return SD_ERR_NOMEM;
+	}
+	c->fd = fd;
+	impl->bs.allgather = local_allgather;
+	impl->bs.bcast = local_bcast;
+	impl->bs.barrier = local_barrier;
+	fill_common(impl, c, (int)rank, (int)size, "local");
+	*out = impl;
+	return SD_OK;
+}
+
+/* single: one process, every collective is a copy */
+static int single_allgather(struct sd_bootstrap *bs, const void *send,
+			    void *recv, size_t len)
+{
+	memmove(recv, send, len);
+	return SD_OK;
+}
+
+static int single_bcast(struct sd_bootstrap *bs, void *buf, size_t len,
+			int root)
+{
+	return SD_OK;
+}
+
+static int single_barrier(struct sd_bootstrap *bs)
+{
+	return SD_OK;
+}
+
+int sd_bootstrap_single_open(struct sd_bootstrap_impl **out, char *err,
+			     size_t errlen)
+{
+	struct sd_bootstrap_impl *impl = calloc(1, sizeof(*impl));
+	struct local_ctx *c = calloc(1, sizeof(*c));
+	if (!impl || !c) {
+		free(impl);
+		free(c);
+		return SD_ERR_NOMEM;
+	}
+	c->fd = -1;
+	impl->bs.allgather = single_allgather;
+	impl->bs.bcast = single_bcast;
+	impl->bs.barrier = single_barrier;
+	fill_common(impl, c, 0, 1, "single");
+	*out = impl;
+	return SD_OK;
+}
+
+/* ---- the launcher ------------------------------------------------------ */
+
+static volatile sig_atomic_t launcher_signal;
+
+static void on_launcher_signal(int sig)
+{
+	launcher_signal = sig;
+}
+
+struct child {
+	pid_t pid;
+	int fd;
+	int done;         /* reaped */
+	int status;       /* wait status */
+	int contributed;  /* in this round */
+	uint64_t len;
+	char *data;
+};
+
+static void reply_error(struct child *kids, int n, const char *msg)
+{
+	uint64_t marker = REPLY_ERROR, len = strlen(msg);
+	for (int r = 0; r < n; r++) {
+		if (kids[r].fd < 0 || !kids[r].contributed)
+			continue;
+		if (write_full(kids[r].fd, &marker, sizeof(marker)) == 0 &&
+		    write_full(kids[r].fd, &len, sizeof(len)) == 0)
+			(void)write_full(kids[r].fd, msg, len);
+		kids[r].contributed = 0;
+		free(kids[r].data);
+		kids[r].data = NULL;
+	}
+}
+
+static void reply_all(struct child *kids, int n)
+{
+	uint64_t lens[n];
+	for (int r = 0; r < n; r++)
+		lens[r] = kids[r].len;
+	for (int r = 0; r < n; r++) {
+		if (kids[r].fd < 0)
+			continue;
+		int bad = write_full(kids[r].fd, lens, sizeof(lens));
+		for (int s = 0; s < n && !bad; s++)
+			bad = write_full(kids[r].fd, kids[s].data, kids[s].len);
+		(void)bad; /* a rank that went away is noticed by waitpid */
+	}
+	for (int r = 0; r < n; r++) {
+		free(kids[r].data);
+		kids[r].data = NULL;
+		kids[r].contributed = 0;
+	}
+}
+
+static void describe_exit(int rank, pid_t pid, int status, char *buf,
+			  size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "rank %d (pid %ld) was killed by signal %d "
+			 "(%s)", rank, (long)pid, WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "rank %d (pid %ld) exited with status %d",
+			 rank, (long)pid, WEXITSTATUS(status));
+}
+
+int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
+		    void *arg)
+{
+	struct child *kids = calloc((size_t)n, sizeof(*kids));
+	if (!kids) {
+		fprintf(stderr, "shakedown: out of memory\n");
+		return SD_EXIT_ENV;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t launcher = getpid();
+	for (int r = 0; r < n; r++) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+			fprintf(stderr, "shakedown: socketpair: %s\n",
+				strerror(errno));
+			n = r;
+			launcher_signal = SIGTERM;
+			break;
+		}
+		pid_t pid = fork();
+		if (pid == 0) {
+			/* child: keep only our end; die with the launcher */
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			if (getppid() != launcher)
+				_exit(SD_EXIT_CANCELLED);
+			for (int s = 0; s < r; s++)
+				close(kids[s].fd);
+			close(sv[0]);
+			int fd = dup(sv[1]); /* without CLOEXEC */
+			char v[32];
+			snprintf(v, sizeof(v), "%d", fd);
+			setenv("SHAKEDOWN_LOCAL_FD", v, 1);
+			snprintf(v, sizeof(v), "%d", r);
+			setenv("SHAKEDOWN_LOCAL_RANK", v, 1);
+			snprintf(v, sizeof(v), "%d", n);
+			setenv("SHAKEDOWN_LOCAL_SIZE", v, 1);
+			close(sv[1]);
+			int status = child_main(arg);
+			fflush(stdout);
+			fflush(stderr);
+			_exit(status);
+		}
+		close(sv[1]);
+		if (pid < 0) {
+			fprintf(stderr, "shakedown: fork: %s\n", strerror(errno));
+			close(sv[0]);
+			n = r;
+			launcher_signal = SIGTERM;
+			break;
+		}
+		kids[r].pid = pid;
+		kids[r].fd = sv[0];
+	}
+
+	struct sigaction sa = { .sa_handler = on_launcher_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	int alive = n, lost = 0, forwarded = 0, contributed = 0;
+	double round_start = 0, kill_at = 0;
+	char why[300] = "";
+	while (alive > 0) {
+		struct pollfd pfd[n];
+		for (int r = 0; r < n; r++) {
+			pfd[r].fd = kids[r].contributed ? -1 : kids[r].fd;
+			pfd[r].events = POLLIN;
+			pfd[r].revents = 0;
+		}
+		int ready = poll(pfd, (nfds_t)n, 100);
+		for (int r = 0; ready > 0 && r < n; r++) {
+			if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			uint64_t len;
+			if (read_full(kids[r].fd, &len, sizeof(len)) ||
+			    len > (1u << 30) ||
+			    !(kids[r].data = malloc(len ? len : 1)) ||
+			    read_full(kids[r].fd, kids[r].data, len)) {
+				free(kids[r].data);
+				kids[r].data = NULL;
+				close(kids[r].fd);
+				kids[r].fd = -1; /* its exit is seen below */
+				continue;
+			}
+			kids[r].len = len;
+			kids[r].contributed = 1;
+			if (contributed++ == 0)
+				round_start = sd_now();
+		}
+		if (contributed == n) {
+			reply_all(kids, n);
+			contributed = 0;
+		}
+
+		/* children that ended */
+		pid_t pid;
+		int status;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			for (int r = 0; r < n; r++) {
+				if (kids[r].pid != pid)
+					continue;
+				kids[r].done = 1;
+				kids[r].status = status;
+				alive--;
+				if (kids[r].fd >= 0 && !kids[r].contributed) {
+					close(kids[r].fd);
+					kids[r].fd = -1;
+				}
+				int clean = WIFEXITED(status) &&
+					    (WEXITSTATUS(status) == 0 ||
+					     forwarded);
+				if (!clean && !lost) {
+					lost = WIFSIGNALED(status);
+					describe_exit(r, pid, status, why,
+						      sizeof(why));
+					if (lost)
+						fprintf(stderr, "shakedown: %s\n",
+							why);
+					/* let the others notice and report */
+					kill_at = sd_now() + 3;
+				}
+			}
+		}
+		/* a round that can no longer complete, or waits too long */
+		if (contributed > 0) {
+			int missing = -1;
+			for (int r = 0; r < n; r++)
+				if (!kids[r].contributed && kids[r].done)
+					missing = r;
+			if (missing >= 0) {
+				char msg[400];
+				snprintf(msg, sizeof(msg), "%s before the "
+					 "rendezvous completed", why[0] ? why :
+					 "a rank ended");
+				reply_error(kids, n, msg);
+				contributed = 0;
+			} else if (timeout_ms > 0 &&
+				   sd_now() - round_start > timeout_ms / 1e3) {
+				char msg[400], list[200] = "";
+				for (int r = 0; r < n; r++)
+					if (!kids[r].contributed) {
+						size_t u = strlen(list);
+						snprintf(list + u,
+							 sizeof(list) - u,
+							 "%s%d", u ? "," : "",
+							 r);
+					}
+				snprintf(msg, sizeof(msg), "rank %s did not "
+					 "reach the rendezvous within %.0f s",
+					 list, timeout_ms / 1e3);
+				reply_error(kids, n, msg);
+				contributed = 0;
+				if (!kill_at)
+					kill_at = sd_now() + 3;
+			}
+		}
+		if (launcher_signal && !forwarded) {
+			for (int r = 0; r < n; r++)
+				if (!kids[r].done)
+					kill(kids[r].pid, launcher_signal);
+			forwarded = 1;
+			kill_at = sd_now() + 10;
+		}
+		if (kill_at && sd_now() > kill_at) {
+			for (int r = 0; r < n; r++)
+				if (!kids[r].done)
+					kill(kids[r].pid, SIGKILL);
+			kill_at = sd_now() + 3600;
+		}
+	}
+
+	int rc = SD_EXIT_OK;
+	if (n > 0 && WIFEXITED(kids[0].status))
+		rc = WEXITSTATUS(kids[0].status);
+	else
+		rc = SD_EXIT_TIMEOUT; /* rank 0 itself died */
+	if (lost && rc != SD_EXIT_CANCELLED)
+		rc = SD_EXIT_TIMEOUT;
+	for (int r = 1; r < n && rc == SD_EXIT_OK; r++)
+		if (WIFEXITED(kids[r].status) && WEXITSTATUS(kids[r].status))
+			rc = WEXITSTATUS(kids[r].status);
+		else if (WIFSIGNALED(kids[r].status))
+			rc = SD_EXIT_TIMEOUT;
+	for (int r = 0; r < n; r++) {
+		if (kids[r].fd >= 0)
+			close(kids[r].fd);
+		free(kids[r].data);
+	}
+	free(kids);
+	return rc;
+}

@@ -1,0 +1,714 @@
+/*
+ * cmd_run.c - `shakedown run`: parse options, launch or join the ranks, set
+ * up bootstrap, backend, control plane and result writers, run the plan,
+ * and turn the outcome into an exit status.
+ *
+ * Start-up is a sequence of phases; after each one that can fail on only
+ * some ranks, the ranks agree (bootstrap allgather of a status) so that
+ * every rank stops together with the same exit status and no rank is left
+ * waiting in a later collective.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "coll.h"
+#include "commands.h"
+#include "ctrl.h"
+#include "fault.h"
+#include "options.h"
+#include "plan.h"
+#include "plugin.h"
+#include "runner.h"
+#include "sink.h"
+#include "sink_text.h"
+#include "util.h"
+
+/* Provided by the database and upload modules when they are built in. */
+int sd_db_sink_open(const char *path, const char *cmdline, struct sd_sink *out,
+		    char *err, size_t errlen) __attribute__((weak));
+const char *sd_db_sink_path(const struct sd_sink *s) __attribute__((weak));
+int sd_upload_after_run(const char *db_path, const char *run_uuid,
+			const char *url, const char *token_file,
+			const char *cacert, char *err, size_t errlen)
+	__attribute__((weak));
+
+static volatile sig_atomic_t cancel_flag;
+
+static void on_cancel(int sig)
+{
+	cancel_flag = sig;
+}
+
+void cmd_run_usage(FILE *out)
+{
+	fprintf(out,
+"usage: shakedown run [options]\n"
+"\n"
+"Run a test plan (the built-in one by default) on every rank: each collective\n"
+"over a range of sizes, timed as nccl-tests does, every result checked\n"
+"bit-exactly, printed by rank 0 and recorded in the results database.\n"
+"\n"
+"launch:\n"
+"  --local N            start N ranks on this host (no Slurm needed)\n"
+"  --backend NAME       gloo (CPU, TCP; default) or nccl (GPU)\n"
+"  --iface NAME         network interface for the backend and control plane\n"
+"plan:\n"
+"  --plan FILE          YAML plan (default: the built-in plan)\n"
+"  --op LIST            run these ops instead of the plan's: all_reduce,\n"
+"                       all_gather, reduce_scatter, all_to_all, broadcast,\n"
+"                       reduce, gather, scatter, sendrecv, pt2pt\n"
+"  -b, --minbytes SIZE  smallest size (K, M, G suffixes; default 1K)\n"
+"  -e, --maxbytes SIZE  largest size (default 16M)\n"
+"  -f, --stepfactor F   multiply the size by F (default 4)\n"
+"  -i, --stepbytes SIZE add SIZE instead of multiplying\n"
+"  -n, --iters N        timed iterations per size (default 10)\n"
+"  -w, --warmup_iters N untimed iterations first (default 3)\n"
+"  -d, --datatype LIST  int8 uint8 int32 uint32 int64 uint64 float16\n"
+"                       bfloat16 float32 float64 fp8_e4m3 fp8_e5m2, or all\n"
+"  -o, --redop LIST     sum prod min max avg, or all (default sum)\n"
+"  -r, --root N         root of broadcast, reduce, gather, scatter, or all\n"
+"  --algo NAME          backend algorithm (default auto: fastest per size)\n"
+"measurement:\n"
+"  -c, --check N        check the data N times per size (0: off; default 1)\n"
+"  -a, --average MODE   combine per-rank times: avg (default), min, max,\n"
+"                       rank0 (or 1, 2, 3, 0 as in nccl-tests)\n"
+"  --per-iter           also time each iteration: min, p50, p99, max\n"
+"  --no-in-place        skip the in-place measurements\n"
+"  -T, --timeout SEC    give up on an operation after SEC (default 60)\n"
+"output:\n"
+"  --format FMT         table (nccl-tests; default), deepspeed, json\n"
+"  --no-progress        no progress line on a terminal\n"
+"  --db PATH            results database (default $SHAKEDOWN_DB or\n"
+"                       ./shakedown.db; 'none' records nothing)\n"
+"  --upload URL         send the report to URL after the run\n"
+"  --token-file FILE    bearer token for --upload (never on the command line)\n"
+"  --cacert FILE        CA certificate for a private HTTPS server\n"
+"\n"
+"Exit status: 0 passed, 1 a check failed, 2 usage or plan error, 3\n"
+"environment or runtime error, 4 timeout or lost rank, 5 cancelled.\n"
+"See shakedown(1).\n");
+}
+
+enum long_only {
+	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_PLAN, OPT_OP, OPT_ALGO,
+	OPT_PER_ITER, OPT_NO_IN_PLACE, OPT_FORMAT, OPT_NO_PROGRESS, OPT_DB,
+	OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CACERT,
+};
+
+static const struct option long_options[] = {
+	{ "local", required_argument, NULL, OPT_LOCAL },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "iface", required_argument, NULL, OPT_IFACE },
+	{ "plan", required_argument, NULL, OPT_PLAN },
+	{ "op", required_argument, NULL, OPT_OP },
+	{ "minbytes", required_argument, NULL, 'b' },
+	{ "maxbytes", required_argument, NULL, 'e' },
+	{ "stepfactor", required_argument, NULL, 'f' },
+	{ "stepbytes", required_argument, NULL, 'i' },
+	{ "iters", required_argument, NULL, 'n' },
+	{ "warmup_iters", required_argument, NULL, 'w' },
+	{ "datatype", required_argument, NULL, 'd' },
+	{ "redop", required_argument, NULL, 'o' },
+	{ "root", required_argument, NULL, 'r' },
+	{ "algo", required_argument, NULL, OPT_ALGO },
+	{ "check", required_argument, NULL, 'c' },
+	{ "average", required_argument, NULL, 'a' },
+	{ "per-iter", no_argument, NULL, OPT_PER_ITER },
+	{ "no-in-place", no_argument, NULL, OPT_NO_IN_PLACE },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "upload", required_argument, NULL, OPT_UPLOAD },
+	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+	{ "cacert", required_argument, NULL, OPT_CACERT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Whether this process should print errors every rank would print alike:
+ * only the first task of a job (and any process outside Slurm). */
+static int first_task(void)
+{
+	const char *id = getenv("SLURM_PROCID");
+	return !id || strcmp(id, "0") == 0;
+}
+
+#define USAGE_ERROR(...)                                                     \
+	do {                                                                 \
+		if (first_task()) {                                          \
+			fprintf(stderr, "shakedown run: " __VA_ARGS__);      \
+			fputc('\n', stderr);                                 \
+		}                                                            \
+		return SD_EXIT_USAGE;                                        \
+	} while (0)
+
+/* Validate a comma list of names with one of the *_from_name functions. */
+static int check_list(const char *list, const char *what,
+		      int (*check)(const char *, const char **))
+{
+	char copy[256], *save = NULL;
+	if (strcmp(list, "all") == 0)
+		return 0;
+	sd_strlcpy(copy, list, sizeof(copy));
+	for (char *s = strtok_r(copy, ",", &save); s;
+	     s = strtok_r(NULL, ",", &save)) {
+		const char *hint = NULL;
+		if (check(s, &hint)) {
+			if (first_task())
+				fprintf(stderr, "shakedown run: unknown %s '%s'"
+					"%s%s%s\n", what, s,
+					hint ? "; did you mean '" : "",
+					hint ? hint : "", hint ? "'?" : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int chk_op(const char *s, const char **h)
+{
+	enum sd_op v;
+	return sd_op_from_name(s, &v, h);
+}
+
+static int chk_dtype(const char *s, const char **h)
+{
+	enum sd_dtype v;
+	return sd_dtype_from_name(s, &v, h);
+}
+
+static int chk_redop(const char *s, const char **h)
+{
+	enum sd_redop v;
+	return sd_redop_from_name(s, &v, h);
+}
+
+/* Parse argv into o.  Returns -1 to go on, else an exit status. */
+static int parse_options(int argc, char **argv, struct sd_run_options *o)
+{
+	int ch;
+	long v;
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":b:e:f:i:n:w:d:o:r:c:a:T:h",
+				 long_options, NULL)) != -1) {
+		switch (ch) {
+		case OPT_LOCAL:
+			if (sd_parse_int(optarg, 1, 1024, &v))
+				USAGE_ERROR("--local '%s' must be a number of "
+					    "ranks from 1 to 1024", optarg);
+			o->local_ranks = (int)v;
+			break;
+		case OPT_BACKEND: o->backend = optarg; break;
+		case OPT_IFACE: o->iface = optarg; break;
+		case OPT_PLAN: o->plan_file = optarg; break;
+		case OPT_OP:
+			if (check_list(optarg, "op", chk_op))
+				return SD_EXIT_USAGE;
+			o->ops = optarg;
+			break;
+		case 'b':
+		case 'e':
+		case 'i': {
+			uint64_t s;
+			if (sd_parse_size(optarg, &s) || s == 0)
+				USAGE_ERROR("-%c '%s' is not a size; use a number "
+					    "with an optional K, M or G suffix",
+					    ch, optarg);
+			if (ch == 'b') {
+				o->min_bytes = s;
+				o->set_min = 1;
+			} else if (ch == 'e') {
+				o->max_bytes = s;
+				o->set_max = 1;
+			} else {
+				o->step_bytes = s;
+				o->set_step = 1;
+			}
+			break;
+		}
+		case 'f': {
+			char *end;
+			errno = 0;
+			o->step_factor = strtod(optarg, &end);
+			if (errno || *end || !(o->step_factor > 1) ||
+			    o->step_factor > 1024)
+				USAGE_ERROR("-f '%s' must be a factor above 1",
+					    optarg);
+			o->set_factor = 1;
+			break;
+		}
+		case 'n':
+			if (sd_parse_int(optarg, 1, 1000000, &o->iters))
+				USAGE_ERROR("-n '%s' must be a number of "
+					    "iterations from 1 to 1000000",
+					    optarg);
+			o->set_iters = 1;
+			break;
+		case 'w':
+			if (sd_parse_int(optarg, 0, 1000000, &o->warmup))
+				USAGE_ERROR("-w '%s' must be a number of "
+					    "iterations from 0 to 1000000",
+					    optarg);
+			o->set_warmup = 1;
+			break;
+		case 'd':
+			if (check_list(optarg, "data type", chk_dtype))
+				return SD_EXIT_USAGE;
+			o->dtypes = optarg;
+			break;
+		case 'o':
+			if (check_list(optarg, "reduction", chk_redop))
+				return SD_EXIT_USAGE;
+			o->redops = optarg;
+			break;
+		case 'r':
+			if (strcmp(optarg, "all") != 0 &&
+			    sd_parse_int(optarg, 0, 1 << 24, &v))
+				USAGE_ERROR("-r '%s' must be a rank or 'all'",
+					    optarg);
+			o->roots = optarg;
+			break;
+		case OPT_ALGO: o->algo = optarg; break;
+		case 'c':
+			if (sd_parse_int(optarg, 0, 1000, &o->check_passes))
+				USAGE_ERROR("-c '%s' must be a number of check "
+					    "passes from 0 to 1000", optarg);
+			break;
+		case 'a':
+			if (sd_combine_from_name(optarg, &o->combine))
+				USAGE_ERROR("-a '%s' must be avg, min, max or "
+					    "rank0", optarg);
+			break;
+		case OPT_PER_ITER: o->per_iter = 1; break;
+		case OPT_NO_IN_PLACE: o->in_place = 0; break;
+		case 'T':
+			if (sd_parse_seconds(optarg, &o->timeout_s))
+				USAGE_ERROR("--timeout '%s' must be a positive "
+					    "number of seconds", optarg);
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "table") == 0)
+				o->format = SD_FORMAT_TABLE;
+			else if (strcmp(optarg, "deepspeed") == 0)
+				o->format = SD_FORMAT_DEEPSPEED;
+			else if (strcmp(optarg, "json") == 0)
+				o->format = SD_FORMAT_JSON;
+			else
+				USAGE_ERROR("--format '%s' must be table, "
+					    "deepspeed or json", optarg);
+			break;
+		case OPT_NO_PROGRESS: o->progress = 0; break;
+		case OPT_DB: o->db = optarg; break;
+		case OPT_UPLOAD: o->upload_url = optarg; break;
+		case OPT_TOKEN_FILE: o->token_file = optarg; break;
+		case OPT_CACERT: o->cacert = optarg; break;
+		case 'h':
+			cmd_run_usage(stdout);
+			return sd_finish_stdout();
+		case ':':
+			USAGE_ERROR("option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
+				    "run'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help run'",
+			    argv[optind]);
+	if (o->set_min && o->set_max && o->min_bytes > o->max_bytes)
+		USAGE_ERROR("-b (%llu bytes) is larger than -e (%llu bytes)",
+			    (unsigned long long)o->min_bytes,
+			    (unsigned long long)o->max_bytes);
+	if (o->set_step && o->set_factor)
+		USAGE_ERROR("-f and -i exclude each other; pick one");
+	if (!o->upload_url)
+		o->upload_url = getenv("SHAKEDOWN_UPLOAD_URL");
+	if (!o->token_file)
+		o->token_file = getenv("SHAKEDOWN_TOKEN_FILE");
+	if (!o->iface)
+		o->iface = getenv("SHAKEDOWN_IFACE");
+	return -1;
+}
+
+struct run_ctx {
+	struct sd_run_options opt;
+	struct sd_fault fault;
+	char cmdline[4096];
+	/* set up by rank_main */
+	struct sd_bootstrap_impl *boot;
+	struct sd_plugin plugin;
+	struct sd_comm *comm;
+	struct sd_ctrl *ctrl;
+	struct sd_sink sinks[2];
+	int nsinks;
+	int aborted;
+};
+
+/* Report an error of this rank on stderr: plainly for a single process,
+ * with rank and host when there are several. */
+static void rank_error(const struct sd_bootstrap *bs, const char *what,
+		       const char *err)
+{
+	if (!bs || bs->size == 1)
+		fprintf(stderr, "shakedown: %s%s%s\n", what, *what ? ": " : "",
+			err);
+	else
+		fprintf(stderr, "shakedown: rank %d (%s): %s%s%s\n", bs->rank,
+			bs->host, what, *what ? ": " : "", err);
+}
+
+/* Agree on a start-up phase: the worst status of any rank (0 when all are
+ * fine).  A failed allgather counts as a bootstrap failure. */
+static int agree(struct sd_bootstrap *bs, int mine)
+{
+	int32_t v = mine, all[bs->size];
+	if (bs->allgather(bs, &v, all, sizeof(v)))
+		return SD_EXIT_ENV;
+	int worst = 0;
+	for (int r = 0; r < bs->size; r++)
+		if (all[r] > worst)
+			worst = all[r];
+	return worst;
+}
+
+/* The abort hook: record the end, stop the backend. */
+static void on_abort(void *arg, int exit_status, const char *msg)
+{
+	struct run_ctx *c = arg;
+	c->aborted = 1;
+	if (c->boot->bs.rank == 0 && c->nsinks) {
+		struct sd_run_end e = { .status = exit_status ==
+							  SD_EXIT_CANCELLED
+							  ? "cancelled"
+							  : "failed",
+					.exit_status = exit_status,
+					.message = msg,
+					.finished_at = sd_wall_now() };
+		sd_sinks_run_end(c->sinks, c->nsinks, &e);
+	}
+	if (c->plugin.ops && c->plugin.ops->abort && c->comm)
+		c->plugin.ops->abort(c->comm);
+}
+
+static char *host_env_json(const struct sd_backend_ops *ops)
+{
+	struct utsname u;
+	struct sd_buf b = { 0 };
+	extern char **environ;
+	uname(&u);
+	sd_buf_printf(&b, "{\"kernel\":");
+	sd_buf_json_string(&b, u.release);
+	sd_buf_printf(&b, ",\"machine\":");
+	sd_buf_json_string(&b, u.machine);
+	sd_buf_printf(&b, ",\"shakedown\":\"%s\",\"backend\":", PACKAGE_VERSION);
+	sd_buf_json_string(&b, ops->version ? ops->version : ops->name);
+	sd_buf_printf(&b, ",\"env\":{");
+	int first = 1;
+	for (char **e = environ; *e; e++) {
+		if (strncmp(*e, "NCCL_", 5) && strncmp(*e, "SHAKEDOWN_", 10) &&
+		    strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) &&
+		    strncmp(*e, "GLOO_", 5))
+			continue;
+		if (strstr(*e, "TOKEN"))
+			continue; /* secrets never leave the process */
+		const char *eq = strchr(*e, '=');
+		if (!eq)
+			continue;
+		char name[128];
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+		sd_buf_printf(&b, "%s", first ? "" : ",");
+		sd_buf_json_string(&b, name);
+		sd_buf_printf(&b, ":");
+		sd_buf_json_string(&b, eq + 1);
+		first = 0;
+	}
+	sd_buf_printf(&b, "}}");
+	return b.data;
+}
+
+static int rank_main(void *arg)
+{
+	struct run_ctx *c = arg;
+	struct sd_run_options *o = &c->opt;
+	char err[1024] = "";
+	int rc, status = SD_EXIT_ENV;
+	struct sd_plan plan = { 0 };
+	struct sd_rank_info *ranks = NULL;
+	struct sd_host_env *hosts = NULL;
+	char *envs = NULL, *envjson = NULL;
+	size_t *lens = NULL, *offs = NULL;
+
+	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
+	if (rc) {
+		rank_error(NULL, "bootstrap", err);
+		return SD_EXIT_ENV;
+	}
+	struct sd_bootstrap *bs = &c->boot->bs;
+
+	/* the plan, and every rank agreeing on it */
+	rc = sd_plan_build(o->plan_file, o, bs->size, &plan, err, sizeof(err));
+	if (rc && bs->rank == 0)
+		fprintf(stderr, "shakedown: %s\n", err);
+	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+	{
+		char mine[17], all[bs->size][17];
+		char opts[256];
+		snprintf(opts, sizeof(opts), "%s|%ld|%d|%d|%d|%g|%d",
+			 o->backend, o->check_passes, o->in_place, o->per_iter,
+			 (int)o->combine, o->timeout_s, o->fault.kind);
+		uint64_t h = sd_fnv1a(SD_FNV_INIT, plan.text, strlen(plan.text));
+		h = sd_fnv1a(h, opts, strlen(opts));
+		snprintf(mine, sizeof(mine), "%016llx", (unsigned long long)h);
+		if (bs->allgather(bs, mine, all, sizeof(mine))) {
+			rank_error(bs, "bootstrap", "allgather failed");
+			goto out;
+		}
+		for (int r = 1; r < bs->size; r++)
+			if (strcmp(all[r], all[0]) != 0) {
+				if (bs->rank == 0)
+					fprintf(stderr, "shakedown: ranks "
+						"disagree on the plan or options: "
+						"rank 0 has %s, rank %d has %s; "
+						"start every rank with the same "
+						"command line and plan file\n",
+						all[0], r, all[r]);
+				status = SD_EXIT_USAGE;
+				goto out;
+			}
+	}
+
+	/* the backend */
+	rc = sd_plugin_load(o->backend, &c->plugin, err, sizeof(err));
+	if (!rc)
+		rc = sd_runner_check_plan(c->plugin.ops, &plan, err, sizeof(err));
+	if (!rc) {
+		rc = c->plugin.ops->init(bs, err, sizeof(err));
+		if (rc)
+			rank_error(bs, "", err);
+	} else if (bs->local_rank == 0) {
+		rank_error(bs, "", err);
+	}
+	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+	struct sd_comm_config cfg = { .timeout_ms = (int)(o->timeout_s * 1000),
+				      .iface = o->iface };
+	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
+	if (rc)
+		rank_error(bs, "creating the communicator", err);
+	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+	rc = sd_ctrl_start(bs, (int)(o->timeout_s * 1000), &c->ctrl, err,
+			   sizeof(err));
+	if (rc)
+		rank_error(bs, "", err);
+	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+
+	/* who is who */
+	struct sd_rank_info me = { .rank = bs->rank, .local_rank = bs->local_rank,
+				   .pid = (int)getpid() };
+	sd_strlcpy(me.host, bs->host, sizeof(me.host));
+	if (c->plugin.ops->describe_device)
+		c->plugin.ops->describe_device(c->comm, &me.dev);
+	ranks = calloc((size_t)bs->size, sizeof(*ranks));
+	envjson = bs->local_rank == 0 ? host_env_json(c->plugin.ops) : NULL;
+	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me)) ||
+	    sd_bootstrap_allgatherv(bs, envjson ? envjson : "",
+				    envjson ? strlen(envjson) : 0, &envs, &lens,
+				    &offs)) {
+		rank_error(bs, "bootstrap", "exchanging rank information failed");
+		status = SD_EXIT_ENV;
+		goto out;
+	}
+
+	/* the writers (rank 0), before any test runs */
+	int nhosts = 0;
+	rc = SD_OK;
+	char uuid[37];
+	sd_uuid4(uuid);
+	if (bs->rank == 0) {
+		hosts = calloc((size_t)bs->size, sizeof(*hosts));
+		for (int r = 0; hosts && r < bs->size; r++) {
+			if (!lens[r])
+				continue;
+			sd_strlcpy(hosts[nhosts].host, ranks[r].host,
+				   sizeof(hosts[nhosts].host));
+			envs[offs[r] + lens[r]] = '\0';
+			hosts[nhosts++].json = envs + offs[r];
+		}
+		rc = sd_text_sink_open(o->format, stdout, &c->sinks[c->nsinks]);
+		if (!rc)
+			c->nsinks++;
+		if (!rc && sd_db_sink_open) {
+			rc = sd_db_sink_open(o->db, c->cmdline,
+					     &c->sinks[c->nsinks], err,
+					     sizeof(err));
+			if (rc)
+				fprintf(stderr, "shakedown: %s\n", err);
+			else if (c->sinks[c->nsinks].ops)
+				c->nsinks++;
+		}
+	}
+	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+	sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
+
+	if (bs->rank == 0) {
+		struct passwd *pw = getpwuid(getuid());
+		const char *user = getenv("USER");
+		struct sd_run_info info = {
+			.started_at = sd_wall_now(),
+			.command_line = c->cmdline,
+			.plan_text = plan.text,
+			.plan_hash = plan.hash,
+			.tool_version = PACKAGE_VERSION,
+			.backend = c->plugin.ops->name,
+			.backend_version = c->plugin.ops->version
+						   ? c->plugin.ops->version : "",
+			.user = user ? user : pw ? pw->pw_name : "",
+			.nranks = bs->size,
+			.job = &c->boot->job,
+			.ranks = ranks,
+			.nhosts = nhosts,
+			.hosts = hosts,
+		};
+		sd_strlcpy(info.uuid, uuid, sizeof(info.uuid));
+		for (int i = 0; i < c->nsinks; i++)
+			if (c->sinks[i].ops->run_begin &&
+			    (rc = c->sinks[i].ops->run_begin(c->sinks[i].self,
+							     &info)))
+				fprintf(stderr, "shakedown: warning: result "
+					"writer '%s' could not record the run "
+					"(status %d)\n", c->sinks[i].ops->name,
+					rc);
+	}
+
+	struct sd_runner runner = {
+		.opt = o, .plan = &plan, .bs = bs, .ops = c->plugin.ops,
+		.comm = c->comm, .ctrl = c->ctrl, .sinks = c->sinks,
+		.nsinks = c->nsinks, .fault = c->fault, .cancel = &cancel_flag,
+	};
+	status = sd_runner_run(&runner);
+
+	if (bs->rank == 0) {
+		char msg[400] = "";
+		const char *st = "passed";
+		if (status == SD_EXIT_CANCELLED) {
+			st = "cancelled";
+			snprintf(msg, sizeof(msg), "cancelled by a signal; cut "
+				 "short during %s; completed measurements are "
+				 "kept", runner.cut_short);
+			fprintf(stderr, "shakedown: %s\n", msg);
+		} else if (status == SD_EXIT_CHECK) {
+			st = "failed";
+			snprintf(msg, sizeof(msg), "%d test%s had wrong data",
+				 runner.wrong_tests,
+				 runner.wrong_tests == 1 ? "" : "s");
+			fprintf(stderr, "shakedown: %s\n", msg);
+		}
+		struct sd_run_end e = { .status = st, .exit_status = status,
+					.message = msg[0] ? msg : NULL,
+					.finished_at = sd_wall_now() };
+		sd_sinks_run_end(c->sinks, c->nsinks, &e);
+	}
+	sd_ctrl_finish(c->ctrl, &status);
+
+	if (bs->rank == 0 && o->upload_url) {
+		const char *db = c->nsinks > 1 && sd_db_sink_path
+					 ? sd_db_sink_path(&c->sinks[1]) : NULL;
+		if (!sd_upload_after_run)
+			fprintf(stderr, "shakedown: warning: this shakedown was "
+				"built without upload support; the report was "
+				"not sent\n");
+		else if (!db)
+			fprintf(stderr, "shakedown: warning: --upload needs the "
+				"results database (not --db none); the report "
+				"was not sent\n");
+		else if (sd_upload_after_run(db, uuid, o->upload_url,
+					     o->token_file, o->cacert, err,
+					     sizeof(err)))
+			fprintf(stderr, "shakedown: warning: %s\n", err);
+	}
+out:
+	for (int i = 0; i < c->nsinks; i++)
+		if (c->sinks[i].ops->destroy)
+			c->sinks[i].ops->destroy(c->sinks[i].self);
+	c->nsinks = 0;
+	sd_ctrl_destroy(c->ctrl);
+	c->ctrl = NULL;
+	if (c->comm)
+		c->plugin.ops->comm_destroy(c->comm);
+	c->comm = NULL;
+	if (c->plugin.ops && c->plugin.ops->fini)
+		c->plugin.ops->fini();
+	sd_plugin_unload(&c->plugin);
+	if (c->boot)
+		c->boot->close(c->boot);
+	c->boot = NULL;
+	sd_plan_free(&plan);
+	free(ranks);
+	free(hosts);
+	free(envs);
+	free(lens);
+	free(offs);
+	free(envjson);
+	int out_rc = sd_finish_stdout();
+	return status ? status : out_rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static struct run_ctx ctx;
+	memset(&ctx, 0, sizeof(ctx));
+	sd_run_options_init(&ctx.opt);
+	int rc = parse_options(argc, argv, &ctx.opt);
+	if (rc >= 0)
+		return rc;
+	char err[512];
+	if (sd_fault_parse(getenv("SHAKEDOWN_FAULT"), &ctx.fault, err,
+			   sizeof(err))) {
+		if (first_task())
+			fprintf(stderr, "shakedown: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
+	ctx.opt.fault.kind = (int)ctx.fault.kind;
+	/* the command line, for the record */
+	size_t used = (size_t)snprintf(ctx.cmdline, sizeof(ctx.cmdline),
+				       "shakedown");
+	for (int i = 0; i < argc && used < sizeof(ctx.cmdline); i++) {
+		int quote = strpbrk(argv[i], " \t'\"") != NULL;
+		used += (size_t)snprintf(ctx.cmdline + used,
+					 sizeof(ctx.cmdline) - used,
+					 quote ? " '%s'" : " %s", argv[i]);
+	}
+	if (ctx.opt.local_ranks > 0) {
+		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
+			fprintf(stderr, "shakedown run: --local starts its own "
+				"ranks; under srun, drop --local\n");
+			return SD_EXIT_USAGE;
+		}
+		return sd_local_launch(ctx.opt.local_ranks,
+				       (int)(ctx.opt.timeout_s * 1000) + 5000,
+				       rank_main, &ctx);
+	}
+	return rank_main(&ctx);
+}

@@ -1,0 +1,52 @@
+/*
+ * fault.h - fault injection, so the test suite can prove that wrong data,
+ * hangs and dead ranks are caught.
+ *
+ * SHAKEDOWN_FAULT holds comma-separated key=value pairs:
+ *   rank=R        the rank that misbehaves (required)
+ *   kind=K        corrupt: flip one bit of one received element before the
+ *                          check (index=I, default 0)
+ *                 stall:   stop answering (sleep) before timed iteration
+ *                          iter=N (default 0)
+ *                 exit:    _exit(code=C, default 9) before iteration N
+ *                 kill:    SIGKILL itself before iteration N
+ *   op=NAME       only in this operation (default: the first one)
+ *   size=BYTES    only at this size (K/M/G suffixes; default: the first)
+ *   in_place=0|1  only out of place / in place (default: either)
+ * The fault fires once.
+ */
+#ifndef SD_FAULT_H
+#define SD_FAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "shakedown/backend.h"
+
+enum sd_fault_kind { SD_FAULT_NONE = 0, SD_FAULT_CORRUPT, SD_FAULT_STALL,
+		     SD_FAULT_EXIT, SD_FAULT_KILL };
+
+struct sd_fault {
+	enum sd_fault_kind kind;
+	int rank;
+	int op;           /* enum sd_op or -1 */
+	uint64_t size;    /* 0: any */
+	int in_place;     /* -1: any */
+	long iter;
+	int code;
+	uint64_t index;
+	int fired;
+};
+
+/* Parse spec (NULL or "" gives kind NONE).  Returns SD_OK or
+ * SD_ERR_INVALID with err naming the bad part. */
+int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
+		   size_t errlen);
+
+/* Whether the fault applies to this rank and measurement now. */
+int sd_fault_here(const struct sd_fault *f, int rank, enum sd_op op,
+		  uint64_t size, int in_place);
+
+/* Carry out a stall, exit or kill (returns only for corrupt/none). */
+void sd_fault_act(struct sd_fault *f);
+
+#endif

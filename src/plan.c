@@ -1,0 +1,526 @@
+/*
+ * plan.c - read, override, expand and render test plans (see plan.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "plan.h"
+#include "coll.h"
+#include "util.h"
+
+const char sd_default_plan[] =
+	"# shakedown built-in plan: every collective, float32, sum\n"
+	"name: default\n"
+	"defaults:\n"
+	"  dtype: float32\n"
+	"  redop: sum\n"
+	"  root: 0\n"
+	"  min_bytes: 1K\n"
+	"  max_bytes: 16M\n"
+	"  step_factor: 4\n"
+	"  iters: 10\n"
+	"  warmup: 3\n"
+	"tests:\n"
+	"  - op: all_reduce\n"
+	"  - op: all_gather\n"
+	"  - op: reduce_scatter\n"
+	"  - op: all_to_all\n"
+	"  - op: broadcast\n"
+	"  - op: reduce\n"
+	"  - op: gather\n"
+	"  - op: scatter\n"
+	"  - op: sendrecv\n"
+	"  - op: pt2pt\n";
+
+/* A test before expansion: each list field holds comma-separated names. */
+struct raw_test {
+	char ops[256];
+	char dtypes[256];
+	char redops[128];
+	char roots[128];
+	char algo[32];
+	uint64_t min_bytes, max_bytes, step_bytes;
+	double step_factor;
+	long iters, warmup;
+	int line;
+};
+
+struct parse {
+	const char *file;
+	yaml_document_t doc;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct parse *p, yaml_node_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct parse *p, yaml_node_t *n, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(p->err, p->errlen, "%s:%lu: %s", p->file,
+		 n ? (unsigned long)n->start_mark.line + 1 : 0ul, msg);
+	return SD_ERR_INVALID;
+}
+
+static const char *scalar(yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value
+						 : NULL;
+}
+
+/* A scalar or a flow/block sequence of scalars, joined with commas. */
+static int list_value(struct parse *p, yaml_node_t *n, char *out, size_t len,
+		      const char *key)
+{
+	if (n->type == YAML_SCALAR_NODE) {
+		sd_strlcpy(out, scalar(n), len);
+		return 0;
+	}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail(p, n, "'%s' must be a name or a list of names", key);
+	out[0] = '\0';
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		const char *s = scalar(yaml_document_get_node(&p->doc, *it));
+		if (!s)
+			return fail(p, n, "'%s' must list plain names", key);
+		size_t used = strlen(out);
+		snprintf(out + used, len - used, "%s%s", used ? "," : "", s);
+	}
+	return 0;
+}
+
+static int set_field(struct parse *p, struct raw_test *t, const char *key,
+		     yaml_node_t *v)
+{
+	const char *s = scalar(v);
+	if (strcmp(key, "op") == 0 || strcmp(key, "ops") == 0)
+		return list_value(p, v, t->ops, sizeof(t->ops), key);
+	if (strcmp(key, "dtype") == 0)
+		return list_value(p, v, t->dtypes, sizeof(t->dtypes), key);
+	if (strcmp(key, "redop") == 0)
+		return list_value(p, v, t->redops, sizeof(t->redops), key);
+	if (strcmp(key, "root") == 0)
+		return list_value(p, v, t->roots, sizeof(t->roots), key);
+	if (!s)
+		return fail(p, v, "'%s' must be a single value", key);
+	if (strcmp(key, "algo") == 0) {
+		sd_strlcpy(t->algo, s, sizeof(t->algo));
+		return 0;
+	}
+	uint64_t *size = strcmp(key, "min_bytes") == 0   ? &t->min_bytes
+			 : strcmp(key, "max_bytes") == 0 ? &t->max_bytes
+			 : strcmp(key, "step_bytes") == 0 ? &t->step_bytes
+							  : NULL;
+	if (size) {
+		if (sd_parse_size(s, size) || *size == 0)
+			return fail(p, v, "%s '%s' is not a size; use a number "
+				    "with an optional K, M or G suffix", key, s);
+		return 0;
+	}
+	if (strcmp(key, "step_factor") == 0) {
+		char *end;
+		errno = 0;
+		t->step_factor = strtod(s, &end);
+		if (errno || *end || t->step_factor < 1)
+			return fail(p, v, "step_factor '%s' must be a number "
+				    ">= 1", s);
+		return 0;
+	}
+	long *num = strcmp(key, "iters") == 0    ? &t->iters
+		    : strcmp(key, "warmup") == 0 ? &t->warmup
+						 : NULL;
+	if (num) {
+		if (sd_parse_int(s, 0, 1000000, num))
+			return fail(p, v, "%s '%s' must be a whole number "
+				    "from 0 to 1000000", key, s);
+		return 0;
+	}
+	return fail(p, v, "unknown key '%s'; plans know op, dtype, redop, "
+		    "root, algo, min_bytes, max_bytes, step_factor, step_bytes, "
+		    "iters, warmup", key);
+}
+
+static int read_mapping(struct parse *p, yaml_node_t *map, struct raw_test *t)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return fail(p, map, "expected a mapping of key: value");
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start;
+	     pr < map->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&p->doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(&p->doc, pr->value);
+		const char *key = scalar(k);
+		if (!key)
+			return fail(p, k, "keys must be plain names");
+		int rc = set_field(p, t, key, v);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Parse YAML text into defaults and raw tests. */
+static int parse_plan(struct parse *p, const char *text, char *name,
+		      size_t namelen, struct raw_test *defaults,
+		      struct raw_test **tests, size_t *ntests)
+{
+	yaml_parser_t parser;
+	int rc = SD_OK;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
+				     strlen(text));
+	if (!yaml_parser_load(&parser, &p->doc)) {
+		snprintf(p->err, p->errlen, "%s:%lu: %s; fix the YAML syntax",
+			 p->file, (unsigned long)parser.problem_mark.line + 1,
+			 parser.problem ? parser.problem : "cannot parse");
+		yaml_parser_delete(&parser);
+		return SD_ERR_INVALID;
+	}
+	yaml_parser_delete(&parser);
+	yaml_node_t *root = yaml_document_get_root_node(&p->doc);
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		rc = fail(p, root, "a plan is a mapping with 'tests:' (and "
+			  "optionally 'name:' and 'defaults:')");
+		goto out;
+	}
+	yaml_node_t *tnode = NULL;
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
+	     pr < root->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&p->doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(&p->doc, pr->value);
+		const char *key = scalar(k);
+		if (key && strcmp(key, "name") == 0 && scalar(v))
+			sd_strlcpy(name, scalar(v), namelen);
+		else if (key && strcmp(key, "defaults") == 0)
+			rc = read_mapping(p, v, defaults);
+		else if (key && strcmp(key, "tests") == 0)
+			tnode = v;
+		else
+			rc = fail(p, k, "unknown top-level key '%s'; plans "
+				  "have name, defaults and tests",
+				  key ? key : "?");
+		if (rc)
+			goto out;
+	}
+	if (!tnode || tnode->type != YAML_SEQUENCE_NODE ||
+	    tnode->data.sequence.items.top == tnode->data.sequence.items.start) {
+		rc = fail(p, tnode ? tnode : root,
+			  "'tests:' must be a non-empty list of tests");
+		goto out;
+	}
+	size_t n = (size_t)(tnode->data.sequence.items.top -
+			    tnode->data.sequence.items.start);
+	*tests = calloc(n, sizeof(**tests));
+	if (!*tests) {
+		rc = SD_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *tn = yaml_document_get_node(
+			&p->doc, tnode->data.sequence.items.start[i]);
+		(*tests)[i] = *defaults;
+		(*tests)[i].ops[0] = '\0';
+		(*tests)[i].line = (int)tn->start_mark.line + 1;
+		rc = read_mapping(p, tn, &(*tests)[i]);
+		if (rc)
+			goto out;
+		if (!(*tests)[i].ops[0]) {
+			rc = fail(p, tn, "test %zu has no 'op'", i + 1);
+			goto out;
+		}
+	}
+	*ntests = n;
+out:
+	yaml_document_delete(&p->doc);
+	return rc;
+}
+
+/* Expansion into concrete tests. */
+struct expander {
+	struct sd_plan *plan;
+	size_t cap;
+	int nranks;
+	const char *where; /* "FILE:LINE" or "--op" for messages */
+	char *err;
+	size_t errlen;
+};
+
+static int push(struct expander *e, const struct sd_test_spec *t)
+{
+	if (e->plan->ntests == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 16;
+		void *p = realloc(e->plan->tests, cap * sizeof(*t));
+		if (!p)
+			return SD_ERR_NOMEM;
+		e->plan->tests = p;
+		e->cap = cap;
+	}
+	e->plan->tests[e->plan->ntests++] = *t;
+	return SD_OK;
+}
+
+/* Call fn for each comma-separated item of list. */
+#define FOR_EACH_ITEM(list, item)                                            \
+	for (char _buf[256], *_save = NULL,                                  \
+		      *item = (sd_strlcpy(_buf, (list), sizeof(_buf)),       \
+			       strtok_r(_buf, ",", &_save));                 \
+	     item; item = strtok_r(NULL, ",", &_save))
+
+static int expand_one(struct expander *e, const struct raw_test *r)
+{
+	const char *hint;
+	int rc;
+	FOR_EACH_ITEM(r->ops, opname) {
+		enum sd_op op;
+		if (sd_op_from_name(opname, &op, &hint)) {
+			snprintf(e->err, e->errlen, "%s: unknown op '%s'%s%s%s",
+				 e->where, opname, hint ? "; did you mean '" : "",
+				 hint ? hint : "", hint ? "'?" : "");
+			return SD_ERR_INVALID;
+		}
+		const struct sd_coll *c = sd_coll_get(op);
+		if (e->nranks < c->min_ranks) {
+			snprintf(e->err, e->errlen, "%s: %s needs at least %d "
+				 "ranks, the job has %d; run more ranks or drop "
+				 "it", e->where, c->name, c->min_ranks, e->nranks);
+			return SD_ERR_INVALID;
+		}
+		const char *dtypes = strcmp(r->dtypes, "all") == 0
+			? "int8,uint8,int32,uint32,int64,uint64,float16,"
+			  "bfloat16,float32,float64,fp8_e4m3,fp8_e5m2"
+			: r->dtypes;
+		FOR_EACH_ITEM(dtypes, dname) {
+			struct sd_test_spec t = { 0 };
+			t.op = op;
+			if (sd_dtype_from_name(dname, &t.dtype, &hint)) {
+				snprintf(e->err, e->errlen, "%s: unknown data "
+					 "type '%s'%s%s%s", e->where, dname,
+					 hint ? "; did you mean '" : "",
+					 hint ? hint : "", hint ? "'?" : "");
+				return SD_ERR_INVALID;
+			}
+			t.min_bytes = r->min_bytes;
+			t.max_bytes = r->max_bytes;
+			t.step_bytes = r->step_bytes;
+			t.step_factor = r->step_factor;
+			t.iters = r->iters;
+			t.warmup = r->warmup;
+			sd_strlcpy(t.algo, r->algo[0] ? r->algo : "auto",
+				   sizeof(t.algo));
+			if (t.min_bytes > t.max_bytes) {
+				snprintf(e->err, e->errlen, "%s: min_bytes "
+					 "(-b) is larger than max_bytes (-e)",
+					 e->where);
+				return SD_ERR_INVALID;
+			}
+			const char *redops = !c->reduces ? "sum"
+				: strcmp(r->redops, "all") == 0
+					? "sum,prod,min,max,avg" : r->redops;
+			FOR_EACH_ITEM(redops, rname) {
+				if (sd_redop_from_name(rname, &t.redop, &hint)) {
+					snprintf(e->err, e->errlen, "%s: unknown "
+						 "reduction '%s'%s%s%s", e->where,
+						 rname, hint ? "; did you mean '"
+							     : "",
+						 hint ? hint : "",
+						 hint ? "'?" : "");
+					return SD_ERR_INVALID;
+				}
+				if (!c->rooted) {
+					t.root = -1;
+					if ((rc = push(e, &t)))
+						return rc;
+					continue;
+				}
+				if (strcmp(r->roots, "all") == 0) {
+					for (int k = 0; k < e->nranks; k++) {
+						t.root = k;
+						if ((rc = push(e, &t)))
+							return rc;
+					}
+					continue;
+				}
+				FOR_EACH_ITEM(r->roots, rootname) {
+					long v;
+					if (sd_parse_int(rootname, 0,
+							 e->nranks - 1, &v)) {
+						snprintf(e->err, e->errlen,
+							 "%s: root '%s' is not a "
+							 "rank from 0 to %d (or "
+							 "'all')", e->where,
+							 rootname, e->nranks - 1);
+						return SD_ERR_INVALID;
+					}
+					t.root = (int)v;
+					if ((rc = push(e, &t)))
+						return rc;
+				}
+			}
+		}
+	}
+	return SD_OK;
+}
+
+static void apply_options(struct raw_test *t, const struct sd_run_options *o)
+{
+	if (o->dtypes)
+		sd_strlcpy(t->dtypes, o->dtypes, sizeof(t->dtypes));
+	if (o->redops)
+		sd_strlcpy(t->redops, o->redops, sizeof(t->redops));
+	if (o->roots)
+		sd_strlcpy(t->roots, o->roots, sizeof(t->roots));
+	if (o->algo)
+		sd_strlcpy(t->algo, o->algo, sizeof(t->algo));
+	if (o->set_min)
+		t->min_bytes = o->min_bytes;
+	if (o->set_max)
+		t->max_bytes = o->max_bytes;
+	if (o->set_factor) {
+		t->step_factor = o->step_factor;
+		t->step_bytes = 0;
+	}
+	if (o->set_step) {
+		t->step_bytes = o->step_bytes;
+		t->step_factor = 1;
+	}
+	if (o->set_iters)
+		t->iters = o->iters;
+	if (o->set_warmup)
+		t->warmup = o->warmup;
+}
+
+static int render(struct sd_plan *p)
+{
+	struct sd_buf b = { 0 };
+	int bad = sd_buf_printf(&b, "name: %s\ntests:\n", p->name);
+	for (size_t i = 0; i < p->ntests && !bad; i++) {
+		const struct sd_test_spec *t = &p->tests[i];
+		bad |= sd_buf_printf(&b, "  - {op: %s, dtype: %s",
+				     sd_op_name(t->op), sd_dtype_name(t->dtype));
+		if (sd_coll_get(t->op)->reduces)
+			bad |= sd_buf_printf(&b, ", redop: %s",
+					     sd_redop_name(t->redop));
+		if (t->root >= 0)
+			bad |= sd_buf_printf(&b, ", root: %d", t->root);
+		bad |= sd_buf_printf(&b, ", min_bytes: %llu, max_bytes: %llu",
+				     (unsigned long long)t->min_bytes,
+				     (unsigned long long)t->max_bytes);
+		if (t->step_factor > 1)
+			bad |= sd_buf_printf(&b, ", step_factor: %g",
+					     t->step_factor);
+		else
+			bad |= sd_buf_printf(&b, ", step_bytes: %llu",
+					     (unsigned long long)t->step_bytes);
+		bad |= sd_buf_printf(&b, ", iters: %ld, warmup: %ld, algo: %s}\n",
+				     t->iters, t->warmup, t->algo);
+	}
+	if (bad) {
+		sd_buf_free(&b);
+		return SD_ERR_NOMEM;
+	}
+	p->text = b.data;
+	snprintf(p->hash, sizeof(p->hash), "%016llx",
+		 (unsigned long long)sd_fnv1a(SD_FNV_INIT, b.data, b.len));
+	return SD_OK;
+}
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot read plan: %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	struct sd_buf b = { 0 };
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (sd_buf_printf(&b, "%.*s", (int)n, chunk))
+			break;
+	int bad = ferror(f);
+	fclose(f);
+	if (bad || !b.data) {
+		snprintf(err, errlen, "%s: cannot read plan%s", path,
+			 bad ? "" : ": file is empty");
+		sd_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+int sd_plan_build(const char *file, const struct sd_run_options *o, int nranks,
+		  struct sd_plan *out, char *err, size_t errlen)
+{
+	struct parse p = { .file = file ? file : "<built-in plan>", .err = err,
+			   .errlen = errlen };
+	struct raw_test defaults = { .dtypes = "float32", .redops = "sum",
+				     .roots = "0", .algo = "auto",
+				     .min_bytes = 1024, .max_bytes = 16u << 20,
+				     .step_factor = 4, .iters = 10,
+				     .warmup = 3 };
+	struct raw_test *raw = NULL;
+	size_t nraw = 0;
+	char *text = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	sd_strlcpy(out->name, file ? file : "default", sizeof(out->name));
+	if (file) {
+		text = read_file(file, err, errlen);
+		if (!text)
+			return SD_ERR_INVALID;
+	}
+	rc = parse_plan(&p, text ? text : sd_default_plan, out->name,
+			sizeof(out->name), &defaults, &raw, &nraw);
+	free(text);
+	if (rc)
+		goto fail;
+
+	struct expander e = { .plan = out, .nranks = nranks, .err = err,
+			      .errlen = errlen };
+	char where[300];
+	if (o->ops) {
+		/* --op replaces the plan's tests, keeping its defaults */
+		struct raw_test t = defaults;
+		sd_strlcpy(t.ops, o->ops, sizeof(t.ops));
+		apply_options(&t, o);
+		e.where = "--op";
+		rc = expand_one(&e, &t);
+	} else {
+		for (size_t i = 0; i < nraw && !rc; i++) {
+			apply_options(&raw[i], o);
+			snprintf(where, sizeof(where), "%s:%d", p.file,
+				 raw[i].line);
+			e.where = where;
+			rc = expand_one(&e, &raw[i]);
+		}
+	}
+	if (!rc)
+		rc = render(out);
+fail:
+	free(raw);
+	if (rc)
+		sd_plan_free(out);
+	return rc;
+}
+
+void sd_plan_free(struct sd_plan *p)
+{
+	free(p->tests);
+	free(p->text);
+	p->tests = NULL;
+	p->text = NULL;
+	p->ntests = 0;
+}

@@ -1,0 +1,363 @@
+/*
+ * sink_text.c - the printers (see sink_text.h).
+ *
+ * table:     nccl-tests' layout: one row per size with out-of-place and
+ *            in-place columns, a footer per test (out-of-bounds count and
+ *            average bus bandwidth) and a summary of every test at the end.
+ * deepspeed: the DeepSpeed communication benchmark's columns, out-of-place
+ *            measurements only (it has no in-place variant).
+ * json:      one JSON object per measurement, one per line.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "sink_text.h"
+#include "util.h"
+
+struct test_total {
+	char label[96];
+	const char *status;
+	double peak_busbw_gbs;
+	double sum_busbw_gbs;
+	int nmeas;
+	uint64_t wrong;
+};
+
+struct text_sink {
+	enum sd_format fmt;
+	FILE *out;
+	int nranks;
+	int have_oop;             /* a pending out-of-place measurement */
+	struct sd_measurement oop;
+	/* per test */
+	uint64_t wrong;
+	double sum_busbw;
+	int nbusbw;
+	/* for the summary */
+	struct test_total *totals;
+	int ntotals, cap;
+	char run_uuid[37];
+};
+
+void sd_format_duration(double us, char *buf, size_t len)
+{
+	if (us < 1e3)
+		snprintf(buf, len, "%.2f us", us);
+	else if (us < 1e6)
+		snprintf(buf, len, "%.2f ms", us / 1e3);
+	else
+		snprintf(buf, len, "%.2f s", us / 1e6);
+}
+
+static int t_run_begin(void *self, const struct sd_run_info *run)
+{
+	struct text_sink *t = self;
+	t->nranks = run->nranks;
+	sd_strlcpy(t->run_uuid, run->uuid, sizeof(t->run_uuid));
+	if (t->fmt == SD_FORMAT_JSON)
+		return SD_OK;
+	FILE *o = t->out;
+	fprintf(o, "# shakedown %s: %s backend (%s), %d rank%s, launcher %s, "
+		"nodes %s\n", run->tool_version, run->backend,
+		run->backend_version, run->nranks, run->nranks == 1 ? "" : "s",
+		run->job->launcher, run->job->nodelist);
+	if (run->job->job_id[0])
+		fprintf(o, "# slurm: cluster %s job %s step %s, %d node%s, "
+			"%d task%s per node\n",
+			run->job->cluster[0] ? run->job->cluster : "-",
+			run->job->job_id, run->job->step_id, run->job->nnodes,
+			run->job->nnodes == 1 ? "" : "s",
+			run->job->tasks_per_node,
+			run->job->tasks_per_node == 1 ? "" : "s");
+	fprintf(o, "# run %s, plan %s (%s)\n#\n", run->uuid,
+		run->plan_text ? "shown in the database" : "-", run->plan_hash);
+	for (int r = 0; r < run->nranks; r++) {
+		const struct sd_rank_info *ri = &run->ranks[r];
+		fprintf(o, "#  Rank %2d Pid %7d on %10s device %2d [%s] %s%s%s\n",
+			ri->rank, ri->pid, ri->host, ri->local_rank,
+			ri->dev.pci_bus_id[0] ? ri->dev.pci_bus_id : "-",
+			ri->dev.name, ri->dev.transport[0] ? ", " : "",
+			ri->dev.transport);
+	}
+	fprintf(o, "#\n");
+	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+static int t_test_begin(void *self, const struct sd_test_info *ti)
+{
+	struct text_sink *t = self;
+	FILE *o = t->out;
+	t->wrong = 0;
+	t->sum_busbw = 0;
+	t->nbusbw = 0;
+	t->have_oop = 0;
+	if (t->ntotals == t->cap) {
+		int cap = t->cap ? t->cap * 2 : 16;
+		void *p = realloc(t->totals, (size_t)cap * sizeof(*t->totals));
+		if (!p)
+			return SD_ERR_NOMEM;
+		t->totals = p;
+		t->cap = cap;
+	}
+	struct test_total *tt = &t->totals[t->ntotals++];
+	memset(tt, 0, sizeof(*tt));
+	snprintf(tt->label, sizeof(tt->label), "%s %s%s%s", ti->name,
+		 sd_dtype_name(ti->dtype), ti->has_redop ? " " : "",
+		 ti->has_redop ? sd_redop_name(ti->redop) : "");
+	if (ti->root >= 0) {
+		size_t u = strlen(tt->label);
+		snprintf(tt->label + u, sizeof(tt->label) - u, " root %d",
+			 ti->root);
+	}
+	if (t->fmt == SD_FORMAT_TABLE) {
+		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s\n",
+			ti->index + 1, tt->label, ti->nranks, ti->algo);
+		fprintf(o, "#%75s%36s\n", "out-of-place", "in-place");
+		fprintf(o, "#%11s %13s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s "
+			"%6s\n", "size", "count", "type", "redop", "root",
+			"time", "algbw", "busbw", "#wrong", "time", "algbw",
+			"busbw", "#wrong");
+		fprintf(o, "#%11s %13s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s "
+			"%6s\n", "(B)", "(elements)", "", "", "", "(us)",
+			"(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+	} else if (t->fmt == SD_FORMAT_DEEPSPEED) {
+		fprintf(o, "\n---- Performance of %s on %d devices ----------"
+			"-----------------------------------------------\n",
+			tt->label, ti->nranks);
+		fprintf(o, "%-15s%-23s%-16s%-20s%s\n", "Size (Bytes)",
+			"Description", "Duration", "Throughput (Gbps)",
+			"BusBW (Gbps)");
+	}
+	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+static void print_wrong(char *buf, size_t len, const struct sd_measurement *m)
+{
+	if (!m->checked)
+		snprintf(buf, len, "N/A");
+	else
+		snprintf(buf, len, "%" PRIu64, m->wrong);
+}
+
+static void print_first_wrong(FILE *o, const struct sd_measurement *m)
+{
+	if (!m->wrong)
+		return;
+	fprintf(o, "# WRONG: %s, %zu bytes: rank %d: first wrong element at "
+		"index %" PRIu64 ": expected %s, got %s\n",
+		m->in_place ? "in-place" : "out-of-place", m->size_bytes,
+		m->first_wrong_rank, m->first_wrong.index,
+		m->first_wrong.expected, m->first_wrong.got);
+}
+
+static void table_row(struct text_sink *t, const struct sd_test_info *ti,
+		      const struct sd_measurement *oop,
+		      const struct sd_measurement *ip)
+{
+	FILE *o = t->out;
+	char w1[24], w2[24];
+	print_wrong(w1, sizeof(w1), oop);
+	fprintf(o, " %11zu %13zu %8s %6s %6d %9.2f %7.3f %7.3f %6s",
+		oop->size_bytes, oop->count, sd_dtype_name(ti->dtype),
+		ti->has_redop ? sd_redop_name(ti->redop) : "none", ti->root,
+		oop->time_us, oop->algbw_gbs, oop->busbw_gbs, w1);
+	if (ip) {
+		print_wrong(w2, sizeof(w2), ip);
+		fprintf(o, " %9.2f %7.3f %7.3f %6s\n", ip->time_us,
+			ip->algbw_gbs, ip->busbw_gbs, w2);
+	} else {
+		fprintf(o, " %9s %7s %7s %6s\n", "N/A", "N/A", "N/A", "N/A");
+	}
+	if (oop->have_percentiles)
+		fprintf(o, "# %zu B out-of-place per iteration (us): min %.2f "
+			"p50 %.2f p99 %.2f max %.2f\n", oop->size_bytes,
+			oop->iter_us_min, oop->iter_us_p50, oop->iter_us_p99,
+			oop->iter_us_max);
+	if (ip && ip->have_percentiles)
+		fprintf(o, "# %zu B in-place per iteration (us): min %.2f p50 "
+			"%.2f p99 %.2f max %.2f\n", ip->size_bytes,
+			ip->iter_us_min, ip->iter_us_p50, ip->iter_us_p99,
+			ip->iter_us_max);
+	print_first_wrong(o, oop);
+	if (ip)
+		print_first_wrong(o, ip);
+}
+
+static void json_line(struct text_sink *t, const struct sd_test_info *ti,
+		      const struct sd_measurement *m)
+{
+	struct sd_buf b = { 0 };
+	sd_buf_printf(&b, "{\"run\":\"%s\",\"test\":%d,\"op\":\"%s\","
+		      "\"dtype\":\"%s\",\"redop\":", t->run_uuid, ti->index,
+		      ti->name, sd_dtype_name(ti->dtype));
+	if (ti->has_redop)
+		sd_buf_printf(&b, "\"%s\"", sd_redop_name(ti->redop));
+	else
+		sd_buf_printf(&b, "null");
+	sd_buf_printf(&b, ",\"root\":%d,\"scope\":\"%s\",\"nranks\":%d,"
+		      "\"algo\":\"%s\",\"size_bytes\":%zu,\"count\":%zu,"
+		      "\"in_place\":%s,\"iters\":%d,\"warmup_iters\":%d,"
+		      "\"time_us\":%.3f,\"time_us_min\":%.3f,"
+		      "\"time_us_avg\":%.3f,\"time_us_max\":%.3f,"
+		      "\"algbw_gbs\":%.6f,\"busbw_gbs\":%.6f,"
+		      "\"ds_size_bytes\":%zu,\"ds_description\":\"%s\","
+		      "\"ds_duration_us\":%.3f,\"ds_throughput_gbps\":%.6f,"
+		      "\"ds_busbw_gbps\":%.6f,\"checked\":%s,\"wrong\":%" PRIu64,
+		      ti->root, ti->scope, ti->nranks, ti->algo, m->size_bytes,
+		      m->count, m->in_place ? "true" : "false", m->iters,
+		      m->warmup_iters, m->time_us, m->time_us_min,
+		      m->time_us_avg, m->time_us_max, m->algbw_gbs,
+		      m->busbw_gbs, m->ds_size_bytes, m->ds_description,
+		      m->time_us, m->ds_throughput_gbps, m->ds_busbw_gbps,
+		      m->checked ? "true" : "false", m->wrong);
+	if (m->have_percentiles)
+		sd_buf_printf(&b, ",\"iter_us\":{\"min\":%.3f,\"p50\":%.3f,"
+			      "\"p99\":%.3f,\"max\":%.3f}", m->iter_us_min,
+			      m->iter_us_p50, m->iter_us_p99, m->iter_us_max);
+	if (m->wrong) {
+		sd_buf_printf(&b, ",\"first_wrong\":{\"rank\":%d,\"index\":%"
+			      PRIu64 ",\"expected\":", m->first_wrong_rank,
+			      m->first_wrong.index);
+		sd_buf_json_string(&b, m->first_wrong.expected);
+		sd_buf_printf(&b, ",\"got\":");
+		sd_buf_json_string(&b, m->first_wrong.got);
+		sd_buf_printf(&b, "}");
+	}
+	sd_buf_printf(&b, "}\n");
+	if (b.data)
+		fputs(b.data, t->out);
+	sd_buf_free(&b);
+}
+
+static int t_measurement(void *self, const struct sd_test_info *ti,
+			 const struct sd_measurement *m)
+{
+	struct text_sink *t = self;
+	FILE *o = t->out;
+	struct test_total *tt = &t->totals[t->ntotals - 1];
+	t->wrong += m->wrong;
+	tt->wrong += m->wrong;
+	t->sum_busbw += m->busbw_gbs;
+	t->nbusbw++;
+	tt->sum_busbw_gbs += m->busbw_gbs;
+	tt->nmeas++;
+	if (m->busbw_gbs > tt->peak_busbw_gbs)
+		tt->peak_busbw_gbs = m->busbw_gbs;
+
+	switch (t->fmt) {
+	case SD_FORMAT_JSON:
+		json_line(t, ti, m);
+		break;
+	case SD_FORMAT_DEEPSPEED: {
+		if (m->in_place)
+			break;
+		char dur[32];
+		sd_format_duration(m->time_us, dur, sizeof(dur));
+		fprintf(o, "%-15zu%-23s%-16s%-20.3f%.3f\n", m->ds_size_bytes,
+			m->ds_description, dur, m->ds_throughput_gbps,
+			m->ds_busbw_gbps);
+		if (m->wrong)
+			print_first_wrong(o, m);
+		break;
+	}
+	default:
+		if (!m->in_place) {
+			if (t->have_oop) /* previous size had no in-place */
+				table_row(t, ti, &t->oop, NULL);
+			t->oop = *m;
+			t->have_oop = 1;
+			if (!sd_coll_get(ti->op)->has_in_place) {
+				table_row(t, ti, m, NULL);
+				t->have_oop = 0;
+			}
+		} else {
+			table_row(t, ti, t->have_oop ? &t->oop : m, m);
+			t->have_oop = 0;
+		}
+		break;
+	}
+	fflush(o);
+	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+static int t_test_end(void *self, const struct sd_test_info *ti,
+		      const char *status, const char *message)
+{
+	struct text_sink *t = self;
+	FILE *o = t->out;
+	if (t->ntotals)
+		t->totals[t->ntotals - 1].status = status;
+	if (t->fmt == SD_FORMAT_TABLE) {
+		if (t->have_oop)
+			table_row(t, ti, &t->oop, NULL);
+		t->have_oop = 0;
+		fprintf(o, "# Out of bounds values : %" PRIu64 " %s\n", t->wrong,
+			t->wrong ? "FAILED" : "OK");
+		fprintf(o, "# Avg bus bandwidth    : %.3f GB/s\n",
+			t->nbusbw ? t->sum_busbw / t->nbusbw : 0.0);
+		if (strcmp(status, "passed") != 0)
+			fprintf(o, "# Test %d %s%s%s\n", ti->index + 1, status,
+				message ? ": " : "", message ? message : "");
+		fprintf(o, "#\n");
+	}
+	fflush(o);
+	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+static int t_run_end(void *self, const struct sd_run_end *e)
+{
+	struct text_sink *t = self;
+	/* JSON keeps stdout machine-readable: the summary goes to stderr */
+	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
+	int passed = 0;
+	fprintf(o, "\n# Summary of run %s\n", t->run_uuid);
+	fprintf(o, "# %-40s %-10s %14s %14s %8s\n", "test", "status",
+		"peak busbw", "avg busbw", "#wrong");
+	for (int i = 0; i < t->ntotals; i++) {
+		const struct test_total *tt = &t->totals[i];
+		const char *st = tt->status ? tt->status : "incomplete";
+		passed += strcmp(st, "passed") == 0;
+		fprintf(o, "# %-40s %-10s %9.3f GB/s %9.3f GB/s %8" PRIu64 "\n",
+			tt->label, st, tt->peak_busbw_gbs,
+			tt->nmeas ? tt->sum_busbw_gbs / tt->nmeas : 0.0,
+			tt->wrong);
+	}
+	fprintf(o, "# %d of %d tests passed; run %s (exit status %d)%s%s\n",
+		passed, t->ntotals, e->status, e->exit_status,
+		e->message ? ": " : "", e->message ? e->message : "");
+	fflush(o);
+	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+static void t_destroy(void *self)
+{
+	struct text_sink *t = self;
+	free(t->totals);
+	free(t);
+}
+
+static const struct sd_sink_ops text_ops = {
+	.name = "printer",
+	.run_begin = t_run_begin,
+	.test_begin = t_test_begin,
+	.measurement = t_measurement,
+	.test_end = t_test_end,
+	.run_end = t_run_end,
+	.destroy = t_destroy,
+};
+
+int sd_text_sink_open(enum sd_format fmt, FILE *out, struct sd_sink *s)
+{
+	struct text_sink *t = calloc(1, sizeof(*t));
+	if (!t)
+		return SD_ERR_NOMEM;
+	t->fmt = fmt;
+	t->out = out;
+	s->ops = &text_ops;
+	s->self = t;
+	return SD_OK;
+}
