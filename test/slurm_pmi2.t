@@ -1,0 +1,41 @@
+#!/bin/sh
+# slurm_pmi2.t - the PMI2 bootstrap under real srun --mpi=pmi2: the probe
+# (test/pmi2_probe.c) runs every bootstrap collective in four layouts of
+# tasks on a private three-node cluster, and what it learnt about
+# placement is compared with Slurm's layout.
+. "${top_srcdir:-.}/test/slurm/lib.sh"
+
+PROBE=${top_builddir:-.}/test/pmi2_probe
+if [ ! -x "$PROBE" ]; then
+	echo "1..0 # SKIP built without PMI2 (apt-get install libpmi2-0-dev)"
+	exit 0
+fi
+sd_slurm_begin 3 15
+
+# run NAME EXPECT_NODELIST EXPECT_LOCAL_SIZES SRUN_ARGS...
+run() {
+	name=$1 nodelist=$2 sizes=$3
+	shift 3
+	out=$SD_TMP/probe.$sd_test_no
+	sd_srun --mpi=pmi2 "$@" "$PROBE" >"$out" 2>&1
+	rc=$?
+	grep -q '^not ok' "$out" || ! grep -q '^ok 12 ' "$out"
+	bad=$?
+	[ $rc = 0 ] && [ $bad = 1 ]
+	ok $? "$name: every bootstrap collective (exit $rc)"
+	[ $rc = 0 ] && [ $bad = 1 ] || sd_show "$out"
+	grep -q "^# size=.* nodelist=$nodelist " "$out"
+	ok $? "$name: node list is $nodelist"
+	got=$(sed -n 's/^# rank=.* local_size=\([0-9]*\)$/\1/p' "$out" |
+	      tr '\n' ' ')
+	[ "$got" = "$sizes" ]
+	ok $? "$name: local sizes per rank are '$sizes' (got '$got')"
+}
+
+run "1 node x 4 tasks" 'node1' '4 4 4 4 ' -N 1 -n 4
+run "2 nodes x 2 tasks" 'node\[1-2\]' '2 2 2 2 ' -N 2 --ntasks-per-node=2
+run "3 nodes x 1 task" 'node\[1-3\]' '1 1 1 ' -N 3 --ntasks-per-node=1
+run "5 tasks on 3 nodes" 'node\[1-3\]' '3 3 3 1 1 ' -N 3 -n 5
+run "6 tasks cyclic on 3 nodes" 'node\[1-3\]' '2 2 2 2 2 2 ' -N 3 \
+	--ntasks-per-node=2 -m cyclic
+sd_slurm_end
