@@ -1,0 +1,343 @@
+/*
+ * cmd_upload.c - `shakedown upload`: send a run's report to a collector,
+ * send what waits in the outbox, or list the outbox.
+ *
+ *   shakedown upload RUN --url URL   one run (again, if it was sent before)
+ *   shakedown upload --pending       every report not delivered yet
+ *   shakedown upload --list [--all]  what waits, and why
+ *
+ * Exit statuses: 0 sent (or listed), 2 usage, 3 could not send (the report
+ * stays in the outbox) or the database failed.  The token is never an
+ * option, and no message of this command shows it.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "db/db.h"
+#include "options.h"
+#include "shakedown/backend.h"
+#include "upload/upload.h"
+#include "util.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"usage: shakedown upload RUN --url URL [options]\n"
+"       shakedown upload --pending [--url URL] [options]\n"
+"       shakedown upload --list [--all] [--db PATH]\n"
+"\n"
+"Send run reports (the JSON of 'shakedown report RUN --format json') to a\n"
+"collector with HTTP POST.  Reports that could not be delivered wait in the\n"
+"results database's outbox until 'shakedown upload --pending' sends them.\n"
+"\n"
+"  RUN                  run uuid, unique uuid prefix or 'latest'\n"
+"  --url URL            collector URL (default: $SHAKEDOWN_UPLOAD_URL);\n"
+"                       with --pending: only reports queued for URL\n"
+"  --pending            send every report still waiting in the outbox\n"
+"  --list               show the reports waiting and why; --all: sent too\n"
+"  --db PATH            results database (default: $SHAKEDOWN_DB, then\n"
+"                       ./shakedown.db)\n"
+"  --token-file FILE    bearer token, first line of FILE (default:\n"
+"                       $SHAKEDOWN_TOKEN_FILE, then $SHAKEDOWN_TOKEN);\n"
+"                       a token is never accepted on the command line\n"
+"  --cacert FILE        trust this CA (PEM) for https; verification is\n"
+"                       always on (default: $SHAKEDOWN_CACERT)\n"
+"  --connect-timeout S  seconds to connect, per attempt (default %g)\n"
+"  --timeout S          seconds for one attempt in all (default %g)\n"
+"  --attempts N         attempts before giving up, 1-100 (default %d)\n"
+"  -v, --verbose        say what each attempt did\n"
+"  -h, --help           show this help\n"
+"\n"
+"Exit status: 0 sent, 2 usage error, 3 not sent (the report stays in the\n"
+"outbox) or database error.\n",
+		SD_UPLOAD_CONNECT_TIMEOUT_S, SD_UPLOAD_TIMEOUT_S,
+		SD_UPLOAD_ATTEMPTS);
+}
+
+static void log_line(void *arg, const char *line)
+{
+	fprintf(stderr, "shakedown: upload: %s\n", line);
+}
+
+static void row_line(void *arg, int ok, const char *line)
+{
+	if (ok)
+		printf("%s\n", line);
+	else
+		fprintf(stderr, "shakedown: upload: %s\n", line);
+	fflush(stdout);
+}
+
+/* Print the outbox: waiting rows, or all with --all. */
+static int list_outbox(sqlite3 *db, int all)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0, step;
+	if (sqlite3_prepare_v2(db,
+		"SELECT r.uuid, o.url, o.state, o.attempts, o.http_status, "
+		"coalesce(o.last_attempt_at, '-'), o.last_error, "
+		"o.created_at, o.sent_at FROM upload_outbox o "
+		"JOIN runs r ON r.id = o.run_id "
+		"WHERE ?1 OR o.state != 'sent' ORDER BY o.created_at, o.id",
+		-1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "shakedown: upload: results database: %s\n",
+			sqlite3_errmsg(db));
+		return SD_EXIT_ENV;
+	}
+	sqlite3_bind_int(st, 1, all);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ == 0)
+			printf("%-36s  %-7s  %8s  %4s  %-20s  %s\n", "RUN",
+			       "STATE", "ATTEMPTS", "HTTP", "LAST ATTEMPT",
+			       "URL / LAST ERROR");
+		char http[16] = "-";
+		if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+			snprintf(http, sizeof(http), "%d",
+				 sqlite3_column_int(st, 4));
+		const char *err = (const char *)sqlite3_column_text(st, 6);
+		const char *state = (const char *)sqlite3_column_text(st, 2);
+		printf("%-36s  %-7s  %8d  %4s  %-20s  %s\n",
+		       (const char *)sqlite3_column_text(st, 0), state,
+		       sqlite3_column_int(st, 3), http,
+		       (const char *)sqlite3_column_text(st, 5),
+		       (const char *)sqlite3_column_text(st, 1));
+		if (err)
+			printf("%-36s  %s\n", "", err);
+	}
+	if (step != SQLITE_DONE) {
+		fprintf(stderr, "shakedown: upload: results database: %s\n",
+			sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return SD_EXIT_ENV;
+	}
+	sqlite3_finalize(st);
+	if (n == 0)
+		printf(all ? "the upload outbox is empty\n"
+			   : "no reports waiting: every report was sent\n");
+	return sd_finish_stdout();
+}
+
+enum {
+	OPT_URL = 256, OPT_DB, OPT_TOKEN_FILE, OPT_CACERT, OPT_CONNECT_TIMEOUT,
+	OPT_TIMEOUT, OPT_ATTEMPTS, OPT_PENDING, OPT_LIST, OPT_ALL,
+};
+
+static const struct option long_options[] = {
+	{ "url", required_argument, NULL, OPT_URL },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+	{ "cacert", required_argument, NULL, OPT_CACERT },
+	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "attempts", required_argument, NULL, OPT_ATTEMPTS },
+	{ "pending", no_argument, NULL, OPT_PENDING },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Name an argument in a message without its value: "--x=VALUE" may be a
+ * secret someone typed in the wrong place. */
+static void print_bad_option(const char *arg)
+{
+	size_t n = strcspn(arg, "=");
+	fprintf(stderr, "shakedown: upload: unknown option '%.*s'; run "
+		"'shakedown upload --help'\n", (int)(n > 64 ? 64 : n), arg);
+}
+
+int cmd_upload(int argc, char **argv)
+{
+	int rc = SD_EXIT_USAGE, src;
+	const char *url = NULL, *db_path = NULL, *token_file = NULL;
+	const char *run_ref = NULL;
+	int pending = 0, list = 0, all = 0, verbose = 0;
+	sqlite3 *db = NULL;
+	char *token = NULL;
+	char err[1024];
+	struct sd_upload_config c;
+
+	sd_upload_config_init(&c);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strncmp(argv[i], "--token", 7) == 0 &&
+		    (argv[i][7] == '\0' || argv[i][7] == '=')) {
+			fprintf(stderr, "shakedown: upload: --token: a token is "
+				"never taken on the command line, where other "
+				"users can read it; put it in a file and pass "
+				"--token-file FILE, or set SHAKEDOWN_TOKEN_FILE\n");
+			return SD_EXIT_USAGE;
+		}
+	}
+	if ((src = sd_upload_config_from_env(&c, err, sizeof(err)))) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
+
+	opterr = 0;
+	optind = 1;
+	int opt;
+	while ((opt = getopt_long(argc, argv, ":vh", long_options, NULL)) !=
+	       -1) {
+		double s;
+		long n;
+		switch (opt) {
+		case OPT_URL: url = optarg; break;
+		case OPT_DB: db_path = optarg; break;
+		case OPT_TOKEN_FILE: token_file = optarg; break;
+		case OPT_CACERT: c.cacert = optarg; break;
+		case OPT_PENDING: pending = 1; break;
+		case OPT_LIST: list = 1; break;
+		case OPT_ALL: all = 1; break;
+		case 'v': verbose = 1; break;
+		case 'h':
+			usage(stdout);
+			return sd_finish_stdout();
+		case OPT_CONNECT_TIMEOUT:
+		case OPT_TIMEOUT:
+			if (sd_parse_seconds(optarg, &s)) {
+				fprintf(stderr, "shakedown: upload: --%s '%s': "
+					"not a number of seconds\n",
+					opt == OPT_TIMEOUT ? "timeout"
+							   : "connect-timeout",
+					optarg);
+				return SD_EXIT_USAGE;
+			}
+			if (opt == OPT_TIMEOUT)
+				c.timeout_s = s;
+			else
+				c.connect_timeout_s = s;
+			break;
+		case OPT_ATTEMPTS:
+			if (sd_parse_int(optarg, 1, 100, &n)) {
+				fprintf(stderr, "shakedown: upload: --attempts "
+					"'%s': not a number from 1 to 100\n",
+					optarg);
+				return SD_EXIT_USAGE;
+			}
+			c.max_attempts = (int)n;
+			break;
+		case ':':
+			fprintf(stderr, "shakedown: upload: %s needs a value; "
+				"run 'shakedown upload --help'\n",
+				argv[optind - 1]);
+			return SD_EXIT_USAGE;
+		default:
+			print_bad_option(argv[optind - 1]);
+			return SD_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		run_ref = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "shakedown: upload: one run at a time; "
+			"unexpected '%.64s'\n", argv[optind]);
+		return SD_EXIT_USAGE;
+	}
+	if (pending + list + (run_ref != NULL) != 1) {
+		fprintf(stderr, "shakedown: upload: say what to send: a RUN, "
+			"--pending or --list (one of them); run 'shakedown "
+			"upload --help'\n");
+		return SD_EXIT_USAGE;
+	}
+	if (all && !list) {
+		fprintf(stderr, "shakedown: upload: --all goes with --list\n");
+		return SD_EXIT_USAGE;
+	}
+	if (run_ref && !url)
+		url = getenv("SHAKEDOWN_UPLOAD_URL");
+	if (run_ref && (!url || !*url)) {
+		fprintf(stderr, "shakedown: upload: no URL to send to; pass "
+			"--url URL or set SHAKEDOWN_UPLOAD_URL\n");
+		return SD_EXIT_USAGE;
+	}
+	if (url && sd_upload_check_url(url, err, sizeof(err))) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
+	if (!list && !sd_upload_available(err, sizeof(err))) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		return SD_EXIT_ENV;
+	}
+	if (verbose) {
+		c.log = log_line;
+		c.log_arg = NULL;
+	}
+
+	if (!db_path)
+		db_path = getenv("SHAKEDOWN_DB");
+	if (!db_path || !*db_path)
+		db_path = "shakedown.db";
+	if (strcmp(db_path, "none") == 0) {
+		fprintf(stderr, "shakedown: upload: --db none: the upload "
+			"needs the results database; pass --db PATH\n");
+		return SD_EXIT_USAGE;
+	}
+	if (access(db_path, F_OK) != 0) {
+		fprintf(stderr, "shakedown: upload: results database %s: no "
+			"such file; pass --db with the database the run was "
+			"recorded in\n", db_path);
+		return SD_EXIT_ENV;
+	}
+	if ((src = sd_db_open(db_path, SD_DB_OPEN_FLAGS_UPLOAD, &db, err,
+			      sizeof(err)))) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		return SD_EXIT_ENV;
+	}
+	if (list) {
+		rc = list_outbox(db, all);
+		goto out;
+	}
+
+	if ((src = sd_upload_token_load(token_file, &token, err,
+					sizeof(err)))) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		rc = src == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+		goto out;
+	}
+
+	if (run_ref) {
+		struct sd_upload_result res;
+		char uuid[37] = "";
+		src = sd_upload_run(db, run_ref, url, token, &c, uuid, &res,
+				    err, sizeof(err));
+		sd_upload_scrub(err, token);
+		if (src == SD_OK) {
+			printf("sent %s to %s (HTTP %ld)\n", uuid, url,
+			       res.http_status);
+			rc = sd_finish_stdout();
+		} else {
+			fprintf(stderr, "shakedown: upload: %s\n", err);
+			rc = src == SD_ERR_INVALID ? SD_EXIT_USAGE
+						   : SD_EXIT_ENV;
+		}
+		goto out;
+	}
+
+	int nsent = 0, nleft = 0;
+	src = sd_upload_pending(db, url, token, &c, row_line, NULL, &nsent,
+				&nleft, err, sizeof(err));
+	sd_upload_scrub(err, token);
+	if (src == SD_OK) {
+		if (nsent == 0)
+			printf("no reports waiting: every report was sent\n");
+		rc = sd_finish_stdout();
+	} else {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		rc = SD_EXIT_ENV;
+	}
+out:
+	sd_upload_token_free(token);
+	if (db)
+		sqlite3_close(db);
+	return rc;
+}
