@@ -199,6 +199,14 @@ int sd_upload_post(const struct sd_upload_config *c, const char *url,
 		rc = SD_ERR_INVALID;
 		goto fail_early;
 	}
+	if (c->cacert && access(c->cacert, R_OK) != 0) {
+		/* no attempt can succeed; the report stays queued */
+		snprintf(res->error, sizeof(res->error), "CA file %.200s: %s; "
+			 "pass --cacert with the PEM file of the server's CA",
+			 c->cacert, strerror(errno));
+		snprintf(err, errlen, "%s", res->error);
+		return SD_ERR_IO;
+	}
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK) {
 		snprintf(err, errlen, "libcurl failed to start: %s",
