@@ -252,6 +252,8 @@ struct expander {
 	size_t cap;
 	int nranks;
 	const char *where; /* "FILE:LINE" or "--op" for messages */
+	int strict;        /* --op: an op the job is too small for is an error;
+			      in a plan it is skipped, so one plan fits all */
 	char *err;
 	size_t errlen;
 };
@@ -290,6 +292,8 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			return SD_ERR_INVALID;
 		}
 		const struct sd_coll *c = sd_coll_get(op);
+		if (e->nranks < c->min_ranks && !e->strict)
+			continue;
 		if (e->nranks < c->min_ranks) {
 			snprintf(e->err, e->errlen, "%s: %s needs at least %d "
 				 "ranks, the job has %d; run more ranks or drop "
@@ -497,6 +501,7 @@ int sd_plan_build(const char *file, const struct sd_run_options *o, int nranks,
 		sd_strlcpy(t.ops, o->ops, sizeof(t.ops));
 		apply_options(&t, o);
 		e.where = "--op";
+		e.strict = 1;
 		rc = expand_one(&e, &t);
 	} else {
 		for (size_t i = 0; i < nraw && !rc; i++) {
@@ -506,6 +511,12 @@ int sd_plan_build(const char *file, const struct sd_run_options *o, int nranks,
 			e.where = where;
 			rc = expand_one(&e, &raw[i]);
 		}
+	}
+	if (!rc && out->ntests == 0) {
+		snprintf(err, errlen, "%s: no test of the plan fits a job of %d "
+			 "rank%s; run more ranks", p.file, nranks,
+			 nranks == 1 ? "" : "s");
+		rc = SD_ERR_INVALID;
 	}
 	if (!rc)
 		rc = render(out);
