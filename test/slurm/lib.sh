@@ -7,6 +7,8 @@
 #   sd_srun ARGS...             srun with -K, a time limit and a timeout
 #   sd_show FILE                a file as TAP comments
 
+top_srcdir=$(cd "${top_srcdir:-.}" && pwd)
+top_builddir=$(cd "${top_builddir:-.}" && pwd)
 sd_test_no=0
 sd_failed=0
 
@@ -30,7 +32,7 @@ sd_show() {
 }
 
 sd_slurm_begin() {
-	. "${top_srcdir:-.}/test/slurm/cluster.sh"
+	. "$top_srcdir/test/slurm/cluster.sh"
 	sd_cluster_start "$1"
 	case $? in
 	0) ;;
@@ -57,4 +59,62 @@ sd_srun() {
 
 sd_slurm_end() {
 	exit "$sd_failed"
+}
+
+# Is the Gloo plugin built?  The shakedown runs need a backend.
+sd_have_gloo() {
+	old_ifs=$IFS
+	IFS=:
+	for dir in ${SHAKEDOWN_PLUGIN_DIR:-}; do
+		if [ -f "$dir/backend_gloo.so" ]; then
+			IFS=$old_ifs
+			return 0
+		fi
+	done
+	IFS=$old_ifs
+	return 1
+}
+
+# Skip the whole file unless src/shakedown and the Gloo plugin are built.
+sd_need_shakedown_gloo() {
+	if [ ! -x "${SHAKEDOWN:-}" ]; then
+		echo "1..0 # SKIP src/shakedown not built"
+		exit 0
+	fi
+	if ! sd_have_gloo; then
+		echo "1..0 # SKIP the Gloo plugin is not built" \
+		     "(apt-get install libgloo-dev)"
+		exit 0
+	fi
+}
+
+# Check a --format json output: every op in $2 (comma-separated) has rows,
+# every row was checked and has wrong 0, every row has nranks $3.
+# Prints the reason on failure.
+sd_check_json() {
+	file=$1 ops=$2 nranks=$3
+	rows=$(grep -c '^{"run":' "$file")
+	if [ "$rows" = 0 ]; then
+		echo "# no JSON rows in $file"
+		return 1
+	fi
+	for op in $(echo "$ops" | tr , ' '); do
+		if ! grep -q "^{\"run\":.*\"op\":\"$op\"" "$file"; then
+			echo "# no rows for $op"
+			return 1
+		fi
+	done
+	bad=$(grep '^{"run":' "$file" | grep -v '"checked":true,"wrong":0' |
+	      head -n 3)
+	if [ -n "$bad" ]; then
+		echo "# rows with wrong data or unchecked: $bad"
+		return 1
+	fi
+	bad=$(grep '^{"run":' "$file" | grep -v "\"nranks\":$nranks," |
+	      head -n 1)
+	if [ -n "$bad" ] && [ -n "$nranks" ]; then
+		echo "# rows without nranks $nranks: $bad"
+		return 1
+	fi
+	return 0
 }
