@@ -205,6 +205,17 @@ sd_cluster_start() {
 		i=$((i + 1))
 	done
 	echo "$nodes" >"$SD_CLUSTER_DIR/nodes"
+	if [ -n "$SD_CLUSTER_NETNS" ]; then
+		{
+			echo "127.0.0.1 localhost"
+			echo "$SD_CLUSTER_CTL_ADDR ctl"
+			i=1
+			while [ "$i" -le "$nodes" ]; do
+				echo "$(sd_cluster_node_addr "$i") node$i"
+				i=$((i + 1))
+			done
+		} >"$SD_CLUSTER_DIR/hosts"
+	fi
 	if ! sd_cluster_start_munge; then
 		sd_cluster_note "munged did not start"
 		sd_cluster_dump_logs
@@ -227,8 +238,11 @@ sd_cluster_start() {
 		if [ -n "$SD_CLUSTER_NETNS" ]; then
 			setsid nsenter \
 				--net="/run/netns/$SD_CLUSTER_NETNS_PREFIX-n$i" \
-				unshare --uts sh -c 'hostname "$0" && exec "$@"' \
-				"node$i" slurmd -D -N "node$i" -f "$SLURM_CONF" \
+				unshare --uts --mount sh -c 'h=$0 f=$1; shift
+				mount --bind "$f" /etc/hosts &&
+				hostname "$h" && exec "$@"' "node$i" \
+				"$SD_CLUSTER_DIR/hosts" \
+				slurmd -D -N "node$i" -f "$SLURM_CONF" \
 				>"$SD_CLUSTER_DIR/log/slurmd.node$i.out" 2>&1 &
 		else
 			setsid slurmd -D -N "node$i" -f "$SLURM_CONF" \

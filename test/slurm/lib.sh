@@ -33,6 +33,19 @@ sd_show() {
 
 sd_slurm_begin() {
 	. "$top_srcdir/test/slurm/cluster.sh"
+	if [ -n "${SD_SLURM_NETNS:-}" ]; then
+		# Nodes in their own network namespaces (netns.sh); the trap
+		# removes the namespaces after the daemons are gone.
+		. "$top_srcdir/test/slurm/netns.sh"
+		SD_CLUSTER_NO_TRAP=1
+		trap 'sd_cluster_stop; sd_netns_destroy' EXIT
+		trap 'exit 130' INT TERM
+		SD_CLUSTER_SKIP=$(sd_cluster_why_not)
+		if [ -z "$SD_CLUSTER_SKIP" ] && ! sd_netns_create "$1"; then
+			echo "1..0 # SKIP $SD_CLUSTER_SKIP"
+			exit 0
+		fi
+	fi
 	sd_cluster_start "$1"
 	case $? in
 	0) ;;
@@ -43,7 +56,6 @@ sd_slurm_begin() {
 	*)
 		echo "1..0 # SKIP the private Slurm cluster did not start" \
 		     "(see the log above)"
-		sd_cluster_stop
 		exit 0
 		;;
 	esac
