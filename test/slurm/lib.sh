@@ -95,7 +95,7 @@ sd_need_shakedown_gloo() {
 	fi
 	if ! sd_have_gloo; then
 		echo "1..0 # SKIP the Gloo plugin is not built" \
-		     "(apt-get install libgloo-dev)"
+		     "(plugins/gloo; it needs libgloo-dev)"
 		exit 0
 	fi
 }
