@@ -50,6 +50,11 @@ upload_setup() {
 	command -v sqlite3 >/dev/null || skip_all "sqlite3 not found"
 	"$SHAKEDOWN" help upload >/dev/null 2>&1 ||
 		skip_all "shakedown has no upload command"
+	NOCURL=0
+	"$SHAKEDOWN" upload --pending --db /nonexistent/x.db 2>&1 |
+		grep -q "built without libcurl" && NOCURL=1
+	[ $NOCURL = 1 ] && [ "${UPLOAD_WITHOUT_CURL_OK:-0}" = 0 ] &&
+		skip_all "shakedown was built without libcurl"
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-upload.XXXXXX")
 	trap upload_cleanup EXIT
 	mkdir -p "$tmp/out"
@@ -118,11 +123,9 @@ run_sd() {
 
 # make_db PATH: a results database with one recorded run; sets RUN (uuid)
 make_db() {
-	if [ -n "${SD_UPLOAD_TEST_SCHEMA:-}" ]; then
-		# development without the core: the schema and a bare run
-		sqlite3 "$1" < "$SD_UPLOAD_TEST_SCHEMA" 2>/dev/null
-		u=$(python3 -c 'import uuid; print(uuid.uuid4())')
-		sqlite3 "$1" "INSERT INTO runs (uuid) VALUES ('$u')"
+	if [ -n "${SD_UPLOAD_TEST_MKDB:-}" ]; then
+		# development without the core: a command that records a run
+		$SD_UPLOAD_TEST_MKDB "$1"
 	else
 		"$SHAKEDOWN" run --local 2 --op all_reduce -b 1K -e 4K \
 			--db "$1" > "$tmp/out/make_db.stdout" \

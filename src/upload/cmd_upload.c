@@ -273,22 +273,13 @@ int cmd_upload(int argc, char **argv)
 		c.log_arg = NULL;
 	}
 
-	if (!db_path)
-		db_path = getenv("SHAKEDOWN_DB");
-	if (!db_path || !*db_path)
-		db_path = "shakedown.db";
+	db_path = sd_db_resolve_path(db_path);
 	if (strcmp(db_path, "none") == 0) {
 		fprintf(stderr, "shakedown: upload: --db none: the upload "
 			"needs the results database; pass --db PATH\n");
 		return SD_EXIT_USAGE;
 	}
-	if (access(db_path, F_OK) != 0) {
-		fprintf(stderr, "shakedown: upload: results database %s: no "
-			"such file; pass --db with the database the run was "
-			"recorded in\n", db_path);
-		return SD_EXIT_ENV;
-	}
-	if ((src = sd_db_open(db_path, SD_DB_OPEN_FLAGS_UPLOAD, &db, err,
+	if ((src = sd_db_open(db_path, 0, &db, err,
 			      sizeof(err)))) {
 		fprintf(stderr, "shakedown: upload: %s\n", err);
 		return SD_EXIT_ENV;
@@ -337,7 +328,6 @@ int cmd_upload(int argc, char **argv)
 	}
 out:
 	sd_upload_token_free(token);
-	if (db)
-		sqlite3_close(db);
+	sd_db_close(db);
 	return rc;
 }

@@ -17,20 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "db/db.h"
 #include "shakedown/backend.h"
 #include "upload/upload.h"
 #include "util.h"
 
-/* ISO 8601 UTC, the format of the database's other timestamps. */
+/* Now, in the database's timestamp format. */
 static void now_iso(char out[32])
 {
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	sd_db_iso_time(sd_wall_now(), out);
 }
 
 static int db_fail(sqlite3 *db, const char *what, char *err, size_t errlen)
@@ -40,50 +36,8 @@ static int db_fail(sqlite3 *db, const char *what, char *err, size_t errlen)
 	return SD_ERR_IO;
 }
 
-/* Find a run by uuid, unique uuid prefix or "latest". */
-static int find_run(sqlite3 *db, const char *ref, sqlite3_int64 *id,
-		    char uuid[37], char *err, size_t errlen)
-{
-	int rc = SD_OK;
-	sqlite3_stmt *st = NULL;
-	const char *sql = strcmp(ref, "latest") == 0
-		? "SELECT id, uuid FROM runs ORDER BY id DESC LIMIT 1"
-		: "SELECT id, uuid FROM runs WHERE uuid = ?1 "
-		  "OR substr(uuid, 1, length(?1)) = ?1 LIMIT 2";
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, "looking up the run", err, errlen);
-	if (strcmp(ref, "latest") != 0)
-		sqlite3_bind_text(st, 1, ref, -1, SQLITE_STATIC);
-	int n = 0, step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *u = (const char *)sqlite3_column_text(st, 1);
-		if (n == 0 || (u && strcmp(u, ref) == 0)) {
-			*id = sqlite3_column_int64(st, 0);
-			sd_strlcpy(uuid, u ? u : "", 37);
-		}
-		n++;
-		if (u && strcmp(u, ref) == 0) {
-			n = 1;
-			break;
-		}
-	}
-	if (step != SQLITE_ROW && step != SQLITE_DONE) {
-		rc = db_fail(db, "looking up the run", err, errlen);
-	} else if (n == 0) {
-		snprintf(err, errlen, "no run '%s' in the results database; "
-			 "'shakedown history' lists the runs", ref);
-		rc = SD_ERR_INVALID;
-	} else if (n > 1) {
-		snprintf(err, errlen, "run '%s' is ambiguous: several runs "
-			 "start with it; give more of the uuid", ref);
-		rc = SD_ERR_INVALID;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
 /* Create the row for (run, url), or set it back to 'pending'. */
-static int enqueue(sqlite3 *db, sqlite3_int64 run_id, const char *url,
+static int enqueue(sqlite3 *db, int64_t run_id, const char *url,
 		   sqlite3_int64 *row_id, char *err, size_t errlen)
 {
 	int rc = SD_OK;
@@ -213,14 +167,15 @@ int sd_upload_run(sqlite3 *db, const char *run_ref, const char *url,
 		  char *err, size_t errlen)
 {
 	int rc;
-	sqlite3_int64 run_id, row_id;
+	int64_t run_id;
+	sqlite3_int64 row_id;
 	char uuid[37];
 
 	memset(res, 0, sizeof(*res));
 	res->outcome = SD_UPLOAD_FAILED;
 	if ((rc = sd_upload_check_url(url, err, errlen)))
 		return rc;
-	if ((rc = find_run(db, run_ref, &run_id, uuid, err, errlen)))
+	if ((rc = sd_db_find_run(db, run_ref, &run_id, uuid, err, errlen)))
 		return rc;
 	if (run_uuid_out)
 		sd_strlcpy(run_uuid_out, uuid, 37);
@@ -365,7 +320,8 @@ int sd_upload_after_run(const char *db_path, const char *run_uuid,
 	int rc;
 	sqlite3 *db = NULL;
 	char *token = NULL;
-	sqlite3_int64 run_id, row_id;
+	int64_t run_id;
+	sqlite3_int64 row_id;
 	char uuid[37], terr[512];
 	struct sd_upload_config c;
 	struct sd_upload_result res;
@@ -397,13 +353,13 @@ int sd_upload_after_run(const char *db_path, const char *run_uuid,
 	if (cacert && *cacert)
 		c.cacert = cacert;
 
-	if ((rc = sd_db_open(db_path, SD_DB_OPEN_FLAGS_UPLOAD, &db, terr,
+	if ((rc = sd_db_open(db_path, 0, &db, terr,
 			     sizeof(terr)))) {
 		snprintf(err, errlen, "upload to %s not attempted: %s", url,
 			 terr);
 		goto out;
 	}
-	if ((rc = find_run(db, run_uuid, &run_id, uuid, terr, sizeof(terr))) ||
+	if ((rc = sd_db_find_run(db, run_uuid, &run_id, uuid, terr, sizeof(terr))) ||
 	    (rc = enqueue(db, run_id, url, &row_id, terr, sizeof(terr)))) {
 		snprintf(err, errlen, "upload to %s not attempted: %s", url,
 			 terr);
@@ -422,7 +378,6 @@ int sd_upload_after_run(const char *db_path, const char *run_uuid,
 	rc = send_row(db, row_id, uuid, url, token, &c, &res, err, errlen);
 out:
 	sd_upload_token_free(token);
-	if (db)
-		sqlite3_close(db);
+	sd_db_close(db);
 	return rc;
 }

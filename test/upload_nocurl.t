@@ -1,0 +1,27 @@
+#!/bin/sh
+# upload_nocurl.t - a shakedown built without libcurl (configure
+# --without-curl, or no libcurl4-openssl-dev) says so clearly: sending
+# exits 3 with how to fix it, `run --upload` warns and keeps its status,
+# and `upload --list` still reads the outbox.  Skipped in builds with
+# libcurl (the other upload tests cover those).
+
+UPLOAD_WITHOUT_CURL_OK=1
+. "${top_srcdir:-$(dirname "$0")/..}/test/upload_lib.sh"
+upload_setup
+[ "$NOCURL" = 1 ] || skip_all "built with libcurl"
+msg="built without libcurl; install libcurl4-openssl-dev and rebuild"
+
+run_sd run run --local 2 --op all_reduce -b 1K -e 4K --db "$tmp/a.db" \
+	--upload http://127.0.0.1:1/
+is "$RC" 0 "run --upload: the run's status stands"
+case $ERR in *"$msg"*) ok 0 "and the warning says how to get upload";;
+	*) ok 1 "and the warning says how to get upload"; echo "# $ERR";; esac
+run_sd one upload latest --url http://127.0.0.1:1/ --db "$tmp/a.db"
+is "$RC" 3 "upload RUN: exit 3"
+case $ERR in *"$msg"*) ok 0 "with the message";;
+	*) ok 1 "with the message"; echo "# $ERR";; esac
+run_sd pending upload --pending --db "$tmp/a.db"
+is "$RC" 3 "upload --pending: exit 3"
+run_sd list upload --list --db "$tmp/a.db"
+is "$RC" 0 "upload --list works"
+done_testing
