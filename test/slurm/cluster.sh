@@ -251,6 +251,18 @@ sd_cluster_start() {
 		echo $! >"$SD_CLUSTER_DIR/run/slurmd.node$i.launcher.pid"
 		i=$((i + 1))
 	done
+	# Should the test be killed outright (no EXIT trap), a watchdog stops
+	# the cluster once the test's shell is gone.
+	if [ -z "$SD_CLUSTER_NO_TRAP" ]; then
+		sd_cluster_owner=$$
+		(
+			trap - EXIT INT TERM
+			while kill -0 "$sd_cluster_owner" 2>/dev/null; do
+				sleep 1
+			done
+			sd_cluster_stop
+		) </dev/null >/dev/null 2>&1 &
+	fi
 	if ! sd_cluster_wait_idle "$nodes"; then
 		sd_cluster_note "nodes did not become idle:" \
 			"$(sd_cluster_client sinfo -N 2>&1 | tr '\n' ' ')"
