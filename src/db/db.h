@@ -1,0 +1,151 @@
+/*
+ * db.h - the SQLite results database: open, create, migrate, recover, read.
+ *
+ * One file holds every run (schema in sql/schema.sql, documented in
+ * shakedown-db(5)).  This module opens it safely for several writers (WAL
+ * and a busy timeout; a rollback journal on NFS, Lustre and other network
+ * file systems), creates the schema on first use, brings older files
+ * forward one version at a time (PRAGMA user_version), marks runs whose
+ * writer died as 'aborted', records runs through a result sink
+ * (sink_db.c) and builds the one JSON report document per run that
+ * `shakedown report --format json` prints and the upload sends.
+ * Functions return an sd_status and fill err; they never print.
+ */
+#ifndef SD_DB_H
+#define SD_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "sink.h"
+
+/* The schema version this binary creates and understands. */
+#define SD_DB_SCHEMA_VERSION 2
+/* The version of the JSON report document (its "schema_version"). */
+#define SD_DB_REPORT_VERSION 1
+/* PRAGMA application_id of a shakedown database ("SDBB"). */
+#define SD_DB_APPLICATION_ID 0x53444242
+/* A 'running' run whose heartbeat is older than this is aborted. */
+#define SD_DB_STALE_S 600
+/* Busy timeout unless SHAKEDOWN_DB_BUSY_TIMEOUT_MS says otherwise. */
+#define SD_DB_BUSY_TIMEOUT_MS 15000
+
+/* Flags of sd_db_open(). */
+enum sd_db_flags {
+	SD_DB_CREATE = 1,     /* create the file and schema when missing */
+	SD_DB_READONLY = 2,   /* open read only: no migration, no recovery */
+	SD_DB_NO_MIGRATE = 4, /* leave an older schema as it is (db info) */
+};
+
+/*
+ * Open the database at `path` (a file name, not "none").  With flags 0 the
+ * file must exist; it is opened read-write, an older schema is migrated to
+ * SD_DB_SCHEMA_VERSION and stale 'running' runs are marked 'aborted'.
+ * Checks, each giving SD_ERR_IO and one line in err naming the file and
+ * the fix: missing file (without SD_DB_CREATE), missing or read-only
+ * directory, a directory, not a SQLite file, a SQLite file of another
+ * program, a newer schema than this binary knows, a lock held longer than
+ * the busy timeout.  Foreign keys are on.  The handle is in serialized
+ * mode (safe to share between threads).  Returns SD_OK and *out (close
+ * with sd_db_close()).
+ */
+int sd_db_open(const char *path, int flags, sqlite3 **out, char *err,
+	       size_t errlen);
+
+/* Close a handle from sd_db_open() (NULL is fine). */
+void sd_db_close(sqlite3 *db);
+
+/*
+ * The database path to use: `path_or_null` when given, else
+ * $SHAKEDOWN_DB when set and not empty, else "shakedown.db" in the
+ * current directory.  The result may be "none" (no recording).  Returns a
+ * pointer to the argument, the environment or a constant string.
+ */
+const char *sd_db_resolve_path(const char *path_or_null);
+
+/* The busy timeout in milliseconds: $SHAKEDOWN_DB_BUSY_TIMEOUT_MS or
+ * SD_DB_BUSY_TIMEOUT_MS. */
+int sd_db_busy_timeout_ms(void);
+
+/* PRAGMA user_version of an open database; returns SD_OK or SD_ERR_IO. */
+int sd_db_schema_version(sqlite3 *db, int *version, char *err,
+			 size_t errlen);
+
+/*
+ * Bring the schema forward to SD_DB_SCHEMA_VERSION in one transaction.
+ * *from and *to (either may be NULL) receive the versions before and
+ * after.  Returns SD_OK, or SD_ERR_IO (newer schema, failed step).
+ */
+int sd_db_migrate(sqlite3 *db, int *from, int *to, char *err,
+		  size_t errlen);
+
+/*
+ * Mark 'running' runs as 'aborted' when their writer is gone: same host
+ * and its process no longer exists, or no heartbeat for SD_DB_STALE_S
+ * seconds.  *marked (may be NULL) receives how many.  Must be called
+ * inside a write transaction or on its own (it uses plain statements).
+ */
+int sd_db_mark_stale_runs(sqlite3 *db, int *marked, char *err,
+			  size_t errlen);
+
+/*
+ * Find a run: `run_ref` is a full UUID, a unique prefix of one, or
+ * "latest" (or NULL: the latest).  Returns SD_OK with *run_id and
+ * uuid (37 bytes), or SD_ERR_INVALID (no such run, ambiguous prefix) or
+ * SD_ERR_IO, with err.
+ */
+int sd_db_find_run(sqlite3 *db, const char *run_ref, int64_t *run_id,
+		   char uuid[37], char *err, size_t errlen);
+
+/*
+ * The JSON report of one run (document in shakedown-db(5)): schema_version,
+ * run, job, hosts (with their environment), ranks (with devices), tests
+ * with their measurements and verdicts, and the run's verdict.  Built with
+ * SQLite's JSON functions.  run_ref as for sd_db_find_run().  Returns
+ * SD_OK and *json (malloc'd, NUL-terminated, no trailing newline; the
+ * caller frees), or an sd_status with err.
+ */
+int sd_db_report_json(sqlite3 *db, const char *run_ref, char **json,
+		      char *err, size_t errlen);
+
+/* Seconds since the epoch as ISO 8601 UTC with milliseconds
+ * ("2026-01-31T12:00:00.000Z"). */
+void sd_db_iso_time(double t, char out[32]);
+
+/*
+ * The name of a network file system for a statfs() f_type ("nfs",
+ * "lustre", ...), or NULL for a local one.  SQLite's WAL needs shared
+ * memory that these do not provide across hosts.
+ */
+const char *sd_db_network_fs_name(long f_type);
+
+/*
+ * The recording sink (sink_db.c).  Resolves the path (sd_db_resolve_path),
+ * opens or creates the database with every check of sd_db_open() done
+ * before any test runs, and fills *out.  For "none" it returns SD_OK with
+ * out->ops == NULL: nothing is recorded.  `cmdline` is kept as the run's
+ * command line when run_begin gives none.  Errors: SD_ERR_IO with one line
+ * in err (the caller exits 3).  Each test's rows are committed at its
+ * test_end; run_begin inserts the run as 'running'; a thread refreshes
+ * runs.heartbeat_at every 10 seconds; run_end may come from any thread.
+ * out->ops->destroy() closes everything.
+ */
+int sd_db_sink_open(const char *path_or_null, const char *cmdline,
+		    struct sd_sink *out, char *err, size_t errlen);
+
+/* The resolved database path of a sink from sd_db_sink_open() (owned by
+ * the sink), for the upload. */
+const char *sd_db_sink_path(const struct sd_sink *s);
+
+/*
+ * A note worth printing once on stderr, or NULL: set when the database is
+ * on a network file system and a rollback journal is used instead of WAL
+ * ("results.db is on nfs: using a rollback journal, not WAL").
+ */
+const char *sd_db_sink_note(const struct sd_sink *s);
+
+/* The UUID of the run the sink recorded ("" before run_begin). */
+const char *sd_db_sink_run_uuid(const struct sd_sink *s);
+
+#endif

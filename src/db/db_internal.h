@@ -1,0 +1,49 @@
+/*
+ * db_internal.h - what the files of src/db/ share and nothing else uses:
+ * the compiled-in SQL (generated from sql/ into schema_sql.c by src/db.am)
+ * and the table printer of the database commands.
+ */
+#ifndef SD_DB_INTERNAL_H
+#define SD_DB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+/* sql/schema.sql: creates a database at SD_DB_SCHEMA_VERSION. */
+extern const char sd_db_schema_sql[];
+/* sql/migrations/0002_history.sql: version 1 -> 2. */
+extern const char sd_db_migration_0002_sql[];
+
+/*
+ * sd_db_open() that also fills `note` (when not NULL) with a line for the
+ * user when the journal is not WAL ("" otherwise).
+ */
+int sd_db_open_note(const char *path, int flags, sqlite3 **out, char *note,
+		    size_t notelen, char *err, size_t errlen);
+
+/* Output formats of the database commands. */
+enum sd_db_format { SD_DB_TEXT = 0, SD_DB_JSON, SD_DB_CSV };
+
+/* A parameter of sd_db_print_query(). */
+struct sd_db_param {
+	enum { SD_DB_P_NULL = 0, SD_DB_P_INT, SD_DB_P_REAL, SD_DB_P_TEXT } type;
+	long long i;
+	double d;
+	const char *s;
+};
+
+/*
+ * Run the query `sql` with parameters p[0..np-1] bound to ?1..?np and
+ * print its rows to `out`: an aligned text table with a header line (NULL
+ * as "-", REAL with two decimals), CSV with a header line (RFC 4180
+ * quoting, full precision), or a JSON array of objects built by SQLite
+ * (json_group_array over the query, in its order).  *nrows (may be NULL)
+ * receives the number of rows.  Returns SD_OK or SD_ERR_IO with err.
+ */
+int sd_db_print_query(sqlite3 *db, const char *sql,
+		      const struct sd_db_param *p, int np,
+		      enum sd_db_format fmt, FILE *out, long *nrows,
+		      char *err, size_t errlen);
+
+#endif
