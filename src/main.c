@@ -27,6 +27,7 @@ static int cmd_version(int argc, char **argv)
 
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a test plan and check every result" },
+	{ "upload", cmd_upload, "send run reports to a collector; the outbox" },
 	{ "help", cmd_help, "show help for shakedown or one command" },
 	{ "version", cmd_version, "print the version" },
 };

@@ -121,17 +121,36 @@ run_sd() {
 	ERR=$(cat "$tmp/out/$name.stderr")
 }
 
-# make_db PATH: a results database with one recorded run; sets RUN (uuid)
+# can_run: 0 when `shakedown run --local` works here (a backend is built)
+can_run() {
+	[ -z "${SD_UPLOAD_TEST_MKDB:-}" ] &&
+	"$SHAKEDOWN" run --local 2 --op all_reduce -b 1K -e 1K --db none \
+		> /dev/null 2>&1
+}
+
+# make_db PATH: a results database with one more recorded run; sets RUN
+# (its uuid).  The run is recorded by `shakedown run`; where no backend
+# is built, the database is made from sql/schema.sql with a bare run row
+# (the upload tests are about the upload, not about running).
 make_db() {
 	if [ -n "${SD_UPLOAD_TEST_MKDB:-}" ]; then
 		# development without the core: a command that records a run
 		$SD_UPLOAD_TEST_MKDB "$1"
-	else
+	elif [ "${CAN_RUN:-}" = 1 ] || { [ -z "${CAN_RUN:-}" ] && can_run; }; then
+		CAN_RUN=1
 		"$SHAKEDOWN" run --local 2 --op all_reduce -b 1K -e 4K \
 			--db "$1" > "$tmp/out/make_db.stdout" \
 			2> "$tmp/out/make_db.stderr" ||
 			{ echo "Bail out! shakedown run failed"; \
 			  diag "$tmp/out/make_db.stderr"; exit 1; }
+	else
+		CAN_RUN=0
+		[ -f "$1" ] || sqlite3 "$1" < "$top_srcdir/sql/schema.sql" ||
+			{ echo "Bail out! cannot create $1"; exit 1; }
+		u=$(python3 -c 'import uuid; print(uuid.uuid4())')
+		sqlite3 "$1" "INSERT INTO runs (uuid, started_at, status,
+			exit_status) VALUES ('$u',
+			strftime('%Y-%m-%dT%H:%M:%fZ'), 'passed', 0)"
 	fi
 	RUN=$(sqlite3 "$1" "SELECT uuid FROM runs ORDER BY id DESC LIMIT 1")
 }

@@ -9,6 +9,7 @@ UPLOAD_WITHOUT_CURL_OK=1
 . "${top_srcdir:-$(dirname "$0")/..}/test/upload_lib.sh"
 upload_setup
 [ "$NOCURL" = 1 ] || skip_all "built with libcurl"
+can_run || skip_all "shakedown run --local does not work here (no backend built)"
 msg="built without libcurl; install libcurl4-openssl-dev and rebuild"
 
 run_sd run run --local 2 --op all_reduce -b 1K -e 4K --db "$tmp/a.db" \
