@@ -27,6 +27,10 @@ static int cmd_version(int argc, char **argv)
 
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a test plan and check every result" },
+	{ "report", cmd_report, "show a recorded run and its verdicts" },
+	{ "history", cmd_history, "bus bandwidth of one operation over time" },
+	{ "compare", cmd_compare, "compare two runs and flag regressions" },
+	{ "db", cmd_db, "results database: info, migrate, check" },
 	{ "upload", cmd_upload, "send run reports to a collector; the outbox" },
 	{ "help", cmd_help, "show help for shakedown or one command" },
 	{ "version", cmd_version, "print the version" },

@@ -1,15 +1,713 @@
 /*
  * cmd_db.c - the commands that read the results database: report,
- * history, compare and db.
+ * history, compare and db (info, migrate, check).
+ *
+ * They need no bootstrap and no backend: they open the file (--db, else
+ * SHAKEDOWN_DB, else ./shakedown.db), run queries over the views of
+ * sql/schema.sql and print text tables, CSV or JSON built by SQLite.
+ * Exit statuses: 0; 1 compare found a regression or db check found a
+ * problem; 2 bad options or an unknown run; 3 the database failed.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "db/db.h"
+#include "db/db_internal.h"
+#include "options.h"
 #include "util.h"
 
-int cmd_report(int argc, char **argv) { return SD_EXIT_USAGE; }
-int cmd_history(int argc, char **argv) { return SD_EXIT_USAGE; }
-int cmd_compare(int argc, char **argv) { return SD_EXIT_USAGE; }
-int cmd_db(int argc, char **argv) { return SD_EXIT_USAGE; }
+/* Options every database command shares. */
+struct db_opts {
+	const char *db;
+	enum sd_db_format format;
+	const char *pos[3];  /* positional arguments */
+	int npos;
+	/* history */
+	const char *op, *size, *dtype, *since, *until, *host;
+	/* compare */
+	const char *tolerance;
+};
+
+static void usage_report(FILE *out)
+{
+	fprintf(out,
+		"usage: shakedown report [RUN] [--db PATH] "
+		"[--format text|json|csv]\n"
+		"  Print one recorded run: its job, tests with their verdicts "
+		"and every\n"
+		"  measurement.  RUN is a UUID, a unique prefix of one, or "
+		"'latest' (default).\n"
+		"  --format json prints the run's report document "
+		"(shakedown-db(5)).\n");
+}
+
+static void usage_history(FILE *out)
+{
+	fprintf(out,
+		"usage: shakedown history --op OP [--size SIZE] [--dtype TYPE]"
+		" [--since DATE]\n"
+		"                         [--until DATE] [--host HOST] "
+		"[--db PATH]\n"
+		"                         [--format text|json|csv]\n"
+		"  Bus bandwidth of OP over time: one row per run, data type "
+		"and size\n"
+		"  (the best of in and out of place).  SIZE takes K, M, G "
+		"suffixes; DATE is\n"
+		"  YYYY-MM-DD or an ISO 8601 time (UTC); --until includes that "
+		"day; --host\n"
+		"  keeps runs that had a rank on HOST.\n");
+}
+
+static void usage_compare(FILE *out)
+{
+	fprintf(out,
+		"usage: shakedown compare RUN_A RUN_B [--tolerance PCT] "
+		"[--db PATH]\n"
+		"                         [--format text|json|csv]\n"
+		"  Per test, size and placement: bus bandwidth in both runs "
+		"and the change.\n"
+		"  A drop of more than PCT percent (default 5%%) is flagged "
+		"REGRESSION and\n"
+		"  the exit status is 1.\n");
+}
+
+static void usage_db(FILE *out)
+{
+	fprintf(out,
+		"usage: shakedown db info|migrate|check [--db PATH]\n"
+		"  info     what the file holds: schema version, journal, "
+		"counts, time span\n"
+		"  migrate  bring an older schema to version %d\n"
+		"  check    integrity, foreign keys and schema version; exit 1 "
+		"on a problem\n",
+		SD_DB_SCHEMA_VERSION);
+}
+
+/* Parse options; returns 0, 1 for --help (usage printed), or 2 (error
+ * printed). */
+static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
+		 const char *const *valued, void (*usage)(FILE *))
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (strncmp(a, "--", 2) != 0 || strcmp(a, "--") == 0) {
+			if (strcmp(a, "--") == 0)
+				continue;
+			if (o->npos >= maxpos) {
+				fprintf(stderr, "shakedown %s: unexpected "
+					"argument '%s'; see 'shakedown %s "
+					"--help'\n", argv[0], a, argv[0]);
+				return 2;
+			}
+			o->pos[o->npos++] = a;
+			continue;
+		}
+		const char *name = a + 2, *val = NULL;
+		size_t nlen = strcspn(name, "=");
+		if (name[nlen] == '=')
+			val = name + nlen + 1;
+		int known = 0;
+		for (const char *const *v = valued; *v; v++)
+			if (strlen(*v) == nlen && strncmp(*v, name, nlen) == 0)
+				known = 1;
+		if (!known) {
+			fprintf(stderr, "shakedown %s: unknown option '%.*s'; "
+				"see 'shakedown %s --help'\n", argv[0],
+				(int)nlen + 2, a, argv[0]);
+			return 2;
+		}
+		if (!val) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "shakedown %s: option '%s' "
+					"needs a value\n", argv[0], a);
+				return 2;
+			}
+			val = argv[++i];
+		}
+		if (strncmp(name, "db", nlen) == 0 && nlen == 2)
+			o->db = val;
+		else if (strncmp(name, "format", nlen) == 0 && nlen == 6) {
+			if (strcmp(val, "text") == 0)
+				o->format = SD_DB_TEXT;
+			else if (strcmp(val, "json") == 0)
+				o->format = SD_DB_JSON;
+			else if (strcmp(val, "csv") == 0)
+				o->format = SD_DB_CSV;
+			else {
+				fprintf(stderr, "shakedown %s: unknown format "
+					"'%s'; use text, json or csv\n",
+					argv[0], val);
+				return 2;
+			}
+		} else if (nlen == 2 && strncmp(name, "op", 2) == 0)
+			o->op = val;
+		else if (nlen == 4 && strncmp(name, "size", 4) == 0)
+			o->size = val;
+		else if (nlen == 5 && strncmp(name, "dtype", 5) == 0)
+			o->dtype = val;
+		else if (nlen == 5 && strncmp(name, "since", 5) == 0)
+			o->since = val;
+		else if (nlen == 5 && strncmp(name, "until", 5) == 0)
+			o->until = val;
+		else if (nlen == 4 && strncmp(name, "host", 4) == 0)
+			o->host = val;
+		else if (nlen == 9 && strncmp(name, "tolerance", 9) == 0)
+			o->tolerance = val;
+	}
+	return 0;
+}
+
+/* Open for reading: read-write when the file allows it (so an older
+ * schema is migrated and dead runs are marked), read only otherwise. */
+static int open_db(const char *argv0, const char *path_opt, int flags,
+		   sqlite3 **db)
+{
+	char err[768];
+	const char *path = sd_db_resolve_path(path_opt);
+	if (strcmp(path, "none") == 0) {
+		fprintf(stderr, "shakedown %s: no database (--db none); pass "
+			"--db PATH or set SHAKEDOWN_DB\n", argv0);
+		return SD_EXIT_USAGE;
+	}
+	if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+		flags |= SD_DB_READONLY;
+	if (sd_db_open(path, flags, db, err, sizeof(err)) != SD_OK) {
+		fprintf(stderr, "shakedown %s: %s\n", argv0, err);
+		return SD_EXIT_ENV;
+	}
+	return SD_EXIT_OK;
+}
+
+static int query_failed(const char *argv0, int status, const char *err)
+{
+	fprintf(stderr, "shakedown %s: %s\n", argv0, err);
+	return status == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+}
+
+/* --- report ------------------------------------------------------------ */
+
+static const char report_head_sql[] =
+	"SELECT r.uuid, r.status, r.exit_status, r.message, r.started_at, "
+	" s.duration_s, r.command_line, r.backend, r.backend_version, "
+	" r.nranks, s.nnodes, s.nodelist, s.launcher, s.cluster, s.job_id, "
+	" s.tests_total, s.tests_passed, s.tests_not_passed, s.wrong_total, "
+	" r.user, r.hostname, r.tool_version "
+	"FROM runs r JOIN run_summary s ON s.run_id = r.id WHERE r.id = ?1";
+
+static const char report_tests_sql[] =
+	"SELECT test_index AS test, name, dtype, redop, root, scope, nranks,"
+	" measurements, peak_busbw_gbs, wrong, verdict, verdict_reason AS why "
+	"FROM tests_v WHERE run_id = ?1 ORDER BY test_index";
+
+static const char report_meas_sql[] =
+	"SELECT t.test_index AS test, t.name, t.dtype, m.size_bytes, m.count,"
+	" m.in_place, m.iters, m.time_us, m.time_us_min, m.time_us_max, "
+	" m.algbw_gbs, m.busbw_gbs, m.wrong, m.algo "
+	"FROM tests t JOIN measurements m ON m.test_id = t.id "
+	"WHERE t.run_id = ?1 ORDER BY t.test_index, m.size_bytes, m.in_place";
+
+static const char *col(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	return t && *t ? t : "-";
+}
+
+static int report_text(sqlite3 *db, int64_t run_id, char *err,
+		       size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	struct sd_db_param p = { .type = SD_DB_P_INT, .i = run_id };
+	if (sqlite3_prepare_v2(db, report_head_sql, -1, &st, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "query failed: %s", sqlite3_errmsg(db));
+		return SD_ERR_IO;
+	}
+	sqlite3_bind_int64(st, 1, run_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		printf("run       %s\n", col(st, 0));
+		printf("status    %s (exit %s)%s%s\n", col(st, 1), col(st, 2),
+		       sqlite3_column_type(st, 3) != SQLITE_NULL ? ": " : "",
+		       sqlite3_column_type(st, 3) != SQLITE_NULL ? col(st, 3)
+								 : "");
+		printf("started   %s (%s s)\n", col(st, 4), col(st, 5));
+		printf("command   %s\n", col(st, 6));
+		printf("backend   %s %s\n", col(st, 7), col(st, 8));
+		printf("ranks     %s on %s host(s): %s (%s%s%s%s%s)\n",
+		       col(st, 9), col(st, 10), col(st, 11), col(st, 12),
+		       sqlite3_column_type(st, 13) != SQLITE_NULL ? ", cluster "
+								  : "",
+		       sqlite3_column_type(st, 13) != SQLITE_NULL ? col(st, 13)
+								  : "",
+		       sqlite3_column_type(st, 14) != SQLITE_NULL ? ", job "
+								  : "",
+		       sqlite3_column_type(st, 14) != SQLITE_NULL ? col(st, 14)
+								  : "");
+		printf("by        %s on %s, shakedown %s\n", col(st, 19),
+		       col(st, 20), col(st, 21));
+		printf("tests     %s: %s passed, %s not passed; %s wrong "
+		       "elements\n\n", col(st, 15), col(st, 16), col(st, 17),
+		       col(st, 18));
+	}
+	sqlite3_finalize(st);
+	int rc = sd_db_print_query(db, report_tests_sql, &p, 1, SD_DB_TEXT,
+				   stdout, NULL, err, errlen);
+	if (rc != SD_OK)
+		return rc;
+	printf("\n");
+	return sd_db_print_query(db, report_meas_sql, &p, 1, SD_DB_TEXT,
+				 stdout, NULL, err, errlen);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const char *const valued[] = { "db", "format", NULL };
+	struct db_opts o;
+	sqlite3 *db = NULL;
+	char err[768];
+	int64_t run_id;
+	char uuid[37];
+	int rc = parse(argc, argv, &o, 1, valued, usage_report);
+	if (rc)
+		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
+	rc = open_db(argv[0], o.db, 0, &db);
+	if (rc)
+		return rc;
+	int st = sd_db_find_run(db, o.npos ? o.pos[0] : NULL, &run_id, uuid,
+				err, sizeof(err));
+	if (st != SD_OK) {
+		rc = query_failed(argv[0], st, err);
+		goto out;
+	}
+	if (o.format == SD_DB_JSON) {
+		char *json = NULL;
+		st = sd_db_report_json(db, uuid, &json, err, sizeof(err));
+		if (st == SD_OK)
+			printf("%s\n", json);
+		free(json);
+	} else if (o.format == SD_DB_CSV) {
+		struct sd_db_param p = { .type = SD_DB_P_INT, .i = run_id };
+		st = sd_db_print_query(db, report_meas_sql, &p, 1, SD_DB_CSV,
+				       stdout, NULL, err, sizeof(err));
+	} else {
+		st = report_text(db, run_id, err, sizeof(err));
+	}
+	if (st != SD_OK) {
+		rc = query_failed(argv[0], st, err);
+		goto out;
+	}
+	rc = sd_finish_stdout();
+out:
+	sd_db_close(db);
+	return rc;
+}
+
+/* --- history ----------------------------------------------------------- */
+
+static const char history_sql[] =
+	"SELECT r.started_at, r.uuid AS run_uuid, r.status AS run_status, "
+	" j.nodelist, r.nranks, t.dtype, m.size_bytes, "
+	" max(m.busbw_gbs) AS busbw_gbs, min(m.time_us) AS time_us, "
+	" sum(m.wrong) AS wrong "
+	"FROM tests t "
+	" JOIN runs r ON r.id = t.run_id "
+	" JOIN measurements m ON m.test_id = t.id "
+	" LEFT JOIN jobs j ON j.run_id = r.id "
+	"WHERE t.op = ?1 "
+	" AND (?2 IS NULL OR m.size_bytes = ?2) "
+	" AND (?3 IS NULL OR t.dtype = ?3) "
+	" AND (?4 IS NULL OR r.started_at >= ?4) "
+	" AND (?5 IS NULL OR r.started_at < "
+	"      iif(length(?5) = 10, date(?5, '+1 day'), ?5)) "
+	" AND (?6 IS NULL OR EXISTS (SELECT 1 FROM ranks k "
+	"      WHERE k.run_id = r.id AND k.host = ?6)) "
+	"GROUP BY r.id, t.dtype, m.size_bytes "
+	"ORDER BY r.started_at, r.id, t.dtype, m.size_bytes";
+
+/* A date or time SQLite understands (YYYY-MM-DD...). */
+static int valid_date(sqlite3 *db, const char *s)
+{
+	sqlite3_stmt *st = NULL;
+	int ok = 0;
+	if (strlen(s) < 10 || s[4] != '-' || s[7] != '-')
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT julianday(?1) IS NOT NULL", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, s, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			ok = sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	return ok;
+}
+
+int cmd_history(int argc, char **argv)
+{
+	static const char *const valued[] = { "db", "format", "op", "size",
+		"dtype", "since", "until", "host", NULL };
+	struct db_opts o;
+	sqlite3 *db = NULL;
+	char err[768];
+	uint64_t size = 0;
+	enum sd_op op;
+	enum sd_dtype dt;
+	const char *hint = NULL;
+	int rc = parse(argc, argv, &o, 0, valued, usage_history);
+	if (rc)
+		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
+	if (!o.op) {
+		fprintf(stderr, "shakedown history: --op is required, e.g. "
+			"--op all_reduce\n");
+		return SD_EXIT_USAGE;
+	}
+	if (sd_op_from_name(o.op, &op, &hint) != 0) {
+		fprintf(stderr, "shakedown history: unknown op '%s'%s%s%s\n",
+			o.op, hint ? "; did you mean '" : "", hint ? hint : "",
+			hint ? "'?" : "");
+		return SD_EXIT_USAGE;
+	}
+	hint = NULL;
+	if (o.dtype && sd_dtype_from_name(o.dtype, &dt, &hint) != 0) {
+		fprintf(stderr, "shakedown history: unknown dtype '%s'%s%s%s\n",
+			o.dtype, hint ? "; did you mean '" : "",
+			hint ? hint : "", hint ? "'?" : "");
+		return SD_EXIT_USAGE;
+	}
+	if (o.size && sd_parse_size(o.size, &size) != 0) {
+		fprintf(stderr, "shakedown history: bad size '%s'; use a "
+			"number with an optional K, M or G suffix\n", o.size);
+		return SD_EXIT_USAGE;
+	}
+	rc = open_db(argv[0], o.db, 0, &db);
+	if (rc)
+		return rc;
+	const char *dates[2] = { o.since, o.until };
+	for (int i = 0; i < 2; i++)
+		if (dates[i] && !valid_date(db, dates[i])) {
+			fprintf(stderr, "shakedown history: bad date '%s' for "
+				"--%s; use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS\n",
+				dates[i], i ? "until" : "since");
+			rc = SD_EXIT_USAGE;
+			goto out;
+		}
+	struct sd_db_param p[6] = {
+		{ .type = SD_DB_P_TEXT, .s = sd_op_name(op) },
+		{ .type = o.size ? SD_DB_P_INT : SD_DB_P_NULL,
+		  .i = (long long)size },
+		{ .type = SD_DB_P_TEXT, .s = o.dtype ? sd_dtype_name(dt)
+						     : NULL },
+		{ .type = SD_DB_P_TEXT, .s = o.since },
+		{ .type = SD_DB_P_TEXT, .s = o.until },
+		{ .type = SD_DB_P_TEXT, .s = o.host },
+	};
+	int st = sd_db_print_query(db, history_sql, p, 6, o.format, stdout,
+				   NULL, err, sizeof(err));
+	if (st != SD_OK) {
+		rc = query_failed(argv[0], st, err);
+		goto out;
+	}
+	rc = sd_finish_stdout();
+out:
+	sd_db_close(db);
+	return rc;
+}
+
+/* --- compare ----------------------------------------------------------- */
+
+/* ?1 run A, ?2 run B, ?3 tolerance in percent. */
+static const char compare_sql[] =
+	"WITH a AS (SELECT min(t.test_index) AS test_index, t.name, t.op, "
+	"  t.dtype, coalesce(t.redop, '-') AS redop, "
+	"  coalesce(t.root, -1) AS root, t.scope, m.size_bytes, m.in_place, "
+	"  max(m.busbw_gbs) AS busbw_gbs "
+	" FROM tests t JOIN measurements m ON m.test_id = t.id "
+	" WHERE t.run_id = ?1 GROUP BY 2, 3, 4, 5, 6, 7, 8, 9), "
+	"b AS (SELECT min(t.test_index) AS test_index, t.name, t.op, "
+	"  t.dtype, coalesce(t.redop, '-') AS redop, "
+	"  coalesce(t.root, -1) AS root, t.scope, m.size_bytes, m.in_place, "
+	"  max(m.busbw_gbs) AS busbw_gbs "
+	" FROM tests t JOIN measurements m ON m.test_id = t.id "
+	" WHERE t.run_id = ?2 GROUP BY 2, 3, 4, 5, 6, 7, 8, 9), "
+	"k AS (SELECT name, op, dtype, redop, root, scope, size_bytes, "
+	"  in_place FROM a UNION SELECT name, op, dtype, redop, root, scope, "
+	"  size_bytes, in_place FROM b) "
+	"SELECT k.name AS test, k.dtype, nullif(k.redop, '-') AS redop, "
+	" nullif(k.root, -1) AS root, k.scope, k.size_bytes, k.in_place, "
+	" a.busbw_gbs AS busbw_gbs_a, b.busbw_gbs AS busbw_gbs_b, "
+	" round((b.busbw_gbs - a.busbw_gbs) * 100.0 / a.busbw_gbs, 2) "
+	"  AS delta_pct, "
+	" CASE WHEN a.busbw_gbs IS NULL THEN 'only in B' "
+	"  WHEN b.busbw_gbs IS NULL THEN 'only in A' "
+	"  WHEN b.busbw_gbs < a.busbw_gbs * (1.0 - ?3 / 100.0) "
+	"   THEN 'REGRESSION' "
+	"  WHEN b.busbw_gbs > a.busbw_gbs * (1.0 + ?3 / 100.0) "
+	"   THEN 'improved' "
+	"  ELSE 'ok' END AS verdict "
+	"FROM k LEFT JOIN a USING (name, op, dtype, redop, root, scope, "
+	"  size_bytes, in_place) "
+	" LEFT JOIN b USING (name, op, dtype, redop, root, scope, size_bytes, "
+	"  in_place) "
+	"ORDER BY coalesce(a.test_index, b.test_index + 1000000), "
+	" k.size_bytes, k.in_place";
+
+static int parse_tolerance(const char *s, double *pct)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno)
+		return -1;
+	if (*end == '%')
+		end++;
+	if (*end != '\0' || v < 0.0 || v > 100.0)
+		return -1;
+	*pct = v;
+	return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	static const char *const valued[] = { "db", "format", "tolerance",
+					      NULL };
+	struct db_opts o;
+	sqlite3 *db = NULL;
+	char err[768], uuid[2][37];
+	int64_t id[2];
+	double tol = 5.0;
+	int rc = parse(argc, argv, &o, 2, valued, usage_compare);
+	if (rc)
+		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
+	if (o.npos != 2) {
+		fprintf(stderr, "shakedown compare: give two runs, e.g. "
+			"'shakedown compare 3f2c 9a1b'\n");
+		return SD_EXIT_USAGE;
+	}
+	if (o.tolerance && parse_tolerance(o.tolerance, &tol) != 0) {
+		fprintf(stderr, "shakedown compare: bad tolerance '%s'; use a "
+			"percentage from 0 to 100, e.g. 5%%\n", o.tolerance);
+		return SD_EXIT_USAGE;
+	}
+	rc = open_db(argv[0], o.db, 0, &db);
+	if (rc)
+		return rc;
+	for (int i = 0; i < 2; i++) {
+		int st = sd_db_find_run(db, o.pos[i], &id[i], uuid[i], err,
+					sizeof(err));
+		if (st != SD_OK) {
+			rc = query_failed(argv[0], st, err);
+			goto out;
+		}
+	}
+	struct sd_db_param p[3] = {
+		{ .type = SD_DB_P_INT, .i = id[0] },
+		{ .type = SD_DB_P_INT, .i = id[1] },
+		{ .type = SD_DB_P_REAL, .d = tol },
+	};
+	if (o.format == SD_DB_TEXT)
+		printf("A  %s\nB  %s\ntolerance %.4g%%\n\n", uuid[0], uuid[1],
+		       tol);
+	int st = sd_db_print_query(db, compare_sql, p, 3, o.format, stdout,
+				   NULL, err, sizeof(err));
+	if (st != SD_OK) {
+		rc = query_failed(argv[0], st, err);
+		goto out;
+	}
+	/* Count the regressions with the same query. */
+	struct sd_buf q = { 0 };
+	long nreg = 0;
+	if (sd_buf_printf(&q, "SELECT count(*) FROM (%s) WHERE verdict = "
+			  "'REGRESSION'", compare_sql) == 0) {
+		sqlite3_stmt *cs = NULL;
+		if (sqlite3_prepare_v2(db, q.data, -1, &cs, NULL) ==
+		    SQLITE_OK) {
+			sqlite3_bind_int64(cs, 1, id[0]);
+			sqlite3_bind_int64(cs, 2, id[1]);
+			sqlite3_bind_double(cs, 3, tol);
+			if (sqlite3_step(cs) == SQLITE_ROW)
+				nreg = (long)sqlite3_column_int64(cs, 0);
+		}
+		sqlite3_finalize(cs);
+	}
+	sd_buf_free(&q);
+	if (o.format == SD_DB_TEXT)
+		printf("\n%ld regression%s beyond %.4g%%\n", nreg,
+		       nreg == 1 ? "" : "s", tol);
+	rc = sd_finish_stdout();
+	if (rc == SD_EXIT_OK && nreg > 0)
+		rc = SD_EXIT_CHECK;
+out:
+	sd_db_close(db);
+	return rc;
+}
+
+/* --- db info | migrate | check ------------------------------------------ */
+
+static int print_kv(sqlite3 *db, const char *label, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SD_ERR_IO;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		printf("%-16s %s\n", label, col(st, 0));
+		rc = SD_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int db_info(sqlite3 *db, const char *path)
+{
+	struct stat stt;
+	int version = 0;
+	char err[256];
+	printf("%-16s %s\n", "path", path);
+	if (stat(path, &stt) == 0)
+		printf("%-16s %lld\n", "size_bytes", (long long)stt.st_size);
+	if (sd_db_schema_version(db, &version, err, sizeof(err)) == SD_OK)
+		printf("%-16s %d (this shakedown: %d)\n", "schema_version",
+		       version, SD_DB_SCHEMA_VERSION);
+	print_kv(db, "journal_mode", "PRAGMA journal_mode");
+	int rc = print_kv(db, "runs",
+		"SELECT count(*) || coalesce(' (' || (SELECT group_concat("
+		" n || ' ' || status, ', ') FROM (SELECT status, count(*) AS n "
+		" FROM runs GROUP BY status ORDER BY status)) || ')', '') "
+		"FROM runs");
+	if (rc != SD_OK)
+		return rc;
+	print_kv(db, "first_run", "SELECT coalesce(min(started_at), '-') "
+		 "FROM runs");
+	print_kv(db, "last_run", "SELECT coalesce(max(started_at), '-') "
+		 "FROM runs");
+	print_kv(db, "tests", "SELECT count(*) FROM tests");
+	print_kv(db, "measurements", "SELECT count(*) FROM measurements");
+	print_kv(db, "hosts", "SELECT count(DISTINCT host) FROM ranks");
+	print_kv(db, "upload_outbox",
+		 "SELECT count(*) || coalesce(' (' || (SELECT group_concat("
+		 " n || ' ' || state, ', ') FROM (SELECT state, count(*) AS n "
+		 " FROM upload_outbox GROUP BY state ORDER BY state)) || ')', "
+		 " '') FROM upload_outbox");
+	return SD_OK;
+}
+
+/* Returns the number of problems found (printed), or -1 on failure. */
+static int db_check(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int problems = 0, version = 0;
+	char err[256];
+	if (sd_db_schema_version(db, &version, err, sizeof(err)) != SD_OK)
+		return -1;
+	if (version < SD_DB_SCHEMA_VERSION) {
+		printf("schema: version %d is older than %d; run 'shakedown "
+		       "db migrate'\n", version, SD_DB_SCHEMA_VERSION);
+		problems++;
+	} else {
+		printf("schema: version %d, ok\n", version);
+	}
+	if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	int nrow = 0, bad = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = col(st, 0);
+		if (strcmp(t, "ok") != 0) {
+			printf("integrity: %s\n", t);
+			bad++;
+		}
+		nrow++;
+	}
+	sqlite3_finalize(st);
+	if (nrow == 0)
+		return -1;
+	if (bad)
+		problems++;
+	else
+		printf("integrity: ok\n");
+	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -1;
+	int fk = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (fk++ < 10)
+			printf("foreign keys: %s row %s refers to a missing "
+			       "%s row\n", col(st, 0), col(st, 1), col(st, 2));
+	}
+	sqlite3_finalize(st);
+	if (fk)
+		problems++;
+	else
+		printf("foreign keys: ok\n");
+	print_kv(db, "running runs:", "SELECT count(*) FROM runs "
+		 "WHERE status = 'running'");
+	return problems;
+}
+
+int cmd_db(int argc, char **argv)
+{
+	static const char *const valued[] = { "db", NULL };
+	struct db_opts o;
+	sqlite3 *db = NULL;
+	char err[768];
+	int rc = parse(argc, argv, &o, 1, valued, usage_db);
+	if (rc)
+		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
+	const char *sub = o.npos ? o.pos[0] : NULL;
+	if (!sub || (strcmp(sub, "info") != 0 && strcmp(sub, "migrate") != 0 &&
+		     strcmp(sub, "check") != 0)) {
+		fprintf(stderr, "shakedown db: %s%s%s; use info, migrate or "
+			"check\n", sub ? "unknown subcommand '" : "missing "
+			"subcommand", sub ? sub : "", sub ? "'" : "");
+		return SD_EXIT_USAGE;
+	}
+	const char *path = sd_db_resolve_path(o.db);
+	rc = open_db(argv[0], o.db, SD_DB_NO_MIGRATE, &db);
+	if (rc)
+		return rc;
+	if (strcmp(sub, "info") == 0) {
+		if (db_info(db, path) != SD_OK) {
+			fprintf(stderr, "shakedown db: %s: %s\n", path,
+				sqlite3_errmsg(db));
+			rc = SD_EXIT_ENV;
+			goto out;
+		}
+	} else if (strcmp(sub, "migrate") == 0) {
+		int from, to;
+		if (sd_db_migrate(db, &from, &to, err, sizeof(err)) != SD_OK) {
+			fprintf(stderr, "shakedown db: %s: %s\n", path, err);
+			rc = SD_EXIT_ENV;
+			goto out;
+		}
+		if (from == to)
+			printf("%s: already at schema version %d\n", path, to);
+		else
+			printf("%s: migrated from schema version %d to %d\n",
+			       path, from, to);
+	} else {
+		int problems = db_check(db);
+		if (problems < 0) {
+			fprintf(stderr, "shakedown db: %s: checking failed: "
+				"%s\n", path, sqlite3_errmsg(db));
+			rc = SD_EXIT_ENV;
+			goto out;
+		}
+		rc = sd_finish_stdout();
+		if (rc == SD_EXIT_OK && problems)
+			rc = SD_EXIT_CHECK;
+		goto out;
+	}
+	rc = sd_finish_stdout();
+out:
+	sd_db_close(db);
+	return rc;
+}
