@@ -32,15 +32,8 @@
 #include "sink.h"
 #include "sink_text.h"
 #include "util.h"
-
-/* Provided by the database and upload modules when they are built in. */
-int sd_db_sink_open(const char *path, const char *cmdline, struct sd_sink *out,
-		    char *err, size_t errlen) __attribute__((weak));
-const char *sd_db_sink_path(const struct sd_sink *s) __attribute__((weak));
-int sd_upload_after_run(const char *db_path, const char *run_uuid,
-			const char *url, const char *token_file,
-			const char *cacert, char *err, size_t errlen)
-	__attribute__((weak));
+#include "db/db.h"
+#include "upload/upload.h"
 
 static volatile sig_atomic_t cancel_flag;
 
@@ -558,14 +551,20 @@ static int rank_main(void *arg)
 		rc = sd_text_sink_open(o->format, stdout, &c->sinks[c->nsinks]);
 		if (!rc)
 			c->nsinks++;
-		if (!rc && sd_db_sink_open) {
+		if (!rc) {
 			rc = sd_db_sink_open(o->db, c->cmdline,
 					     &c->sinks[c->nsinks], err,
 					     sizeof(err));
 			if (rc)
 				fprintf(stderr, "shakedown: %s\n", err);
-			else if (c->sinks[c->nsinks].ops)
+			else if (c->sinks[c->nsinks].ops) {
+				const char *note =
+					sd_db_sink_note(&c->sinks[c->nsinks]);
+				if (note)
+					fprintf(stderr, "shakedown: note: %s\n",
+						note);
 				c->nsinks++;
+			}
 		}
 	}
 	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
@@ -633,13 +632,9 @@ static int rank_main(void *arg)
 	sd_ctrl_finish(c->ctrl, &status);
 
 	if (bs->rank == 0 && o->upload_url) {
-		const char *db = c->nsinks > 1 && sd_db_sink_path
-					 ? sd_db_sink_path(&c->sinks[1]) : NULL;
-		if (!sd_upload_after_run)
-			fprintf(stderr, "shakedown: warning: this shakedown was "
-				"built without upload support; the report was "
-				"not sent\n");
-		else if (!db)
+		const char *db = c->nsinks > 1 ? sd_db_sink_path(&c->sinks[1])
+					       : NULL;
+		if (!db)
 			fprintf(stderr, "shakedown: warning: --upload needs the "
 				"results database (not --db none); the report "
 				"was not sent\n");
@@ -691,6 +686,11 @@ int cmd_run(int argc, char **argv)
 		return SD_EXIT_USAGE;
 	}
 	ctx.opt.fault.kind = (int)ctx.fault.kind;
+	if (ctx.opt.upload_url && !sd_upload_available(err, sizeof(err))) {
+		if (first_task())
+			fprintf(stderr, "shakedown: --upload: %s\n", err);
+		return SD_EXIT_ENV;
+	}
 	/* the command line, for the record */
 	size_t used = (size_t)snprintf(ctx.cmdline, sizeof(ctx.cmdline),
 				       "shakedown");
