@@ -315,7 +315,7 @@ out:
 
 /* --- history ----------------------------------------------------------- */
 
-static const char history_sql[] =
+const char sd_db_history_sql[] =
 	"SELECT r.started_at, r.uuid AS run_uuid, r.status AS run_status, "
 	" j.nodelist, r.nranks, t.dtype, m.size_bytes, "
 	" max(m.busbw_gbs) AS busbw_gbs, min(m.time_us) AS time_us, "
@@ -411,8 +411,8 @@ int cmd_history(int argc, char **argv)
 		{ .type = SD_DB_P_TEXT, .s = o.until },
 		{ .type = SD_DB_P_TEXT, .s = o.host },
 	};
-	int st = sd_db_print_query(db, history_sql, p, 6, o.format, stdout,
-				   NULL, err, sizeof(err));
+	int st = sd_db_print_query(db, sd_db_history_sql, p, 6, o.format,
+				   stdout, NULL, err, sizeof(err));
 	if (st != SD_OK) {
 		rc = query_failed(argv[0], st, err);
 		goto out;
