@@ -1,0 +1,1274 @@
+/*
+ * gloo_plugin.cc - the Gloo backend: collectives on host memory over TCP.
+ *
+ * A thin C++ layer over libgloo (Debian's libgloo-dev, a 2022 snapshot of
+ * Gloo 0.5.0) behind the C ABI of include/shakedown/backend.h.  The world
+ * communicator's rendezvous store rides on the shakedown bootstrap; split
+ * communicators rendezvous over their parent's Gloo context.  Every op of
+ * enum sd_op is offered with the algorithms Gloo has for it (the legacy
+ * algorithm classes and the options-based functions); algo -1 picks the
+ * fastest for the size, from crossovers measured with bench/gloo_raw.
+ * No C++ exception crosses the C boundary: each entry point catches and
+ * maps Gloo's errors to sd_status codes (timeouts to SD_ERR_TIMEOUT, lost
+ * connections to SD_ERR_PEER) with Gloo's message in `err`.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <gloo/algorithm.h>
+#include <gloo/allgather.h>
+#include <gloo/allgather_ring.h>
+#include <gloo/allreduce.h>
+#include <gloo/allreduce_bcube.h>
+#include <gloo/allreduce_halving_doubling.h>
+#include <gloo/allreduce_ring.h>
+#include <gloo/allreduce_ring_chunked.h>
+#include <gloo/alltoall.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/broadcast_one_to_all.h>
+#include <gloo/common/error.h>
+#include <gloo/common/logging.h>
+#include <gloo/config.h>
+#include <gloo/gather.h>
+#include <gloo/math.h>
+#include <gloo/reduce.h>
+#include <gloo/reduce_scatter.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/scatter.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/types.h>
+
+#include "shakedown/backend.h"
+#include "shakedown/pattern.h"
+#include "pattern_host.h"
+
+#define SD_STR2(x) #x
+#define SD_STR(x) SD_STR2(x)
+#define SD_GLOO_VERSION                                                     \
+	"gloo " SD_STR(GLOO_VERSION_MAJOR) "." SD_STR(GLOO_VERSION_MINOR) "."  \
+	SD_STR(GLOO_VERSION_PATCH) " (libgloo-dev 2022 snapshot, tcp), "     \
+	"plugin " PACKAGE_VERSION
+
+namespace {
+
+/* Slot prefix of the point-to-point ops (Gloo's own use 0x01..0x08). */
+constexpr uint8_t kSendrecvSlotPrefix = 0x40;
+
+/* Default per-operation timeout when the caller gives none. */
+constexpr int kDefaultTimeoutMs = 60000;
+
+/* An error already worded for the user, with its status. */
+struct sd_error {
+	int status;
+	std::string msg;
+};
+
+/* One allgather of bytes over some group: the bootstrap or a parent comm. */
+using allgather_fn = std::function<void(const void *send, void *recv,
+					size_t len)>;
+
+/*
+ * A Gloo rendezvous store over a collective allgather.  set() is collective:
+ * every rank of the underlying group contributes one record per round, and
+ * records of other colors (other split groups) are dropped.  Ranks that are
+ * done, or take no part, keep joining rounds through finish() until every
+ * rank is done, so groups that call set() a different number of times (or
+ * not at all) never deadlock.  get() and wait() only read what earlier
+ * rounds delivered: a missing key is an error, never a wait.
+ */
+class CollectiveStore : public gloo::rendezvous::Store {
+public:
+	CollectiveStore(allgather_fn ag, int group_size, int color)
+		: ag_(std::move(ag)), n_(group_size), color_(color)
+	{
+	}
+
+	void set(const std::string &key, const std::vector<char> &data) override
+	{
+		round(0, key, data);
+	}
+
+	std::vector<char> get(const std::string &key) override
+	{
+		auto it = map_.find(key);
+		if (it == map_.end())
+			throw sd_error{ SD_ERR_BOOTSTRAP,
+					"gloo rendezvous: key '" + key +
+						"' was never set" };
+		return it->second;
+	}
+
+	void wait(const std::vector<std::string> &keys) override
+	{
+		for (const auto &k : keys)
+			if (map_.find(k) == map_.end())
+				throw sd_error{ SD_ERR_BOOTSTRAP,
+						"gloo rendezvous: key '" + k +
+							"' was never set" };
+	}
+
+	void wait(const std::vector<std::string> &keys,
+		  const std::chrono::milliseconds &) override
+	{
+		wait(keys);
+	}
+
+	/* Join rounds until every rank of the group is done. */
+	void finish()
+	{
+		while (!round(1, std::string(), std::vector<char>()))
+			;
+	}
+
+private:
+	struct header {
+		uint32_t done;
+		int32_t color;
+		uint64_t klen;
+		uint64_t vlen;
+	};
+
+	/* One round; returns whether every rank was done in it. */
+	bool round(int done, const std::string &key,
+		   const std::vector<char> &val)
+	{
+		header h = { (uint32_t)done, color_, key.size(), val.size() };
+		std::vector<header> hs(n_);
+		ag_(&h, hs.data(), sizeof(h));
+		size_t maxlen = 0;
+		bool all_done = true;
+		for (const auto &x : hs) {
+			maxlen = std::max<size_t>(maxlen, x.klen + x.vlen);
+			all_done = all_done && x.done;
+		}
+		if (maxlen == 0)
+			return all_done;
+		std::vector<char> mine(maxlen, 0), all(maxlen * n_);
+		memcpy(mine.data(), key.data(), key.size());
+		if (!val.empty())
+			memcpy(mine.data() + key.size(), val.data(),
+			       val.size());
+		ag_(mine.data(), all.data(), maxlen);
+		for (int r = 0; r < n_; r++) {
+			const header &x = hs[r];
+			if (x.done || x.color != color_)
+				continue;
+			const char *p = all.data() + (size_t)r * maxlen;
+			map_[std::string(p, x.klen)] =
+				std::vector<char>(p + x.klen,
+						  p + x.klen + x.vlen);
+		}
+		return all_done;
+	}
+
+	allgather_fn ag_;
+	int n_;
+	int32_t color_;
+	std::map<std::string, std::vector<char>> map_;
+};
+
+} // namespace
+
+/* The prepared operation: what run() executes, and what it was built for. */
+struct sd_prepared {
+	bool valid = false;
+	enum sd_op op;
+	enum sd_dtype dtype;
+	enum sd_redop redop;
+	int root, in_place, algo;
+	size_t send_count, recv_count;
+	void *sendbuf, *recvbuf;
+	int timeout_ms;
+	std::function<void()> fn;
+	std::shared_ptr<void> keep; /* algorithm objects, options, scratch */
+};
+
+struct sd_comm {
+	std::shared_ptr<gloo::transport::Device> dev;
+	std::shared_ptr<gloo::rendezvous::Context> ctx;
+	int rank = 0, size = 1;
+	int timeout_ms = kDefaultTimeoutMs;
+	std::string address;
+	std::atomic<bool> aborted{ false };
+	sd_prepared prep;
+};
+
+namespace {
+
+void put_err(char *err, size_t errlen, const std::string &msg)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", msg.c_str());
+}
+
+/* Gloo puts "[file.cc:123] " in front of its messages; keep the text. */
+std::string gloo_text(const char *what)
+{
+	std::string s(what ? what : "");
+	if (!s.empty() && s[0] == '[') {
+		size_t e = s.find("] ");
+		if (e != std::string::npos)
+			s = s.substr(e + 2);
+	}
+	return s;
+}
+
+bool says_timeout(const std::string &s)
+{
+	return s.find("imeout") != std::string::npos ||
+	       s.find("imed out") != std::string::npos;
+}
+
+/*
+ * Run f, turning every exception into a status and a message that starts
+ * with `what` (e.g. "gloo all_reduce (ring) on rank 2").
+ */
+template <typename F>
+int guarded(const std::string &what, int timeout_ms, char *err, size_t errlen,
+	    F &&f)
+{
+	try {
+		f();
+		return SD_OK;
+	} catch (const sd_error &e) {
+		put_err(err, errlen, what + ": " + e.msg);
+		return e.status;
+	} catch (const gloo::IoException &e) {
+		std::string s = gloo_text(e.what());
+		if (says_timeout(s)) {
+			put_err(err, errlen,
+				what + ": timed out after " +
+					std::to_string(timeout_ms) +
+					" ms (" + s +
+					"); a peer did not take part");
+			return SD_ERR_TIMEOUT;
+		}
+		put_err(err, errlen,
+			what + ": lost a peer (" + s + ")");
+		return SD_ERR_PEER;
+	} catch (const gloo::EnforceNotMet &e) {
+		put_err(err, errlen, what + ": gloo refused (" +
+					     gloo_text(e.what()) + ")");
+		return SD_ERR_BACKEND;
+	} catch (const std::bad_alloc &) {
+		put_err(err, errlen, what + ": out of memory");
+		return SD_ERR_NOMEM;
+	} catch (const std::exception &e) {
+		std::string s = gloo_text(e.what());
+		if (says_timeout(s)) {
+			put_err(err, errlen, what + ": timed out (" + s + ")");
+			return SD_ERR_TIMEOUT;
+		}
+		put_err(err, errlen, what + ": " + s);
+		return SD_ERR_BACKEND;
+	} catch (...) {
+		put_err(err, errlen, what + ": unknown C++ exception");
+		return SD_ERR_BACKEND;
+	}
+}
+
+/* ---- algorithms ---------------------------------------------------- */
+
+/* Per op, the algorithm names --algo accepts (index = args->algo). */
+enum {
+	AR_RING, AR_RING_CHUNKED, AR_HALVING_DOUBLING, AR_BCUBE,
+	AR_OPTS_RING, AR_OPTS_BCUBE, AR_COUNT
+};
+const char *const allreduce_algos[] = { "ring", "ring_chunked",
+					"halving_doubling", "bcube",
+					"opts_ring", "opts_bcube", nullptr };
+enum { AG_RING, AG_OPTS };
+const char *const allgather_algos[] = { "ring", "opts", nullptr };
+enum { RS_HALVING_DOUBLING, RS_OPTS_ALLREDUCE };
+const char *const reduce_scatter_algos[] = { "halving_doubling",
+					     "opts_allreduce", nullptr };
+enum { BC_ONE_TO_ALL, BC_OPTS };
+const char *const broadcast_algos[] = { "one_to_all", "opts", nullptr };
+const char *const opts_only[] = { "opts", nullptr };
+const char *const p2p_algos[] = { "unbound", nullptr };
+
+const char *const *algos_of(enum sd_op op)
+{
+	switch (op) {
+	case SD_OP_ALL_REDUCE: return allreduce_algos;
+	case SD_OP_ALL_GATHER: return allgather_algos;
+	case SD_OP_REDUCE_SCATTER: return reduce_scatter_algos;
+	case SD_OP_BROADCAST: return broadcast_algos;
+	case SD_OP_ALL_TO_ALL:
+	case SD_OP_REDUCE:
+	case SD_OP_GATHER:
+	case SD_OP_SCATTER: return opts_only;
+	case SD_OP_SENDRECV:
+	case SD_OP_PT2PT: return p2p_algos;
+	default: return nullptr;
+	}
+}
+
+/*
+ * The fastest algorithm for `bytes` (the per-rank buffer) on `n` ranks,
+ * from bench/gloo_bench.sh on the 2-core build machines (loopback TCP).
+ * all_reduce: the legacy ring's per-op cost is a few tens of microseconds
+ * where the options-based ring's is hundreds; from a few MiB up the
+ * options ring (two 1 MiB segments in flight) wins on bandwidth.
+ */
+int auto_algo(enum sd_op op, size_t bytes, int n)
+{
+	switch (op) {
+	case SD_OP_ALL_REDUCE:
+		return bytes >= ((size_t)4 << 20) ? AR_OPTS_RING : AR_RING;
+	case SD_OP_ALL_GATHER:
+		return AG_RING;
+	case SD_OP_REDUCE_SCATTER:
+		return RS_HALVING_DOUBLING;
+	case SD_OP_BROADCAST:
+		return BC_ONE_TO_ALL;
+	default:
+		return 0;
+	}
+}
+
+/* ---- element types ------------------------------------------------- */
+
+/* Divide n elements by the communicator size, in the element type. */
+template <typename T>
+void divide(void *buf, size_t count, int n)
+{
+	T *p = static_cast<T *>(buf);
+	for (size_t i = 0; i < count; i++)
+		p[i] = (T)(p[i] / (T)n);
+}
+
+template <>
+void divide<gloo::float16>(void *buf, size_t count, int n)
+{
+	uint16_t *p = static_cast<uint16_t *>(buf);
+	for (size_t i = 0; i < count; i++)
+		p[i] = (uint16_t)sd_encode(SD_FLOAT16,
+					   sd_decode(SD_FLOAT16, p[i]) / n);
+}
+
+template <typename T>
+const gloo::ReductionFunction<T> *legacy_fn(enum sd_redop r)
+{
+	switch (r) {
+	case SD_PROD: return gloo::ReductionFunction<T>::product;
+	case SD_MIN: return gloo::ReductionFunction<T>::min;
+	case SD_MAX: return gloo::ReductionFunction<T>::max;
+	default: return gloo::ReductionFunction<T>::sum;
+	}
+}
+
+using opts_fn = void (*)(void *, const void *, const void *, size_t);
+
+template <typename T>
+opts_fn options_fn(enum sd_redop r)
+{
+	switch (r) {
+	case SD_PROD: return &gloo::product<T>;
+	case SD_MIN: return &gloo::min<T>;
+	case SD_MAX: return &gloo::max<T>;
+	default: return &gloo::sum<T>;
+	}
+}
+
+/* Everything build<T>() needs. */
+struct build_ctx {
+	sd_comm *c;
+	const sd_op_args *a;
+	int algo;
+	std::chrono::milliseconds tmo;
+};
+
+template <typename T>
+std::unique_ptr<gloo::Algorithm> legacy_allreduce(const build_ctx &b, T *p,
+						  int count)
+{
+	auto &ctx = b.c->ctx;
+	std::vector<T *> ptrs{ p };
+	auto fn = legacy_fn<T>(b.a->redop);
+	std::shared_ptr<gloo::Context> g = ctx;
+	switch (b.algo) {
+	case AR_RING_CHUNKED:
+		return std::unique_ptr<gloo::Algorithm>(
+			new gloo::AllreduceRingChunked<T>(g, ptrs, count, fn));
+	case AR_HALVING_DOUBLING:
+		return std::unique_ptr<gloo::Algorithm>(
+			new gloo::AllreduceHalvingDoubling<T>(g, ptrs, count,
+							       fn));
+	case AR_BCUBE:
+		return std::unique_ptr<gloo::Algorithm>(
+			new gloo::AllreduceBcube<T>(g, ptrs, count, fn));
+	default:
+		return std::unique_ptr<gloo::Algorithm>(
+			new gloo::AllreduceRing<T>(g, ptrs, count, fn));
+	}
+}
+
+/* Build the closure that runs one operation of type T. */
+template <typename T>
+void build(const build_ctx &b, sd_prepared &p)
+{
+	const sd_op_args *a = b.a;
+	sd_comm *c = b.c;
+	std::shared_ptr<gloo::Context> g = c->ctx;
+	const int n = c->size, me = c->rank;
+	const size_t ts = sizeof(T);
+	T *send = static_cast<T *>(a->sendbuf);
+	T *recv = static_cast<T *>(a->recvbuf);
+	const size_t sc = a->send_count, rc = a->recv_count;
+	const bool avg = sd_op_is_reduction(a->op) && a->redop == SD_AVG;
+	const auto tmo = b.tmo;
+
+	switch (a->op) {
+	case SD_OP_ALL_REDUCE: {
+		std::function<void()> post = [] {};
+		if (avg)
+			post = [recv, rc, n] { divide<T>(recv, rc, n); };
+		const bool copy = send != recv;
+		if (b.algo == AR_OPTS_RING || b.algo == AR_OPTS_BCUBE) {
+			auto o = std::make_shared<gloo::AllreduceOptions>(g);
+			o->setAlgorithm(b.algo == AR_OPTS_BCUBE
+						? gloo::AllreduceOptions::
+							  Algorithm::BCUBE
+						: gloo::AllreduceOptions::
+							  Algorithm::RING);
+			if (copy)
+				o->setInput(send, sc);
+			o->setOutput(recv, rc);
+			o->setReduceFunction(options_fn<T>(a->redop));
+			o->setTimeout(tmo);
+			p.keep = o;
+			p.fn = [o, post] {
+				gloo::allreduce(*o);
+				post();
+			};
+		} else {
+			std::shared_ptr<gloo::Algorithm> alg =
+				legacy_allreduce<T>(b, recv, (int)rc);
+			p.keep = alg;
+			size_t bytes = rc * ts;
+			p.fn = [alg, copy, send, recv, bytes, post] {
+				if (copy)
+					memcpy((void *)recv, send, bytes);
+				alg->run();
+				post();
+			};
+		}
+		return;
+	}
+	case SD_OP_ALL_GATHER: {
+		if (b.algo == AG_OPTS) {
+			auto o = std::make_shared<gloo::AllgatherOptions>(g);
+			if (!a->in_place)
+				o->setInput(send, sc);
+			o->setOutput(recv, rc);
+			o->setTimeout(tmo);
+			p.keep = o;
+			p.fn = [o] { gloo::allgather(*o); };
+		} else {
+			std::vector<const T *> in{ send };
+			std::shared_ptr<gloo::Algorithm> alg(
+				new gloo::AllgatherRing<T>(g, in, recv,
+							   (int)sc));
+			p.keep = alg;
+			p.fn = [alg] { alg->run(); };
+		}
+		return;
+	}
+	case SD_OP_REDUCE_SCATTER: {
+		/* both reduce the whole send buffer in a scratch copy, then
+		 * keep this rank's block */
+		auto scratch = std::make_shared<std::vector<T>>(sc);
+		T *s = scratch->data();
+		size_t bytes = sc * ts;
+		T *mine = s + (size_t)me * rc;
+		std::function<void()> post = [recv, mine, rc, ts] {
+			memmove((void *)recv, mine, rc * ts);
+		};
+		if (avg)
+			post = [recv, mine, rc, ts, n] {
+				memmove((void *)recv, mine, rc * ts);
+				divide<T>(recv, rc, n);
+			};
+		if (b.algo == RS_OPTS_ALLREDUCE) {
+			auto o = std::make_shared<gloo::AllreduceOptions>(g);
+			o->setAlgorithm(
+				gloo::AllreduceOptions::Algorithm::RING);
+			o->setInput(send, sc);
+			o->setOutput(s, sc);
+			o->setReduceFunction(options_fn<T>(a->redop));
+			o->setTimeout(tmo);
+			p.keep = std::make_shared<std::pair<
+				std::shared_ptr<void>, std::shared_ptr<void>>>(
+				o, scratch);
+			p.fn = [o, post] {
+				gloo::allreduce(*o);
+				post();
+			};
+		} else {
+			std::vector<int> elems(n, (int)rc);
+			std::shared_ptr<gloo::Algorithm> alg(
+				new gloo::ReduceScatterHalvingDoubling<T>(
+					g, std::vector<T *>{ s }, (int)sc, elems,
+					legacy_fn<T>(a->redop)));
+			p.keep = std::make_shared<std::pair<
+				std::shared_ptr<void>, std::shared_ptr<void>>>(
+				alg, scratch);
+			p.fn = [alg, s, send, bytes, post] {
+				memcpy((void *)s, send, bytes);
+				alg->run();
+				post();
+			};
+		}
+		return;
+	}
+	case SD_OP_ALL_TO_ALL: {
+		auto o = std::make_shared<gloo::AlltoallOptions>(g);
+		o->setInput(send, sc);
+		o->setOutput(recv, rc);
+		o->setTimeout(tmo);
+		p.keep = o;
+		p.fn = [o] { gloo::alltoall(*o); };
+		return;
+	}
+	case SD_OP_BROADCAST: {
+		const int root = a->root;
+		if (b.algo == BC_OPTS) {
+			auto o = std::make_shared<gloo::BroadcastOptions>(g);
+			if (me == root && send != recv)
+				o->setInput(send, sc);
+			o->setOutput(recv, rc);
+			o->setRoot(root);
+			o->setTimeout(tmo);
+			p.keep = o;
+			p.fn = [o] { gloo::broadcast(*o); };
+		} else {
+			std::shared_ptr<gloo::Algorithm> alg(
+				new gloo::BroadcastOneToAll<T>(
+					g, std::vector<T *>{ recv }, rc,
+					root, 0));
+			p.keep = alg;
+			bool copy = me == root && send != recv;
+			size_t bytes = rc * ts;
+			p.fn = [alg, copy, send, recv, bytes] {
+				if (copy)
+					memcpy((void *)recv, send, bytes);
+				alg->run();
+			};
+		}
+		return;
+	}
+	case SD_OP_REDUCE: {
+		auto o = std::make_shared<gloo::ReduceOptions>(g);
+		const int root = a->root;
+		if (send != recv)
+			o->setInput(send, sc);
+		o->setOutput(recv, rc);
+		o->setRoot(root);
+		o->setReduceFunction(options_fn<T>(a->redop));
+		o->setTimeout(tmo);
+		p.keep = o;
+		if (avg && me == root)
+			p.fn = [o, recv, rc, n] {
+				gloo::reduce(*o);
+				divide<T>(recv, rc, n);
+			};
+		else
+			p.fn = [o] { gloo::reduce(*o); };
+		return;
+	}
+	case SD_OP_GATHER: {
+		auto o = std::make_shared<gloo::GatherOptions>(g);
+		o->setInput(send, sc);
+		if (me == a->root)
+			o->setOutput(recv, rc);
+		o->setRoot(a->root);
+		o->setTimeout(tmo);
+		p.keep = o;
+		p.fn = [o] { gloo::gather(*o); };
+		return;
+	}
+	case SD_OP_SCATTER: {
+		auto o = std::make_shared<gloo::ScatterOptions>(g);
+		if (me == a->root) {
+			std::vector<T *> ins(n);
+			for (int r = 0; r < n; r++)
+				ins[r] = send + (size_t)r * rc;
+			o->setInputs(ins, rc);
+		}
+		o->setOutput(recv, rc);
+		o->setRoot(a->root);
+		o->setTimeout(tmo);
+		p.keep = o;
+		p.fn = [o] { gloo::scatter(*o); };
+		return;
+	}
+	case SD_OP_SENDRECV: {
+		size_t bytes = sc * ts;
+		if (n == 1) {
+			p.fn = [send, recv, bytes] {
+				memmove((void *)recv, send, bytes);
+			};
+			return;
+		}
+		auto sb = std::shared_ptr<gloo::transport::UnboundBuffer>(
+			g->createUnboundBuffer(send, bytes));
+		auto rb = std::shared_ptr<gloo::transport::UnboundBuffer>(
+			g->createUnboundBuffer(recv, rc * ts));
+		p.keep = std::make_shared<std::pair<
+			std::shared_ptr<void>, std::shared_ptr<void>>>(sb, rb);
+		const uint64_t slot = gloo::Slot::build(kSendrecvSlotPrefix, 0);
+		const int to = (me + 1) % n, from = (me + n - 1) % n;
+		p.fn = [sb, rb, slot, to, from, tmo] {
+			rb->recv(from, slot);
+			sb->send(to, slot);
+			if (!rb->waitRecv(tmo) || !sb->waitSend(tmo))
+				throw sd_error{ SD_ERR_TIMEOUT,
+						"timed out" };
+		};
+		return;
+	}
+	case SD_OP_PT2PT: {
+		if (n < 2 || me > 1) {
+			p.fn = [] {};
+			return;
+		}
+		size_t bytes = (me == 0 ? sc : rc) * ts;
+		auto ub = std::shared_ptr<gloo::transport::UnboundBuffer>(
+			g->createUnboundBuffer(me == 0 ? (void *)send
+						       : (void *)recv,
+					       bytes));
+		p.keep = ub;
+		const uint64_t slot = gloo::Slot::build(kSendrecvSlotPrefix, 1);
+		if (me == 0)
+			p.fn = [ub, slot, tmo] {
+				ub->send(1, slot);
+				if (!ub->waitSend(tmo))
+					throw sd_error{ SD_ERR_TIMEOUT,
+							"timed out" };
+			};
+		else
+			p.fn = [ub, slot, tmo] {
+				ub->recv(0, slot);
+				if (!ub->waitRecv(tmo))
+					throw sd_error{ SD_ERR_TIMEOUT,
+							"timed out" };
+			};
+		return;
+	}
+	default:
+		throw sd_error{ SD_ERR_INVALID, "unknown operation" };
+	}
+}
+
+const char *op_name(enum sd_op op)
+{
+	static const char *const names[] = {
+		"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+		"broadcast", "reduce", "gather", "scatter", "sendrecv", "pt2pt"
+	};
+	return (int)op >= 0 && op < SD_OP_COUNT ? names[op] : "op";
+}
+
+/* Whether prepared `p` was built for exactly these args. */
+bool same_args(const sd_prepared &p, const sd_op_args *a)
+{
+	return p.valid && p.op == a->op && p.dtype == a->dtype &&
+	       p.redop == a->redop && p.root == a->root &&
+	       p.in_place == a->in_place && p.algo == a->algo &&
+	       p.send_count == a->send_count &&
+	       p.recv_count == a->recv_count && p.sendbuf == a->sendbuf &&
+	       p.recvbuf == a->recvbuf && p.timeout_ms == a->timeout_ms;
+}
+
+std::string describe(const sd_comm *c, const sd_op_args *a, int algo)
+{
+	const char *const *names = algos_of(a->op);
+	std::string s = std::string("gloo ") + op_name(a->op);
+	if (names && algo >= 0)
+		s += std::string(" (") + names[algo] + ")";
+	s += " on rank " + std::to_string(c->rank) + " of " +
+	     std::to_string(c->size);
+	return s;
+}
+
+int check_args(const sd_comm *c, const sd_op_args *a, char *err,
+	       size_t errlen)
+{
+	const char *const *names = algos_of(a->op);
+	int nalgo = 0;
+	if (!names) {
+		put_err(err, errlen, "gloo: unknown operation");
+		return SD_ERR_INVALID;
+	}
+	while (names[nalgo])
+		nalgo++;
+	if (a->algo < -1 || a->algo >= nalgo) {
+		put_err(err, errlen, std::string("gloo: no algorithm number ") +
+					     std::to_string(a->algo) + " for " +
+					     op_name(a->op));
+		return SD_ERR_INVALID;
+	}
+	bool rooted = a->op == SD_OP_BROADCAST || a->op == SD_OP_REDUCE ||
+		      a->op == SD_OP_GATHER || a->op == SD_OP_SCATTER;
+	if (rooted && (a->root < 0 || a->root >= c->size)) {
+		put_err(err, errlen, "gloo: root " + std::to_string(a->root) +
+					     " is not a rank of this "
+					     "communicator of " +
+					     std::to_string(c->size));
+		return SD_ERR_INVALID;
+	}
+	if (a->send_count > INT32_MAX || a->recv_count > INT32_MAX) {
+		put_err(err, errlen, "gloo: more than 2^31 elements in one "
+				     "operation; use a smaller size");
+		return SD_ERR_INVALID;
+	}
+	return SD_OK;
+}
+
+int do_prepare(sd_comm *c, const sd_op_args *a, char *err, size_t errlen)
+{
+	int rc = check_args(c, a, err, errlen);
+	if (rc)
+		return rc;
+	if (same_args(c->prep, a))
+		return SD_OK;
+	size_t ts = sd_dtype_size(a->dtype);
+	int algo = a->algo >= 0
+			   ? a->algo
+			   : auto_algo(a->op,
+				       std::max(a->send_count, a->recv_count) *
+					       ts,
+				       c->size);
+	int tmo_ms = a->timeout_ms > 0 ? a->timeout_ms : c->timeout_ms;
+	/* drop the old objects first: their buffers go with them */
+	c->prep = sd_prepared();
+	sd_prepared p;
+	build_ctx b{ c, a, algo, std::chrono::milliseconds(tmo_ms) };
+	rc = guarded(describe(c, a, algo), tmo_ms, err, errlen, [&] {
+		switch (a->dtype) {
+		case SD_INT8: build<int8_t>(b, p); break;
+		case SD_UINT8: build<uint8_t>(b, p); break;
+		case SD_INT32: build<int32_t>(b, p); break;
+		case SD_INT64: build<int64_t>(b, p); break;
+		case SD_FLOAT16: build<gloo::float16>(b, p); break;
+		case SD_FLOAT32: build<float>(b, p); break;
+		case SD_FLOAT64: build<double>(b, p); break;
+		default:
+			throw sd_error{ SD_ERR_INVALID,
+					"data type not supported; use "
+					"float32, float64, float16, int8, "
+					"uint8, int32 or int64" };
+		}
+	});
+	if (rc)
+		return rc;
+	p.valid = true;
+	p.op = a->op;
+	p.dtype = a->dtype;
+	p.redop = a->redop;
+	p.root = a->root;
+	p.in_place = a->in_place;
+	p.algo = a->algo;
+	p.send_count = a->send_count;
+	p.recv_count = a->recv_count;
+	p.sendbuf = a->sendbuf;
+	p.recvbuf = a->recvbuf;
+	p.timeout_ms = a->timeout_ms;
+	c->prep = std::move(p);
+	return SD_OK;
+}
+
+/* ---- addresses and device facts ------------------------------------ */
+
+bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const auto *in = (const struct sockaddr_in *)sa;
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const auto *in6 = (const struct sockaddr_in6 *)sa;
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+	}
+	return false;
+}
+
+/* The IPv4 address `host` resolves to, if it is not a loopback one. */
+std::string resolve_host(const char *host)
+{
+	if (!host || !*host)
+		return "";
+	struct addrinfo hints, *res = nullptr;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, nullptr, &hints, &res) != 0)
+		return "";
+	std::string out;
+	for (auto *ai = res; ai; ai = ai->ai_next) {
+		if (is_loopback(ai->ai_addr))
+			continue;
+		char buf[INET_ADDRSTRLEN];
+		const auto *in = (const struct sockaddr_in *)ai->ai_addr;
+		if (inet_ntop(AF_INET, &in->sin_addr, buf, sizeof(buf))) {
+			out = buf;
+			break;
+		}
+	}
+	freeaddrinfo(res);
+	return out;
+}
+
+/* The first up, non-loopback IPv4 address (or of interface `want`). */
+std::string iface_address(const char *want)
+{
+	struct ifaddrs *ifs = nullptr;
+	std::string out;
+	if (getifaddrs(&ifs) != 0)
+		return "";
+	for (auto *i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+		    !(i->ifa_flags & IFF_UP))
+			continue;
+		if (want ? strcmp(i->ifa_name, want) != 0
+			 : (i->ifa_flags & IFF_LOOPBACK) != 0 ||
+				   is_loopback(i->ifa_addr))
+			continue;
+		char buf[INET_ADDRSTRLEN];
+		const auto *in = (const struct sockaddr_in *)i->ifa_addr;
+		if (inet_ntop(AF_INET, &in->sin_addr, buf, sizeof(buf))) {
+			out = buf;
+			break;
+		}
+	}
+	freeifaddrs(ifs);
+	return out;
+}
+
+/*
+ * Choose what the TCP device binds: an interface when one is named, the
+ * loopback address when every rank is on this host, else this host's own
+ * address.  `shown` gets the address for reports.
+ */
+int choose_attr(const struct sd_bootstrap *bs, const struct sd_comm_config *cfg,
+		gloo::transport::tcp::attr &attr, std::string &shown,
+		char *err, size_t errlen)
+{
+	const char *iface = cfg && cfg->iface && *cfg->iface ? cfg->iface
+							       : nullptr;
+	if (!iface) {
+		const char *e = getenv("SHAKEDOWN_GLOO_IFACE");
+		if (e && *e)
+			iface = e;
+	}
+	if (iface) {
+		shown = iface_address(iface);
+		if (shown.empty()) {
+			put_err(err, errlen,
+				std::string("gloo: network interface '") +
+					iface + "' has no IPv4 address or is "
+						"down; pass another with "
+						"--iface or "
+						"SHAKEDOWN_GLOO_IFACE");
+			return SD_ERR_INVALID;
+		}
+		attr.iface = iface;
+		shown = std::string(iface) + " " + shown;
+		return SD_OK;
+	}
+	if (bs->local_size == bs->size) {
+		attr.hostname = "127.0.0.1";
+		shown = attr.hostname;
+		return SD_OK;
+	}
+	std::string addr = resolve_host(bs->host);
+	if (addr.empty())
+		addr = iface_address(nullptr);
+	if (addr.empty()) {
+		put_err(err, errlen,
+			std::string("gloo: host '") +
+				(bs->host ? bs->host : "") +
+				"' has no non-loopback IPv4 address for "
+				"ranks on other hosts; name an interface "
+				"with --iface or SHAKEDOWN_GLOO_IFACE");
+		return SD_ERR_NODEV;
+	}
+	attr.hostname = addr;
+	shown = addr;
+	return SD_OK;
+}
+
+/* A value from /proc/meminfo in bytes, 0 when missing. */
+uint64_t meminfo(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	uint64_t v = 0;
+	size_t kl = strlen(key);
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			v = strtoull(line + kl + 1, nullptr, 10) * 1024;
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+std::string cpu_model()
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	std::string m;
+	if (!f)
+		return "";
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "model name", 10) != 0)
+			continue;
+		const char *p = strchr(line, ':');
+		if (!p)
+			continue;
+		for (p++; *p == ' ' || *p == '\t'; p++)
+			;
+		m = p;
+		while (!m.empty() && (m.back() == '\n' || m.back() == ' '))
+			m.pop_back();
+		break;
+	}
+	fclose(f);
+	return m;
+}
+
+/* Build a context of `size` ranks over `store` on device `dev`. */
+std::shared_ptr<gloo::rendezvous::Context>
+connect(int rank, int size, CollectiveStore &store,
+	std::shared_ptr<gloo::transport::Device> &dev, int timeout_ms)
+{
+	auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+	ctx->setTimeout(std::chrono::milliseconds(timeout_ms));
+	ctx->connectFullMesh(store, dev);
+	return ctx;
+}
+
+/* ---- the C entry points -------------------------------------------- */
+
+int g_init(struct sd_bootstrap *bs, char *err, size_t errlen)
+{
+	return SD_OK;
+}
+
+void g_fini(void)
+{
+}
+
+int g_comm_create(struct sd_bootstrap *bs, const struct sd_comm_config *cfg,
+		  struct sd_comm **out, char *err, size_t errlen)
+{
+	*out = nullptr;
+	sd_comm *c = new (std::nothrow) sd_comm();
+	if (!c) {
+		put_err(err, errlen, "gloo: out of memory");
+		return SD_ERR_NOMEM;
+	}
+	c->rank = bs->rank;
+	c->size = bs->size;
+	if (cfg && cfg->timeout_ms > 0)
+		c->timeout_ms = cfg->timeout_ms;
+	gloo::transport::tcp::attr attr;
+	int rc = choose_attr(bs, cfg, attr, c->address, err, errlen);
+	if (rc) {
+		delete c;
+		return rc;
+	}
+	std::string what = "gloo: connecting rank " + std::to_string(bs->rank) +
+			   " of " + std::to_string(bs->size) + " on " +
+			   c->address;
+	rc = guarded(what, c->timeout_ms, err, errlen, [&] {
+		c->dev = gloo::transport::tcp::CreateDevice(attr);
+		CollectiveStore store(
+			[bs](const void *s, void *r, size_t len) {
+				int brc = bs->allgather(bs, s, r, len);
+				if (brc)
+					throw sd_error{ brc,
+							"bootstrap allgather "
+							"failed" };
+			},
+			bs->size, 0);
+		c->ctx = connect(bs->rank, bs->size, store, c->dev,
+				 c->timeout_ms);
+		store.finish();
+	});
+	if (rc) {
+		delete c;
+		return rc;
+	}
+	*out = c;
+	return SD_OK;
+}
+
+int g_comm_split(struct sd_comm *parent, int color, int key,
+		 struct sd_comm **out, char *err, size_t errlen)
+{
+	*out = nullptr;
+	std::unique_ptr<sd_comm> c;
+	std::string what = "gloo: splitting a communicator on rank " +
+			   std::to_string(parent->rank);
+	int rc = guarded(what, parent->timeout_ms, err, errlen, [&] {
+		std::shared_ptr<gloo::Context> pg = parent->ctx;
+		auto tmo = std::chrono::milliseconds(parent->timeout_ms);
+		auto ag = [pg, tmo](const void *s, void *r, size_t len) {
+			gloo::AllgatherOptions o(pg);
+			o.setInput(const_cast<char *>(
+					   static_cast<const char *>(s)),
+				   len);
+			o.setOutput(static_cast<char *>(r), len * pg->size);
+			o.setTimeout(tmo);
+			gloo::allgather(o);
+		};
+		int32_t me[3] = { color < 0 ? -1 : color, key, parent->rank };
+		std::vector<int32_t> all(3 * (size_t)parent->size);
+		ag(me, all.data(), sizeof(me));
+		std::vector<std::pair<int32_t, int32_t>> group; /* key, rank */
+		for (int r = 0; r < parent->size; r++)
+			if (color >= 0 && all[3 * r] == color)
+				group.emplace_back(all[3 * r + 1],
+						   all[3 * r + 2]);
+		std::sort(group.begin(), group.end());
+		CollectiveStore store(ag, parent->size, color < 0 ? -1 : color);
+		if (color >= 0) {
+			c.reset(new sd_comm());
+			c->size = (int)group.size();
+			for (int i = 0; i < c->size; i++)
+				if (group[i].second == parent->rank)
+					c->rank = i;
+			c->timeout_ms = parent->timeout_ms;
+			c->address = parent->address;
+			c->dev = parent->dev;
+			c->ctx = connect(c->rank, c->size, store, c->dev,
+					 c->timeout_ms);
+		}
+		store.finish();
+	});
+	if (rc)
+		return rc;
+	*out = c.release();
+	return SD_OK;
+}
+
+int g_comm_rank(const struct sd_comm *c)
+{
+	return c->rank;
+}
+
+int g_comm_size(const struct sd_comm *c)
+{
+	return c->size;
+}
+
+void g_comm_destroy(struct sd_comm *c)
+{
+	if (!c)
+		return;
+	if (c->aborted) {
+		/* peers may be gone mid-operation: leave the sockets to the
+		 * process exit rather than risk blocking in a destructor */
+		return;
+	}
+	try {
+		c->prep = sd_prepared();
+		c->ctx.reset();
+		c->dev.reset();
+		delete c;
+	} catch (...) {
+	}
+}
+
+int g_describe_device(struct sd_comm *c, struct sd_device_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	std::string m = cpu_model();
+	snprintf(info->name, sizeof(info->name), "CPU %s",
+		 m.empty() ? "(unknown model)" : m.c_str());
+	snprintf(info->transport, sizeof(info->transport), "gloo tcp %s",
+		 c->address.c_str());
+	info->mem_total_bytes = meminfo("MemTotal");
+	info->mem_free_bytes = meminfo("MemAvailable");
+	return SD_OK;
+}
+
+int g_buf_alloc(struct sd_comm *c, size_t bytes, void **out, char *err,
+		size_t errlen)
+{
+	void *p = nullptr;
+	if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) {
+		put_err(err, errlen, "gloo: cannot allocate " +
+					     std::to_string(bytes) +
+					     " bytes of host memory; use a "
+					     "smaller maximum size");
+		return SD_ERR_NOMEM;
+	}
+	*out = p;
+	return SD_OK;
+}
+
+void g_buf_free(struct sd_comm *c, void *ptr)
+{
+	if (c && c->prep.valid &&
+	    (c->prep.sendbuf == ptr || c->prep.recvbuf == ptr))
+		c->prep = sd_prepared(); /* Gloo buffers point into it */
+	free(ptr);
+}
+
+int g_fill(struct sd_comm *c, const struct sd_op_args *a, char *err,
+	   size_t errlen)
+{
+	sd_pattern_fill_host(a, c->rank, c->size);
+	return SD_OK;
+}
+
+int g_verify(struct sd_comm *c, const struct sd_op_args *a, uint64_t *wrong,
+	     struct sd_mismatch *first, char *err, size_t errlen)
+{
+	*wrong = sd_pattern_verify_host(a, c->rank, c->size, first);
+	return SD_OK;
+}
+
+int g_corrupt(struct sd_comm *c, const struct sd_op_args *a, uint64_t index)
+{
+	sd_pattern_corrupt_host(a, index);
+	return SD_OK;
+}
+
+const char *g_algo_name(enum sd_op op, int idx)
+{
+	const char *const *names = algos_of(op);
+	if (!names || idx < 0)
+		return nullptr;
+	for (int i = 0; names[i]; i++)
+		if (i == idx)
+			return names[i];
+	return nullptr;
+}
+
+int g_prepare(struct sd_comm *c, const struct sd_op_args *a, char *err,
+	      size_t errlen)
+{
+	return do_prepare(c, a, err, errlen);
+}
+
+int g_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
+	  size_t errlen)
+{
+	if (c->aborted) {
+		put_err(err, errlen, "gloo: communicator aborted");
+		return SD_ERR_CANCELLED;
+	}
+	if (a->send_count == 0 && a->recv_count == 0)
+		return SD_OK;
+	if (!same_args(c->prep, a)) {
+		int rc = do_prepare(c, a, err, errlen);
+		if (rc)
+			return rc;
+	}
+	int tmo = a->timeout_ms > 0 ? a->timeout_ms : c->timeout_ms;
+	std::function<void()> &fn = c->prep.fn;
+	int algo = a->algo >= 0 ? a->algo
+				: auto_algo(a->op,
+					    std::max(a->send_count,
+						     a->recv_count) *
+						    sd_dtype_size(a->dtype),
+					    c->size);
+	try {
+		fn();
+		return SD_OK;
+	} catch (...) {
+		/* describe() only on the failure path: run() stays lean */
+		return guarded(describe(c, a, algo), tmo, err, errlen,
+			       [] { throw; });
+	}
+}
+
+int g_wait(struct sd_comm *c, int timeout_ms, char *err, size_t errlen)
+{
+	return SD_OK; /* every operation completes inside run() */
+}
+
+int g_barrier(struct sd_comm *c, int timeout_ms, char *err, size_t errlen)
+{
+	int tmo = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
+	std::string what = "gloo barrier on rank " + std::to_string(c->rank) +
+			   " of " + std::to_string(c->size);
+	return guarded(what, tmo, err, errlen, [&] {
+		gloo::BarrierOptions o(c->ctx);
+		o.setTimeout(std::chrono::milliseconds(tmo));
+		gloo::barrier(o);
+	});
+}
+
+void g_abort(struct sd_comm *c)
+{
+	if (c)
+		c->aborted = true;
+}
+
+} // namespace
+
+extern "C" {
+extern const struct sd_backend_ops shakedown_backend;
+const struct sd_backend_ops shakedown_backend = {
+	SD_BACKEND_MAGIC,
+	SD_BACKEND_ABI_VERSION,
+	"gloo",
+	SD_GLOO_VERSION,
+	(1u << SD_FLOAT32) | (1u << SD_FLOAT64) | (1u << SD_FLOAT16) |
+		(1u << SD_INT8) | (1u << SD_UINT8) | (1u << SD_INT32) |
+		(1u << SD_INT64),
+	(1u << SD_SUM) | (1u << SD_PROD) | (1u << SD_MIN) | (1u << SD_MAX) |
+		(1u << SD_AVG),
+	(1u << SD_OP_COUNT) - 1,
+	g_init,
+	g_fini,
+	g_comm_create,
+	g_comm_split,
+	g_comm_rank,
+	g_comm_size,
+	g_comm_destroy,
+	g_describe_device,
+	g_buf_alloc,
+	g_buf_free,
+	g_fill,
+	g_verify,
+	g_corrupt,
+	g_algo_name,
+	g_prepare,
+	g_run,
+	g_wait,
+	g_barrier,
+	g_abort,
+};
+}
