@@ -393,6 +393,46 @@ opts_fn options_fn(enum sd_redop r)
 	}
 }
 
+/*
+ * A "ready" handshake for legacy algorithms that write straight into a
+ * peer's output buffer: a rank sends only once the peer has entered the
+ * same operation, so data never lands while the peer still refills its
+ * buffer (fill() before a check) or runs the previous operation.
+ * Each rank waits for one token from every rank in `from` and sends one to
+ * every rank in `to`.
+ */
+class ReadyToken {
+public:
+	ReadyToken(const std::shared_ptr<gloo::Context> &g,
+		   const std::vector<int> &to, const std::vector<int> &from)
+	{
+		int slot = g->nextSlot();
+		for (int r : to)
+			send_.push_back(g->getPair(r)->createSendBuffer(
+				slot, &out_, sizeof(out_)));
+		for (size_t i = 0; i < from.size(); i++)
+			in_.push_back(0);
+		for (size_t i = 0; i < from.size(); i++)
+			recv_.push_back(g->getPair(from[i])->createRecvBuffer(
+				slot, &in_[i], sizeof(in_[i])));
+	}
+
+	void exchange()
+	{
+		for (auto &b : send_)
+			b->send();
+		for (auto &b : recv_)
+			b->waitRecv();
+		for (auto &b : send_)
+			b->waitSend();
+	}
+
+private:
+	int out_ = 0;
+	std::vector<int> in_;
+	std::vector<std::unique_ptr<gloo::transport::Buffer>> send_, recv_;
+};
+
 /* Everything build<T>() needs. */
 struct build_ctx {
 	sd_comm *c;
@@ -489,11 +529,19 @@ void build(const build_ctx &b, sd_prepared &p)
 			p.fn = [o] { gloo::allgather(*o); };
 		} else {
 			std::vector<const T *> in{ send };
+			auto ready = std::make_shared<ReadyToken>(
+				g, std::vector<int>{ (me + n - 1) % n },
+				std::vector<int>{ (me + 1) % n });
 			std::shared_ptr<gloo::Algorithm> alg(
 				new gloo::AllgatherRing<T>(g, in, recv,
 							   (int)sc));
-			p.keep = alg;
-			p.fn = [alg] { alg->run(); };
+			p.keep = std::make_shared<std::pair<
+				std::shared_ptr<void>, std::shared_ptr<void>>>(
+				alg, ready);
+			p.fn = [alg, ready] {
+				ready->exchange();
+				alg->run();
+			};
 		}
 		return;
 	}
@@ -503,7 +551,9 @@ void build(const build_ctx &b, sd_prepared &p)
 		auto scratch = std::make_shared<std::vector<T>>(sc);
 		T *s = scratch->data();
 		size_t bytes = sc * ts;
-		T *mine = s + (size_t)me * rc;
+		/* halving-doubling leaves this rank's block first; the
+		 * all_reduce leaves everything in place */
+		T *mine = b.algo == RS_OPTS_ALLREDUCE ? s + (size_t)me * rc : s;
 		std::function<void()> post = [recv, mine, rc, ts] {
 			memmove((void *)recv, mine, rc * ts);
 		};
@@ -565,16 +615,27 @@ void build(const build_ctx &b, sd_prepared &p)
 			p.keep = o;
 			p.fn = [o] { gloo::broadcast(*o); };
 		} else {
+			std::vector<int> peers;
+			for (int r = 0; r < n; r++)
+				if (r != root && (me == root || r == me))
+					peers.push_back(r);
+			std::vector<int> none, to_root{ root };
+			auto ready = std::make_shared<ReadyToken>(
+				g, me == root ? none : to_root,
+				me == root ? peers : none);
 			std::shared_ptr<gloo::Algorithm> alg(
 				new gloo::BroadcastOneToAll<T>(
 					g, std::vector<T *>{ recv }, rc,
 					root, 0));
-			p.keep = alg;
+			p.keep = std::make_shared<std::pair<
+				std::shared_ptr<void>, std::shared_ptr<void>>>(
+				alg, ready);
 			bool copy = me == root && send != recv;
 			size_t bytes = rc * ts;
-			p.fn = [alg, copy, send, recv, bytes] {
+			p.fn = [alg, ready, copy, send, recv, bytes] {
 				if (copy)
 					memcpy((void *)recv, send, bytes);
+				ready->exchange();
 				alg->run();
 			};
 		}
@@ -738,6 +799,14 @@ int check_args(const sd_comm *c, const sd_op_args *a, char *err,
 					     " is not a rank of this "
 					     "communicator of " +
 					     std::to_string(c->size));
+		return SD_ERR_INVALID;
+	}
+	if (a->op == SD_OP_ALL_REDUCE && a->algo == AR_BCUBE &&
+	    (c->size & (c->size - 1)) != 0) {
+		put_err(err, errlen, "gloo: the legacy bcube all_reduce needs a "
+				     "power-of-two number of ranks, not " +
+					     std::to_string(c->size) +
+					     "; use opts_bcube or auto");
 		return SD_ERR_INVALID;
 	}
 	if (a->send_count > INT32_MAX || a->recv_count > INT32_MAX) {
