@@ -496,18 +496,28 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 		}
 	}
 
-	int rc = SD_EXIT_OK;
-	if (n > 0 && WIFEXITED(kids[0].status))
-		rc = WEXITSTATUS(kids[0].status);
-	else
-		rc = SD_EXIT_TIMEOUT; /* rank 0 itself died */
-	if (lost && rc != SD_EXIT_CANCELLED)
-		rc = SD_EXIT_TIMEOUT;
-	for (int r = 1; r < n && rc == SD_EXIT_OK; r++)
-		if (WIFEXITED(kids[r].status) && WEXITSTATUS(kids[r].status))
-			rc = WEXITSTATUS(kids[r].status);
-		else if (WIFSIGNALED(kids[r].status))
+	/* The ranks agree on their exit status (the control plane hands
+	 * rank 0's to all).  When they do not, a rank was lost: the run ends
+	 * with 4, and the ranks that left with another status than the 4 of
+	 * the survivors are named (those killed by a signal already were). */
+	int rc = n > 0 && WIFEXITED(kids[0].status) ? WEXITSTATUS(kids[0].status)
+						    : SD_EXIT_TIMEOUT;
+	int agreed = 1;
+	for (int r = 0; r < n; r++)
+		if (!WIFEXITED(kids[r].status) ||
+		    (int)WEXITSTATUS(kids[r].status) != rc)
+			agreed = 0;
+	if (!agreed) {
+		for (int r = 0; r < n; r++) {
+			int st = kids[r].status;
+			if (WIFSIGNALED(st) || WEXITSTATUS(st) == SD_EXIT_TIMEOUT)
+				continue;
+			describe_exit(r, kids[r].pid, st, why, sizeof(why));
+			fprintf(stderr, "shakedown: %s\n", why);
+		}
+		if (rc != SD_EXIT_CANCELLED)
 			rc = SD_EXIT_TIMEOUT;
+	}
 	for (int r = 0; r < n; r++) {
 		if (kids[r].fd >= 0)
 			close(kids[r].fd);

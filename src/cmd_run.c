@@ -589,6 +589,7 @@ static int rank_main(void *arg)
 			.ranks = ranks,
 			.nhosts = nhosts,
 			.hosts = hosts,
+			.plan_name = plan.name,
 		};
 		sd_strlcpy(info.uuid, uuid, sizeof(info.uuid));
 		for (int i = 0; i < c->nsinks; i++)

@@ -46,6 +46,7 @@ struct sd_run_info {
 	const struct sd_rank_info *ranks; /* nranks entries, by rank */
 	int nhosts;
 	const struct sd_host_env *hosts;
+	const char *plan_name;    /* "default", or the plan file */
 };
 
 struct sd_test_info {

@@ -73,8 +73,8 @@ static int t_run_begin(void *self, const struct sd_run_info *run)
 			run->job->nnodes == 1 ? "" : "s",
 			run->job->tasks_per_node,
 			run->job->tasks_per_node == 1 ? "" : "s");
-	fprintf(o, "# run %s, plan %s (%s)\n#\n", run->uuid,
-		run->plan_text ? "shown in the database" : "-", run->plan_hash);
+	fprintf(o, "# run %s, plan %s (hash %s)\n#\n", run->uuid,
+		run->plan_name ? run->plan_name : "-", run->plan_hash);
 	for (int r = 0; r < run->nranks; r++) {
 		const struct sd_rank_info *ri = &run->ranks[r];
 		fprintf(o, "#  Rank %2d Pid %7d on %10s device %2d [%s] %s%s%s\n",
