@@ -43,7 +43,7 @@ struct sd_db_param {
 /*
  * Run the query `sql` with parameters p[0..np-1] bound to ?1..?np and
  * print its rows to `out`: an aligned text table with a header line (NULL
- * as "-", REAL with two decimals), CSV with a header line (RFC 4180
+ * as "-", REAL with two decimals or three significant digits below 1), CSV with a header line (RFC 4180
  * quoting, full precision), or a JSON array of objects built by SQLite
  * (json_group_array over the query, in its order).  *nrows (may be NULL)
  * receives the number of rows.  Returns SD_OK or SD_ERR_IO with err.

@@ -61,10 +61,15 @@ static char *cell_text(sqlite3_stmt *st, int col)
 	switch (sqlite3_column_type(st, col)) {
 	case SQLITE_NULL:
 		return strdup("-");
-	case SQLITE_FLOAT:
-		snprintf(buf, sizeof(buf), "%.2f",
-			 sqlite3_column_double(st, col));
+	case SQLITE_FLOAT: {
+		/* two decimals, or three significant digits below 1 */
+		double v = sqlite3_column_double(st, col);
+		if (v == 0.0 || v >= 1.0 || v <= -1.0)
+			snprintf(buf, sizeof(buf), "%.2f", v);
+		else
+			snprintf(buf, sizeof(buf), "%.3g", v);
 		return strdup(buf);
+	}
 	default: {
 		const char *t = (const char *)sqlite3_column_text(st, col);
 		return strdup(t ? t : "");
