@@ -443,6 +443,7 @@ static int rank_main(void *arg)
 	struct sd_host_env *hosts = NULL;
 	char *envs = NULL, *envjson = NULL;
 	size_t *lens = NULL, *offs = NULL;
+	int finished = 0;
 
 	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
@@ -631,6 +632,7 @@ static int rank_main(void *arg)
 		sd_sinks_run_end(c->sinks, c->nsinks, &e);
 	}
 	sd_ctrl_finish(c->ctrl, &status);
+	finished = 1;
 
 	if (bs->rank == 0 && o->upload_url) {
 		const char *db = c->nsinks > 1 ? sd_db_sink_path(&c->sinks[1])
@@ -645,6 +647,9 @@ static int rank_main(void *arg)
 			fprintf(stderr, "shakedown: warning: %s\n", err);
 	}
 out:
+	/* leave together: rank 0 closing first would look like a lost rank 0 */
+	if (c->ctrl && !finished)
+		sd_ctrl_finish(c->ctrl, &status);
 	for (int i = 0; i < c->nsinks; i++)
 		if (c->sinks[i].ops->destroy)
 			c->sinks[i].ops->destroy(c->sinks[i].self);
