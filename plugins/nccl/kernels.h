@@ -1,0 +1,45 @@
+/*
+ * kernels.h - the CUDA kernels of the NCCL plugin (kernels.cu, compiled by
+ * nvcc), callable from the plugin's C code.
+ *
+ * The kernels compute the very values of include/shakedown/pattern.h (its
+ * SD_HD functions), so the GPU fill and check are bit-exact with the host
+ * reference.  Every function enqueues on `stream` (a cudaStream_t) and
+ * returns a cudaError_t as int (0: success), without synchronising.
+ */
+#ifndef SD_NCCL_KERNELS_H
+#define SD_NCCL_KERNELS_H
+
+#include <stdint.h>
+#include "shakedown/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Poison a->recvbuf and write rank me's pattern into a->sendbuf, exactly
+ * as sd_pattern_fill_host() does on the host. */
+int sd_cu_fill(const struct sd_op_args *a, int me, int n, void *stream);
+
+/*
+ * Compare a->recvbuf with what rank me of n expects.  `result` is device
+ * memory of two uint64_t: result[0] receives the count of wrong elements,
+ * result[1] the lowest wrong index (UINT64_MAX when none); both are reset
+ * first.  `tolerance` > 0 accepts values within that absolute distance (for
+ * avg of float types over a rank count that is not a power of two, see
+ * sd_nccl_avg_exact()); 0 checks bit for bit.
+ */
+int sd_cu_verify(const struct sd_op_args *a, int me, int n, double tolerance,
+		 uint64_t *result, void *stream);
+
+/*
+ * Test-only fault: a kernel that spins until *flag (mapped host memory)
+ * becomes non-zero or `max_seconds` pass, so that the operations queued
+ * behind it on the stream never complete in time.
+ */
+int sd_cu_hang(volatile int *flag, int max_seconds, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,210 @@
+/*
+ * nccl_host.c - host-side decisions of the NCCL plugin (see nccl_host.h).
+ * Pure C: no CUDA, no NCCL, so the unit tests run everywhere.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nccl_host.h"
+
+int sd_nccl_dtype(enum sd_dtype t)
+{
+	static const int map[SD_DTYPE_COUNT] = {
+		[SD_INT8] = 0,     [SD_UINT8] = 1,    [SD_INT32] = 2,
+		[SD_UINT32] = 3,   [SD_INT64] = 4,    [SD_UINT64] = 5,
+		[SD_FLOAT16] = 6,  [SD_FLOAT32] = 7,  [SD_FLOAT64] = 8,
+		[SD_BFLOAT16] = 9, [SD_FP8_E4M3] = 10, [SD_FP8_E5M2] = 11,
+	};
+	if ((int)t < 0 || t >= SD_DTYPE_COUNT)
+		return -1;
+	return map[t];
+}
+
+int sd_nccl_redop(enum sd_redop r)
+{
+	switch (r) {
+	case SD_SUM: return 0;
+	case SD_PROD: return 1;
+	case SD_MAX: return 2;
+	case SD_MIN: return 3;
+	case SD_AVG: return 4;
+	default: return -1;
+	}
+}
+
+int sd_nccl_check_dtype(enum sd_dtype t, int cc_major, int cc_minor,
+			const char *gpu, char *err, size_t errlen)
+{
+	if (sd_nccl_dtype(t) < 0) {
+		snprintf(err, errlen, "data type %d is unknown to the nccl "
+			 "backend", (int)t);
+		return SD_ERR_INVALID;
+	}
+	if ((t == SD_FP8_E4M3 || t == SD_FP8_E5M2) && cc_major < 9) {
+		snprintf(err, errlen, "%s: fp8 (%s) needs compute capability "
+			 "9.0 or newer, this GPU has %d.%d; drop fp8 from -d "
+			 "on this node", gpu,
+			 t == SD_FP8_E4M3 ? "fp8_e4m3" : "fp8_e5m2", cc_major,
+			 cc_minor);
+		return SD_ERR_INVALID;
+	}
+	return SD_OK;
+}
+
+int sd_nccl_avg_exact(enum sd_dtype t, int n)
+{
+	if (t == SD_INT8 || t == SD_UINT8 || t == SD_INT32 || t == SD_UINT32 ||
+	    t == SD_INT64 || t == SD_UINT64)
+		return 1;
+	return n > 0 && (n & (n - 1)) == 0;
+}
+
+uint64_t sd_nccl_max_buffer_bytes(uint64_t avail_bytes, uint64_t reserve_bytes,
+				  int nbuffers, size_t type_size, int n)
+{
+	if (nbuffers < 1 || type_size == 0 || n < 1 ||
+	    avail_bytes <= reserve_bytes)
+		return 0;
+	uint64_t per = (avail_bytes - reserve_bytes) / (uint64_t)nbuffers;
+	uint64_t unit = (uint64_t)type_size * (uint64_t)n;
+	return per / unit * unit;
+}
+
+int sd_list_count(const char *list)
+{
+	int k = 0;
+	if (!list)
+		return 0;
+	for (const char *p = list; *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		if (len > 0)
+			k++;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return k;
+}
+
+int sd_nccl_pick_device(int local_rank, int local_size, int visible,
+			const struct sd_gpu_env *env, char *err, size_t errlen)
+{
+	const char *host = env->host ? env->host : "this host";
+	const char *cvd = env->cuda_visible_devices;
+	int ncvd = sd_list_count(cvd);
+	int nslurm = sd_list_count(env->slurm_step_gpus);
+	if (!nslurm)
+		nslurm = sd_list_count(env->slurm_job_gpus);
+
+	if (visible <= 0) {
+		snprintf(err, errlen, "no CUDA device visible on %s%s%s%s; "
+			 "check CUDA_VISIBLE_DEVICES or use --backend gloo",
+			 host, cvd ? " (CUDA_VISIBLE_DEVICES=" : "",
+			 cvd ? cvd : "", cvd ? ")" : "");
+		return -1;
+	}
+	/* Slurm bound this task to its own GPUs (--gpus-per-task,
+	 * --gpu-bind): use the first of them */
+	if (cvd && ncvd > 0 && nslurm > ncvd)
+		return 0;
+	if (visible == 1)
+		return 0;
+	if (local_rank < visible)
+		return local_rank;
+	snprintf(err, errlen, "%s has %d local ranks but %d visible GPU%s%s%s%s;"
+		 " local rank %d has no GPU of its own; start at most %d ranks "
+		 "per node (--local, --ntasks-per-node) or bind one GPU per "
+		 "task (--gpus-per-task=1)", host, local_size, visible,
+		 visible == 1 ? "" : "s", cvd ? " (CUDA_VISIBLE_DEVICES=" : "",
+		 cvd ? cvd : "", cvd ? ")" : "", local_rank, visible);
+	return -1;
+}
+
+int sd_nccl_check_unique(const struct sd_gpu_id *ids, int n, char *err,
+			 size_t errlen)
+{
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++) {
+			if (strcmp(ids[a].host, ids[b].host) != 0 ||
+			    strcmp(ids[a].pci_bus_id, ids[b].pci_bus_id) != 0)
+				continue;
+			snprintf(err, errlen, "ranks %d and %d both use GPU %s "
+				 "on %s; NCCL needs one GPU per rank: start "
+				 "fewer ranks per node or give each task its "
+				 "own GPU (CUDA_VISIBLE_DEVICES, "
+				 "--gpus-per-task=1)", (int)ids[a].rank,
+				 (int)ids[b].rank, ids[a].pci_bus_id,
+				 ids[a].host);
+			return SD_ERR_NODEV;
+		}
+	return SD_OK;
+}
+
+int sd_nccl_env_apply(const char *spec, struct sd_env_saved *saved, char *err,
+		      size_t errlen)
+{
+	char *copy = NULL, *save = NULL;
+	int rc = SD_OK;
+	memset(saved, 0, sizeof(*saved));
+	if (!spec || !*spec)
+		return SD_OK;
+	if (!(copy = strdup(spec))) {
+		snprintf(err, errlen, "out of memory");
+		return SD_ERR_NOMEM;
+	}
+	/* first pass: validate everything, so nothing changes on error */
+	int count = 0;
+	for (char *p = strtok_r(copy, " ;\t\n", &save); p;
+	     p = strtok_r(NULL, " ;\t\n", &save)) {
+		char *eq = strchr(p, '=');
+		if (strncmp(p, "NCCL_", 5) != 0 || !eq || eq == p + 5) {
+			snprintf(err, errlen, "'%s' in the NCCL environment is "
+				 "not NCCL_NAME=VALUE; write e.g. "
+				 "NCCL_ALGO=Ring", p);
+			rc = SD_ERR_INVALID;
+			goto out;
+		}
+		if (++count > 32) {
+			snprintf(err, errlen, "more than 32 NCCL_ variables "
+				 "in one test; keep fewer");
+			rc = SD_ERR_INVALID;
+			goto out;
+		}
+	}
+	free(copy);
+	copy = strdup(spec);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return SD_ERR_NOMEM;
+	}
+	for (char *p = strtok_r(copy, " ;\t\n", &save); p;
+	     p = strtok_r(NULL, " ;\t\n", &save)) {
+		char *eq = strchr(p, '=');
+		*eq = '\0';
+		const char *old = getenv(p);
+		saved->name[saved->n] = strdup(p);
+		saved->old[saved->n] = old ? strdup(old) : NULL;
+		saved->n++;
+		setenv(p, eq + 1, 1);
+	}
+out:
+	free(copy);
+	return rc;
+}
+
+void sd_nccl_env_restore(struct sd_env_saved *saved)
+{
+	for (int i = saved->n - 1; i >= 0; i--) {
+		if (saved->name[i]) {
+			if (saved->old[i])
+				setenv(saved->name[i], saved->old[i], 1);
+			else
+				unsetenv(saved->name[i]);
+		}
+		free(saved->name[i]);
+		free(saved->old[i]);
+	}
+	saved->n = 0;
+}
