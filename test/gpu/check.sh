@@ -1,0 +1,128 @@
+#!/bin/sh
+# check.sh - prove the NCCL backend on a machine with at least one NVIDIA
+# GPU: build everything, then run every op, data type and reduction on one
+# GPU with one rank, the wrong-data, timeout/abort and memory-cap paths,
+# the device and link report, and (with two GPUs or more) every op on two
+# ranks.  Needs the CUDA toolkit and NCCL (configure --enable-nccl=yes).
+#
+# Usage: test/gpu/check.sh            (from anywhere; builds in the tree)
+# Writes its log to $OUT/gpu-check.log when OUT is set (else ./gpu-check.log)
+# and exits 0 when every check passed, 1 otherwise.  About 2-3 minutes on
+# one H200, most of it the build.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+log="${OUT:-$top}/gpu-check.log"
+mkdir -p "$(dirname "$log")"
+: >"$log"
+pass=0
+fail=0
+say() { printf '%s\n' "$*" | tee -a "$log"; }
+result() { # status name
+	if [ "$1" = 0 ]; then pass=$((pass + 1)); say "ok   - $2"
+	else fail=$((fail + 1)); say "FAIL - $2"; fi
+}
+# step NAME WANT_RC [GREP] -- CMD...: run, log, compare the exit status and
+# (optionally) look for an extended regex in stdout+stderr
+step() {
+	name=$1 want=$2 pat=$3
+	shift 4
+	say "---- $name: $*"
+	start=$(date +%s)
+	timeout -k 10 300 "$@" >"$top/.gpu-step.out" 2>&1
+	rc=$?
+	tail -n 60 "$top/.gpu-step.out" >>"$log"
+	say "     exit $rc (want $want), $(( $(date +%s) - start )) s"
+	st=0
+	[ "$rc" = "$want" ] || st=1
+	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$top/.gpu-step.out"; then
+		say "     no match for /$pat/"
+		st=1
+	fi
+	result $st "$name"
+}
+
+say "shakedown GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+nvidia-smi -L 2>&1 | tee -a "$log"
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
+gpuname=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+say "GPUs: $ngpu, compute capability ${cc:-?}, $gpuname"
+if [ "${ngpu:-0}" -lt 1 ]; then
+	say "FAIL - no GPU visible to nvidia-smi"
+	exit 1
+fi
+
+# -- build -------------------------------------------------------------
+if [ ! -f Makefile ]; then
+	step "autoreconf" 0 "" -- autoreconf -fi
+	step "configure --enable-nccl=yes" 0 "NCCL plugin +yes" -- \
+		./configure --enable-nccl=yes
+fi
+step "make" 0 "" -- make -j"$(nproc)"
+step "plugin built" 0 "" -- test -f plugins/nccl/.libs/backend_nccl.so
+step "unit tests" 0 "" -- make check TESTS="test/unit_nccl test/unit_nccl_links"
+[ -x src/shakedown ] || { say "FAIL - src/shakedown not built"; exit 1; }
+
+export SHAKEDOWN_PLUGIN_DIR="$top/plugins/nccl/.libs"
+sd="$top/src/shakedown"
+common="--backend nccl --db none --no-progress -c 1 -n 5 -w 2 --timeout 60"
+
+# -- device and links --------------------------------------------------
+step "link facts (nccl_links)" 0 "^socket " -- plugins/nccl/nccl_links
+step "device report (json)" 0 "$gpuname" -- \
+	"$sd" run --local 1 $common --op all_reduce -b 8 -e 1M --format json
+
+# -- every op, type and reduction on one GPU ---------------------------
+types="int8,uint8,int32,uint32,int64,uint64,float16,bfloat16,float32,float64"
+case "$cc" in
+9.* | [1-9][0-9].*) types="$types,fp8_e4m3,fp8_e5m2" ;;
+*) say "compute capability $cc: fp8 left out (needs 9.0)" ;;
+esac
+for op in all_reduce reduce_scatter reduce; do
+	step "1 rank: $op, every type and reduction" 0 "" -- \
+		"$sd" run --local 1 $common --op $op -d "$types" -o all \
+		-b 8 -e 64M -f 8
+done
+for op in all_gather all_to_all broadcast gather scatter sendrecv; do
+	step "1 rank: $op, every type" 0 "" -- \
+		"$sd" run --local 1 $common --op $op -d "$types" -b 8 -e 64M -f 8
+done
+step "1 rank: per-iteration percentiles" 0 "" -- \
+	"$sd" run --local 1 $common --op all_reduce -b 1M -e 256M -f 4 --per-iter
+
+# -- failures are caught -----------------------------------------------
+step "wrong data is counted on the GPU (exit 1)" 1 "wrong" -- \
+	env SHAKEDOWN_FAULT="rank=0,kind=corrupt,index=3" \
+	"$sd" run --local 1 $common --op all_reduce -d float32 -b 1M -e 1M
+step "a hung GPU times out, aborts NCCL, names rank/host/GPU (exit 4)" 4 \
+	"rank 0 on .*GPU [0-9]+ \(.*\).*did not complete within .*aborted" -- \
+	env SHAKEDOWN_NCCL_FAULT=hang=0 \
+	"$sd" run --local 1 --backend nccl --db none --no-progress \
+	--op all_reduce -b 1M -e 1M -n 5 -w 1 --timeout 5
+step "a stalled rank times out (exit 4)" 4 "" -- \
+	env SHAKEDOWN_FAULT="rank=0,kind=stall" \
+	"$sd" run --local 1 --backend nccl --db none --no-progress \
+	--op all_reduce -b 1M -e 1M -n 5 -w 1 --timeout 5
+step "sizes beyond GPU memory are capped with a hint (exit 3)" 3 \
+	"largest size that fits is .*pass -e" -- \
+	"$sd" run --local 1 $common --op all_reduce -d float32 -b 1T -e 1T
+step "two ranks on one GPU are refused (exit 3)" 3 "both use GPU" -- \
+	env CUDA_VISIBLE_DEVICES=0 \
+	"$sd" run --local 2 $common --op all_reduce -b 8 -e 1K
+
+# -- two GPUs: every op across ranks -----------------------------------
+if [ "$ngpu" -ge 2 ]; then
+	for op in all_reduce all_gather reduce_scatter all_to_all broadcast \
+		reduce gather scatter sendrecv pt2pt; do
+		step "2 ranks: $op" 0 "" -- \
+			"$sd" run --local 2 $common --op $op -d float32,bfloat16 \
+			-o sum,avg -b 8 -e 64M -f 8
+	done
+else
+	say "one GPU: the 2-rank runs are left out"
+fi
+
+rm -f "$top/.gpu-step.out"
+say "passed $pass, failed $fail"
+[ "$fail" = 0 ]
