@@ -139,7 +139,9 @@ size_t sd_size_series(uint64_t min, uint64_t max, double factor,
 	if (min == 0 || max < min)
 		return 0;
 	for (uint64_t s = min; s <= max && k < cap;) {
-		out[k++] = s;
+		if (out)
+			out[k] = s;
+		k++;
 		uint64_t next = factor > 1 ? (uint64_t)((double)s * factor)
 					   : s + step;
 		if (next <= s)

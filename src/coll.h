@@ -60,7 +60,8 @@ void sd_ds_bandwidth(const struct sd_coll *c, int n, size_t ds_size_bytes,
 
 /*
  * The sizes from min to max (inclusive): multiplied by factor when factor
- * > 1, else increased by step.  Returns the count written (at most cap).
+ * > 1, else increased by step.  Returns the count written (at most cap);
+ * with out == NULL only counts.
  */
 size_t sd_size_series(uint64_t min, uint64_t max, double factor,
 		      uint64_t step, uint64_t *out, size_t cap);

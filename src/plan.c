@@ -127,6 +127,8 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		if (sd_parse_size(s, size) || *size == 0)
 			return fail(p, v, "%s '%s' is not a size; use a number "
 				    "with an optional K, M or G suffix", key, s);
+		if (size == &t->step_bytes)
+			t->step_factor = 1; /* a step replaces the factor */
 		return 0;
 	}
 	if (strcmp(key, "step_factor") == 0) {
@@ -136,6 +138,7 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		if (errno || *end || t->step_factor < 1)
 			return fail(p, v, "step_factor '%s' must be a number "
 				    ">= 1", s);
+		t->step_bytes = 0;
 		return 0;
 	}
 	long *num = strcmp(key, "iters") == 0    ? &t->iters
@@ -326,6 +329,14 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 				snprintf(e->err, e->errlen, "%s: min_bytes "
 					 "(-b) is larger than max_bytes (-e)",
 					 e->where);
+				return SD_ERR_INVALID;
+			}
+			if (sd_size_series(t.min_bytes, t.max_bytes,
+					   t.step_factor, t.step_bytes, NULL,
+					   SD_MAX_SIZES + 1) > SD_MAX_SIZES) {
+				snprintf(e->err, e->errlen, "%s: more than %d "
+					 "sizes from min_bytes to max_bytes; use "
+					 "a larger step", e->where, SD_MAX_SIZES);
 				return SD_ERR_INVALID;
 			}
 			const char *redops = !c->reduces ? "sum"

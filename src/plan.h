@@ -17,6 +17,9 @@
 #include "shakedown/backend.h"
 #include "options.h"
 
+/* Most sizes one test may measure (a plan asking for more is refused). */
+#define SD_MAX_SIZES 100000
+
 struct sd_test_spec {
 	enum sd_op op;
 	enum sd_dtype dtype;

@@ -396,10 +396,15 @@ int sd_runner_run(struct sd_runner *r)
 			.has_redop = c->reduces, .root = t->root,
 			.scope = "world", .algo = t->algo, .nranks = n,
 		};
-		uint64_t sizes[256];
 		size_t nsizes = sd_size_series(t->min_bytes, t->max_bytes,
 					       t->step_factor, t->step_bytes,
-					       sizes, 256);
+					       NULL, SD_MAX_SIZES);
+		uint64_t *sizes = calloc(nsizes ? nsizes : 1, sizeof(*sizes));
+		if (!sizes)
+			step_failed(r, seq + 1, SD_ERR_NOMEM, "sizes",
+				    "out of memory");
+		sd_size_series(t->min_bytes, t->max_bytes, t->step_factor,
+			       t->step_bytes, sizes, nsizes);
 		size_t bytes = sd_coll_buffer_bytes(c, t->max_bytes, ts, n);
 		void *sendbase = NULL, *recvbase = NULL;
 		int rc = ops->buf_alloc(r->comm, bytes ? bytes : ts, &sendbase,
@@ -428,6 +433,7 @@ int sd_runner_run(struct sd_runner *r)
 				stop = measure(r, t, &info, &seq, sizes[si], 1,
 					       sendbase, recvbase, &wrong);
 		}
+		free(sizes);
 		if (ops->buf_free) {
 			ops->buf_free(r->comm, sendbase);
 			ops->buf_free(r->comm, recvbase);

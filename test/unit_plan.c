@@ -57,6 +57,10 @@ int main(void)
 		{ "tests:\n  - op: pt2pt\n", 1, 0, "no test of the plan fits" },
 		{ "colour: red\ntests:\n  - op: all_reduce\n", 2, 0,
 		  "unknown top-level key 'colour'" },
+		{ "tests:\n  - {op: all_reduce, min_bytes: 8, max_bytes: 1G, "
+		  "step_bytes: 8}\n", 2, 0, "more than 100000 sizes" },
+		{ "tests:\n  - {op: all_reduce, min_bytes: 8, max_bytes: 256K, "
+		  "step_bytes: 8}\n", 2, 1, NULL }, /* 32768 sizes is fine */
 	};
 	struct sd_run_options o;
 	struct sd_plan p;
