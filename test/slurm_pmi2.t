@@ -42,7 +42,10 @@ run "6 tasks cyclic on 3 nodes" 'node\[1-3\]' '2 2 2 2 2 2 ' -N 3 \
 # The command's own start-up checks under srun (no backend needed).
 if [ -x "${SHAKEDOWN:-}" ]; then
 	out=$SD_TMP/mpi-none
-	sd_srun --mpi=none -N 2 -n 2 "$SHAKEDOWN" run --db none >"$out" 2>&1
+	# without -K: with it srun may SIGTERM the second task before that
+	# task has even started, and report 143 instead of the tasks' 3
+	timeout 120 $SD_CLUSTER_CLIENT srun -t 2 --mpi=none -N 2 -n 2 \
+		"$SHAKEDOWN" run --db none >"$out" 2>&1
 	rc=$?
 	[ $rc = 3 ]
 	ok $? "srun --mpi=none: exit 3 (got $rc)"
