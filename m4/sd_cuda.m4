@@ -46,7 +46,7 @@ AC_DEFUN([SD_CHECK_CUDA], [
   sd_cuda_why=""
   sd_cuda_dir=""
   AS_IF([test "x$enable_nccl" = xno || test "x$with_cuda" = xno || test "x$with_nccl" = xno],
-    [sd_cuda_why="disabled (--disable-nccl, --without-cuda or --without-nccl)"])
+    [sd_cuda_why="disabled by --disable-nccl, --without-cuda or --without-nccl"])
 
   # the toolkit
   AS_IF([test "x$sd_cuda_why" = x], [
