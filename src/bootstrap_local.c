@@ -37,36 +37,6 @@ struct local_ctx {
 	char error[256];
 };
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	while (len) {
-		ssize_t n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* One exchange: send `len` bytes, receive every rank's contribution. */
 static int exchange(struct sd_bootstrap *bs, const void *mine, size_t len,
 		    uint64_t *lens, char **data)
@@ -74,21 +44,21 @@ static int exchange(struct sd_bootstrap *bs, const void *mine, size_t len,
 	struct local_ctx *c = bs->ctx;
 	uint64_t l = len;
 	*data = NULL;
-	if (write_full(c->fd, &l, sizeof(l)) || write_full(c->fd, mine, len))
+	if (sd_send_full(c->fd, &l, sizeof(l)) || sd_send_full(c->fd, mine, len))
 		goto lost;
-	if (read_full(c->fd, lens, sizeof(uint64_t)))
+	if (sd_recv_full(c->fd, lens, sizeof(uint64_t)))
 		goto lost;
 	if (lens[0] == REPLY_ERROR) {
 		uint64_t mlen;
-		if (read_full(c->fd, &mlen, sizeof(mlen)) ||
+		if (sd_recv_full(c->fd, &mlen, sizeof(mlen)) ||
 		    mlen >= sizeof(c->error) ||
-		    read_full(c->fd, c->error, mlen))
+		    sd_recv_full(c->fd, c->error, mlen))
 			goto lost;
 		c->error[mlen] = '\0';
 		return SD_ERR_PEER;
 	}
 	if (bs->size > 1 &&
-	    read_full(c->fd, lens + 1, sizeof(uint64_t) * (size_t)(bs->size - 1)))
+	    sd_recv_full(c->fd, lens + 1, sizeof(uint64_t) * (size_t)(bs->size - 1)))
 		goto lost;
 	uint64_t total = 0;
 	for (int r = 0; r < bs->size; r++)
@@ -96,7 +66,7 @@ static int exchange(struct sd_bootstrap *bs, const void *mine, size_t len,
 	*data = malloc(total + 1);
 	if (!*data)
 		return SD_ERR_NOMEM;
-	if (read_full(c->fd, *data, total)) {
+	if (sd_recv_full(c->fd, *data, total)) {
 		free(*data);
 		*data = NULL;
 		goto lost;
@@ -283,9 +253,9 @@ static void reply_error(struct child *kids, int n, const char *msg)
 	for (int r = 0; r < n; r++) {
 		if (kids[r].fd < 0 || !kids[r].contributed)
 			continue;
-		if (write_full(kids[r].fd, &marker, sizeof(marker)) == 0 &&
-		    write_full(kids[r].fd, &len, sizeof(len)) == 0)
-			(void)write_full(kids[r].fd, msg, len);
+		if (sd_send_full(kids[r].fd, &marker, sizeof(marker)) == 0 &&
+		    sd_send_full(kids[r].fd, &len, sizeof(len)) == 0)
+			(void)sd_send_full(kids[r].fd, msg, len);
 		kids[r].contributed = 0;
 		free(kids[r].data);
 		kids[r].data = NULL;
@@ -300,9 +270,9 @@ static void reply_all(struct child *kids, int n)
 	for (int r = 0; r < n; r++) {
 		if (kids[r].fd < 0)
 			continue;
-		int bad = write_full(kids[r].fd, lens, sizeof(lens));
+		int bad = sd_send_full(kids[r].fd, lens, sizeof(lens));
 		for (int s = 0; s < n && !bad; s++)
-			bad = write_full(kids[r].fd, kids[s].data, kids[s].len);
+			bad = sd_send_full(kids[r].fd, kids[s].data, kids[s].len);
 		(void)bad; /* a rank that went away is noticed by waitpid */
 	}
 	for (int r = 0; r < n; r++) {
@@ -399,10 +369,10 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 			if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			uint64_t len;
-			if (read_full(kids[r].fd, &len, sizeof(len)) ||
+			if (sd_recv_full(kids[r].fd, &len, sizeof(len)) ||
 			    len > (1u << 30) ||
 			    !(kids[r].data = malloc(len ? len : 1)) ||
-			    read_full(kids[r].fd, kids[r].data, len)) {
+			    sd_recv_full(kids[r].fd, kids[r].data, len)) {
 				free(kids[r].data);
 				kids[r].data = NULL;
 				close(kids[r].fd);

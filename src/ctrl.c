@@ -85,46 +85,16 @@ struct sd_ctrl {
 	char host0[64];
 };
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, uint32_t seq,
 		    const void *a, size_t alen, const void *b, size_t blen)
 {
 	struct hdr h = { type, (uint32_t)c->rank, seq, (uint32_t)(alen + blen) };
 	pthread_mutex_lock(&c->wmu);
-	int rc = write_full(fd, &h, sizeof(h));
+	int rc = sd_send_full(fd, &h, sizeof(h));
 	if (!rc && alen)
-		rc = write_full(fd, a, alen);
+		rc = sd_send_full(fd, a, alen);
 	if (!rc && blen)
-		rc = write_full(fd, b, blen);
+		rc = sd_send_full(fd, b, blen);
 	pthread_mutex_unlock(&c->wmu);
 	return rc;
 }
@@ -133,10 +103,10 @@ static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, uint32_t seq,
 static int recv_msg(int fd, struct hdr *h, char **payload)
 {
 	*payload = NULL;
-	if (read_full(fd, h, sizeof(*h)) || h->len > (64u << 20))
+	if (sd_recv_full(fd, h, sizeof(*h)) || h->len > (64u << 20))
 		return -1;
 	*payload = malloc(h->len + 1);
-	if (!*payload || read_full(fd, *payload, h->len)) {
+	if (!*payload || sd_recv_full(fd, *payload, h->len)) {
 		free(*payload);
 		*payload = NULL;
 		return -1;

@@ -44,6 +44,13 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+static int unknown_command(const char *name)
+{
+	fprintf(stderr, "shakedown: unknown command '%s'; run 'shakedown help' "
+			"for the list\n", name);
+	return SD_EXIT_USAGE;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: shakedown <command> [options]\n"
@@ -63,11 +70,8 @@ int cmd_help(int argc, char **argv)
 		return sd_finish_stdout();
 	}
 	const struct command *c = find_command(argv[1]);
-	if (!c) {
-		fprintf(stderr, "shakedown: unknown command '%s'; run "
-				"'shakedown help' for the list\n", argv[1]);
-		return SD_EXIT_USAGE;
-	}
+	if (!c)
+		return unknown_command(argv[1]);
 	char *help_argv[] = { argv[1], "--help", NULL };
 	return c->fn(2, help_argv);
 }
@@ -85,10 +89,7 @@ int main(int argc, char **argv)
 		return sd_finish_stdout();
 	}
 	const struct command *c = find_command(argv[1]);
-	if (!c) {
-		fprintf(stderr, "shakedown: unknown command '%s'; run "
-				"'shakedown help' for the list\n", argv[1]);
-		return SD_EXIT_USAGE;
-	}
+	if (!c)
+		return unknown_command(argv[1]);
 	return c->fn(argc - 1, argv + 1);
 }

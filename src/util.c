@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "shakedown/backend.h"
@@ -35,6 +36,36 @@ int sd_finish_stdout(void)
 		return SD_EXIT_ENV;
 	}
 	return SD_EXIT_OK;
+}
+
+int sd_send_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int sd_recv_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 double sd_now(void)

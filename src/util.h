@@ -26,6 +26,12 @@ int sd_exit_for_status(int status);
  * the output could not be written. */
 int sd_finish_stdout(void);
 
+/* Write or read exactly len bytes on a socket, retrying after signals;
+ * 0 on success, -1 when the peer is gone or an error occurred.  Writing
+ * never raises SIGPIPE. */
+int sd_send_full(int fd, const void *buf, size_t len);
+int sd_recv_full(int fd, void *buf, size_t len);
+
 /* Monotonic time in seconds. */
 double sd_now(void);
 /* Wall-clock time in seconds since the epoch. */
