@@ -35,6 +35,7 @@
 
 #include "bootstrap.h"
 #include "hostlist.h"
+#include "util.h"
 
 /* Hex characters stored under one key: below PMI2_MAX_VALLEN, even. */
 #define CHUNK_HEX 1000
@@ -71,36 +72,6 @@ static int fail(struct pmi2_ctx *c, int status, const char *fmt, ...)
 	return status;
 }
 
-static void hex_encode(const unsigned char *p, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-static int hex_value(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
-static int hex_decode(const char *hex, size_t n, unsigned char *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return 0;
-}
-
 static void make_key(const struct pmi2_ctx *c, int rank, size_t chunk,
 		     char *key, size_t keylen)
 {
@@ -116,7 +87,7 @@ static int put_bytes(struct pmi2_ctx *c, int rank, const void *data,
 	for (size_t chunk = 0; chunk * CHUNK_BYTES < len; chunk++) {
 		size_t off = chunk * CHUNK_BYTES;
 		size_t n = len - off < CHUNK_BYTES ? len - off : CHUNK_BYTES;
-		hex_encode(p + off, n, hex);
+		sd_hex_encode(p + off, n, hex);
 		make_key(c, rank, chunk, key, sizeof(key));
 		int prc = PMI2_KVS_Put(key, hex);
 		if (prc != PMI2_SUCCESS)
@@ -146,7 +117,7 @@ static int get_bytes(struct pmi2_ctx *c, int rank, void *data, size_t len)
 				    "rank must make the same bootstrap calls "
 				    "with the same sizes", key, rank, prc);
 		if ((size_t)vallen != 2 * n || strlen(c->value) != 2 * n ||
-		    hex_decode(c->value, n, p + off))
+		    sd_hex_decode(c->value, p + off, n))
 			return fail(c, SD_ERR_BOOTSTRAP, "pmi2: KVS value '%s' "
 				    "from rank %d has %d characters, expected "
 				    "%zu hex digits; ranks disagree on the size "
