@@ -233,17 +233,18 @@ static inline SD_HD double sd_pattern_reduce_input(enum sd_dtype t,
 	case SD_MAX:
 		return sd_spread(t, h, sd_min_u64(4, lim));
 	case SD_AVG: {
-		/* base + d_r with sum over ranks of d_r == 0: the mean is base */
-		uint64_t m = sd_min_u64(4, lim / (3 * (uint64_t)n));
-		if (m == 0)
+		/* n * k with k in {+-1, +-2} on at most kk ranks per element:
+		 * sum-then-divide gives the mean exactly, and so does NCCL's
+		 * float avg, which multiplies each input by a rounded 1/n
+		 * (n * k * fl(1/n) rounds to k for any n) */
+		uint64_t kk = sd_min_u64((uint64_t)n, lim / (2 * (uint64_t)n));
+		if (kk == 0 || (i + (uint64_t)r) % (uint64_t)n >= kk)
 			return 0;
-		double base = sd_dtype_is_unsigned(t)
-				      ? (double)(m + (i * 3 + seed) % (m + 1))
-				      : sd_spread(t, i * 3 + seed, m);
-		double d = (double)(1 + (i % m));
-		if (r % 2 == 0)
-			return r + 1 < n ? base + d : base;
-		return base - d;
+		double k = ((i * 3 + (uint64_t)r * 5 + seed) % 2) ? 2.0 : 1.0;
+		if (!sd_dtype_is_unsigned(t) &&
+		    (i * 7 + (uint64_t)r * 3 + seed) % 3 == 0)
+			k = -k;
+		return (double)n * k;
 	}
 	default: { /* SD_SUM: at most k ranks are non-zero per element */
 		uint64_t m = sd_min_u64(4, lim);
@@ -288,7 +289,7 @@ static inline SD_HD double sd_pattern_reduced(const struct sd_op_args *a, int n,
 		}
 	}
 	if (a->redop == SD_AVG)
-		acc /= n; /* exact: the pattern's sum is n * base */
+		acc /= n; /* exact: the pattern's inputs are multiples of n */
 	return acc;
 }
 

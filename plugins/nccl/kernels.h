@@ -25,12 +25,10 @@ int sd_cu_fill(const struct sd_op_args *a, int me, int n, void *stream);
  * Compare a->recvbuf with what rank me of n expects.  `result` is device
  * memory of two uint64_t: result[0] receives the count of wrong elements,
  * result[1] the lowest wrong index (UINT64_MAX when none); both are reset
- * first.  `tolerance` > 0 accepts values within that absolute distance (for
- * avg of float types over a rank count that is not a power of two, see
- * sd_nccl_avg_exact()); 0 checks bit for bit.
+ * first.  The check is bit for bit.
  */
-int sd_cu_verify(const struct sd_op_args *a, int me, int n, double tolerance,
-		 uint64_t *result, void *stream);
+int sd_cu_verify(const struct sd_op_args *a, int me, int n, uint64_t *result,
+		 void *stream);
 
 /*
  * Test-only fault: a kernel that spins until *flag (mapped host memory)

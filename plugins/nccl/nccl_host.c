@@ -52,14 +52,6 @@ int sd_nccl_check_dtype(enum sd_dtype t, int cc_major, int cc_minor,
 	return SD_OK;
 }
 
-int sd_nccl_avg_exact(enum sd_dtype t, int n)
-{
-	if (t == SD_INT8 || t == SD_UINT8 || t == SD_INT32 || t == SD_UINT32 ||
-	    t == SD_INT64 || t == SD_UINT64)
-		return 1;
-	return n > 0 && (n & (n - 1)) == 0;
-}
-
 uint64_t sd_nccl_max_buffer_bytes(uint64_t avail_bytes, uint64_t reserve_bytes,
 				  int nbuffers, size_t type_size, int n)
 {

@@ -35,14 +35,6 @@ int sd_nccl_redop(enum sd_redop r);
 int sd_nccl_check_dtype(enum sd_dtype t, int cc_major, int cc_minor,
 			const char *gpu, char *err, size_t errlen);
 
-/*
- * Whether NCCL's avg of type t over n ranks equals the pattern's expected
- * value bit for bit.  NCCL divides integer sums by n (exact: the pattern's
- * sum is a multiple of n) but multiplies each float input by 1/n rounded to
- * the type before summing: exact only when n is a power of two.
- */
-int sd_nccl_avg_exact(enum sd_dtype t, int n);
-
 /* Bytes kept free on the GPU for NCCL's own buffers and the CUDA context
  * when sizing test buffers (as nccl-tests does: 1 GiB). */
 #define SD_NCCL_RESERVE_BYTES (1ull << 30)

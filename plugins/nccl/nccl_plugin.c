@@ -680,26 +680,6 @@ static int nccl_fill(struct sd_comm *c, const struct sd_op_args *a, char *err,
 	return stream_wait(c, a->timeout_ms, "the fill kernel", err, errlen);
 }
 
-/* Absolute tolerance for avg of floats where NCCL's pre-multiplication by
- * a rounded 1/n cannot be bit-exact (see sd_nccl_avg_exact()): 24 n units
- * of the last place of the pattern's magnitudes (at most 8). */
-static double avg_tolerance(const struct sd_op_args *a, int n)
-{
-	if (a->redop != SD_AVG || !sd_op_is_reduction(a->op) ||
-	    sd_nccl_avg_exact(a->dtype, n))
-		return 0;
-	int mbits;
-	switch (a->dtype) {
-	case SD_FLOAT16: mbits = 10; break;
-	case SD_BFLOAT16: mbits = 7; break;
-	case SD_FP8_E4M3: mbits = 3; break;
-	case SD_FP8_E5M2: mbits = 2; break;
-	case SD_FLOAT64: mbits = 52; break;
-	default: mbits = 23; break;
-	}
-	return 24.0 * n * 8.0 / (double)(1ull << mbits);
-}
-
 static int nccl_verify(struct sd_comm *c, const struct sd_op_args *a,
 		       uint64_t *wrong, struct sd_mismatch *first, char *err,
 		       size_t errlen)
@@ -713,7 +693,7 @@ static int nccl_verify(struct sd_comm *c, const struct sd_op_args *a,
 	if (!a->recv_count || !sd_pattern_expect(a, c->rank, c->size, 0, &want))
 		return SD_OK; /* this rank receives nothing */
 	cudaError_t e = (cudaError_t)sd_cu_verify(
-		a, c->rank, c->size, avg_tolerance(a, c->size), c->d_result,
+		a, c->rank, c->size, c->d_result,
 		c->stream);
 	if (!e)
 		e = cudaMemcpyAsync(res, c->d_result, sizeof(res),
