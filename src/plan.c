@@ -45,6 +45,7 @@ struct raw_test {
 	char redops[128];
 	char roots[128];
 	char algo[32];
+	char env[512];
 	uint64_t min_bytes, max_bytes, step_bytes;
 	double step_factor;
 	long iters, warmup;
@@ -101,9 +102,41 @@ static int list_value(struct parse *p, yaml_node_t *n, char *out, size_t len,
 	return 0;
 }
 
+/* env: a mapping of NCCL_* names to plain values, kept as "N=V N=V" and
+ * appended to what the defaults set (a later pair wins when applied). */
+static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
+{
+	if (v->type != YAML_MAPPING_NODE)
+		return fail(p, v, "'env' must be a mapping of NCCL_* names to "
+			    "values, e.g. env: {NCCL_ALGO: Ring}");
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
+	     pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *kn = yaml_document_get_node(&p->doc, pr->key);
+		yaml_node_t *vn = yaml_document_get_node(&p->doc, pr->value);
+		const char *name = scalar(kn), *val = scalar(vn);
+		int good = name && val && strncmp(name, "NCCL_", 5) == 0 &&
+			   name[5] && !val[strcspn(val, " \t;=")] && *val;
+		for (const char *c = name; good && *c; c++)
+			good = (*c >= 'A' && *c <= 'Z') ||
+			       (*c >= '0' && *c <= '9') || *c == '_';
+		if (!good)
+			return fail(p, kn, "env: '%s' is not an NCCL_* name with "
+				    "a plain value (no spaces, ';' or '=')",
+				    name ? name : "?");
+		size_t used = strlen(out);
+		if (snprintf(out + used, len - used, "%s%s=%s", used ? " " : "",
+			     name, val) >= (int)(len - used))
+			return fail(p, kn, "env: too long (at most %zu "
+				    "characters)", len - 1);
+	}
+	return 0;
+}
+
 static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		     yaml_node_t *v)
 {
+	if (strcmp(key, "env") == 0)
+		return env_value(p, v, t->env, sizeof(t->env));
 	const char *s = scalar(v);
 	if (strcmp(key, "op") == 0 || strcmp(key, "ops") == 0)
 		return list_value(p, v, t->ops, sizeof(t->ops), key);
@@ -152,7 +185,7 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 	}
 	return fail(p, v, "unknown key '%s'; plans know op, dtype, redop, "
 		    "root, algo, min_bytes, max_bytes, step_factor, step_bytes, "
-		    "iters, warmup", key);
+		    "iters, warmup, env", key);
 }
 
 static int read_mapping(struct parse *p, yaml_node_t *map, struct raw_test *t)
@@ -325,6 +358,7 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			t.warmup = r->warmup;
 			sd_strlcpy(t.algo, r->algo[0] ? r->algo : "auto",
 				   sizeof(t.algo));
+			sd_strlcpy(t.env, r->env, sizeof(t.env));
 			if (t.min_bytes > t.max_bytes) {
 				snprintf(e->err, e->errlen, "%s: min_bytes "
 					 "(-b) is larger than max_bytes (-e)",
@@ -437,8 +471,24 @@ static int render(struct sd_plan *p)
 		else
 			bad |= sd_buf_printf(&b, ", step_bytes: %llu",
 					     (unsigned long long)t->step_bytes);
-		bad |= sd_buf_printf(&b, ", iters: %ld, warmup: %ld, algo: %s}\n",
+		bad |= sd_buf_printf(&b, ", iters: %ld, warmup: %ld, algo: %s",
 				     t->iters, t->warmup, t->algo);
+		if (t->env[0]) {
+			/* "A=1 B=2" as env: {A: 1, B: 2} */
+			bad |= sd_buf_printf(&b, ", env: {");
+			for (const char *e = t->env; *e && !bad;) {
+				size_t n = strcspn(e, " ");
+				const char *eq = memchr(e, '=', n);
+				bad |= sd_buf_printf(&b, "%s%.*s: %.*s",
+						     e == t->env ? "" : ", ",
+						     (int)(eq - e), e,
+						     (int)(n - (size_t)(eq - e) - 1),
+						     eq + 1);
+				e += n + (e[n] == ' ');
+			}
+			bad |= sd_buf_printf(&b, "}");
+		}
+		bad |= sd_buf_printf(&b, "}\n");
 	}
 	if (bad) {
 		sd_buf_free(&b);

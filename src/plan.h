@@ -29,6 +29,8 @@ struct sd_test_spec {
 	double step_factor;
 	long iters, warmup;
 	char algo[32];          /* "auto" or a backend algorithm name */
+	char env[512];          /* "NCCL_X=v NCCL_Y=w": run on a fresh
+				   communicator made with these set; "" none */
 };
 
 struct sd_plan {

@@ -257,10 +257,10 @@ static void combine(struct sd_runner *r, const struct sd_coll *c,
 }
 
 /* One size and placement on every rank; returns 1 to stop (cancel). */
-static int measure(struct sd_runner *r, const struct sd_test_spec *t,
-		   const struct sd_test_info *info, uint32_t *seq, uint64_t size,
-		   int in_place, void *sendbase, void *recvbase,
-		   uint64_t *wrong_out)
+static int measure(struct sd_runner *r, struct sd_comm *comm,
+		   const struct sd_test_spec *t, const struct sd_test_info *info,
+		   uint32_t *seq, uint64_t size, int in_place, void *sendbase,
+		   void *recvbase, uint64_t *wrong_out)
 {
 	const struct sd_coll *c = sd_coll_get(t->op);
 	const struct sd_backend_ops *ops = r->ops;
@@ -290,16 +290,16 @@ static int measure(struct sd_runner *r, const struct sd_test_spec *t,
 		 in_place ? "in-place" : "out-of-place", info->index + 1);
 	sd_ctrl_progress(r->ctrl, *seq, what);
 
-	if ((rc = ops->fill(r->comm, &a, err, sizeof(err))))
+	if ((rc = ops->fill(comm, &a, err, sizeof(err))))
 		step_failed(r, *seq, rc, "fill", err);
-	if (ops->prepare && (rc = ops->prepare(r->comm, &a, err, sizeof(err))))
+	if (ops->prepare && (rc = ops->prepare(comm, &a, err, sizeof(err))))
 		step_failed(r, *seq, rc, "prepare", err);
 	for (long w = 0; w < t->warmup; w++)
-		if ((rc = ops->run(r->comm, &a, err, sizeof(err))))
+		if ((rc = ops->run(comm, &a, err, sizeof(err))))
 			step_failed(r, *seq, rc, "warm-up", err);
-	if ((rc = ops->wait(r->comm, a.timeout_ms, err, sizeof(err))))
+	if ((rc = ops->wait(comm, a.timeout_ms, err, sizeof(err))))
 		step_failed(r, *seq, rc, "warm-up", err);
-	if ((rc = ops->barrier(r->comm, a.timeout_ms, err, sizeof(err))))
+	if ((rc = ops->barrier(comm, a.timeout_ms, err, sizeof(err))))
 		step_failed(r, *seq, rc, "barrier", err);
 
 	int fault_here = sd_fault_here(&r->fault, me, t->op, size, in_place);
@@ -317,10 +317,10 @@ static int measure(struct sd_runner *r, const struct sd_test_spec *t,
 		if (fault_here && r->fault.kind != SD_FAULT_CORRUPT &&
 		    i == r->fault.iter)
 			sd_fault_act(&r->fault);
-		if ((rc = ops->run(r->comm, &a, err, sizeof(err))))
+		if ((rc = ops->run(comm, &a, err, sizeof(err))))
 			step_failed(r, *seq, rc, "run", err);
 		if (r->opt->per_iter) {
-			if ((rc = ops->wait(r->comm, a.timeout_ms, err,
+			if ((rc = ops->wait(comm, a.timeout_ms, err,
 					    sizeof(err))))
 				step_failed(r, *seq, rc, "run", err);
 			double now = sd_now();
@@ -328,7 +328,7 @@ static int measure(struct sd_runner *r, const struct sd_test_spec *t,
 			prev = now;
 		}
 	}
-	if ((rc = ops->wait(r->comm, a.timeout_ms, err, sizeof(err))))
+	if ((rc = ops->wait(comm, a.timeout_ms, err, sizeof(err))))
 		step_failed(r, *seq, rc, "run", err);
 	double t1 = sd_now();
 	res->time_us = t->iters > 0 ? (t1 - t0) * 1e6 / (double)t->iters : 0;
@@ -337,17 +337,17 @@ static int measure(struct sd_runner *r, const struct sd_test_spec *t,
 	for (long pass = 0; pass < r->opt->check_passes; pass++) {
 		struct sd_mismatch mm = { 0 };
 		uint64_t wrong = 0;
-		if ((rc = ops->fill(r->comm, &a, err, sizeof(err))) ||
-		    (rc = ops->run(r->comm, &a, err, sizeof(err))) ||
-		    (rc = ops->wait(r->comm, a.timeout_ms, err, sizeof(err))))
+		if ((rc = ops->fill(comm, &a, err, sizeof(err))) ||
+		    (rc = ops->run(comm, &a, err, sizeof(err))) ||
+		    (rc = ops->wait(comm, a.timeout_ms, err, sizeof(err))))
 			step_failed(r, *seq, rc, "check", err);
 		if (fault_here && r->fault.kind == SD_FAULT_CORRUPT &&
 		    pass == 0) {
 			r->fault.fired = 1;
 			if (ops->corrupt)
-				ops->corrupt(r->comm, &a, r->fault.index);
+				ops->corrupt(comm, &a, r->fault.index);
 		}
-		if ((rc = ops->verify(r->comm, &a, &wrong, &mm, err,
+		if ((rc = ops->verify(comm, &a, &wrong, &mm, err,
 				      sizeof(err))))
 			step_failed(r, *seq, rc, "verify", err);
 		res->checked = 1;
@@ -405,12 +405,26 @@ int sd_runner_run(struct sd_runner *r)
 				    "out of memory");
 		sd_size_series(t->min_bytes, t->max_bytes, t->step_factor,
 			       t->step_bytes, sizes, nsizes);
+		/* a test with its own library environment (NCCL_*) runs on a
+		 * fresh communicator made with it (collective over all ranks) */
+		struct sd_comm *comm = r->comm;
+		if (t->env[0]) {
+			struct sd_comm_config cfg = {
+				.timeout_ms = (int)(r->opt->timeout_s * 1000),
+				.iface = r->opt->iface, .env = t->env };
+			int crc = ops->comm_create(r->bs, &cfg, &comm, err,
+						   sizeof(err));
+			if (crc)
+				step_failed(r, seq + 1, crc, "creating the "
+					    "communicator for the test's env",
+					    err);
+		}
 		size_t bytes = sd_coll_buffer_bytes(c, t->max_bytes, ts, n);
 		void *sendbase = NULL, *recvbase = NULL;
-		int rc = ops->buf_alloc(r->comm, bytes ? bytes : ts, &sendbase,
+		int rc = ops->buf_alloc(comm, bytes ? bytes : ts, &sendbase,
 					err, sizeof(err));
 		if (!rc)
-			rc = ops->buf_alloc(r->comm, bytes ? bytes : ts,
+			rc = ops->buf_alloc(comm, bytes ? bytes : ts,
 					    &recvbase, err, sizeof(err));
 		if (rc)
 			step_failed(r, seq + 1, rc, "allocating buffers", err);
@@ -427,17 +441,20 @@ int sd_runner_run(struct sd_runner *r)
 			c->counts((size_t)(sizes[si] / ts), n, &s, &rcount);
 			if (s == 0 && rcount == 0)
 				continue; /* too small to split over n ranks */
-			stop = measure(r, t, &info, &seq, sizes[si], 0,
+			stop = measure(r, comm, t, &info, &seq, sizes[si], 0,
 				       sendbase, recvbase, &wrong);
 			if (!stop && c->has_in_place && r->opt->in_place)
-				stop = measure(r, t, &info, &seq, sizes[si], 1,
-					       sendbase, recvbase, &wrong);
+				stop = measure(r, comm, t, &info, &seq,
+					       sizes[si], 1, sendbase, recvbase,
+					       &wrong);
 		}
 		free(sizes);
 		if (ops->buf_free) {
-			ops->buf_free(r->comm, sendbase);
-			ops->buf_free(r->comm, recvbase);
+			ops->buf_free(comm, sendbase);
+			ops->buf_free(comm, recvbase);
 		}
+		if (comm != r->comm)
+			ops->comm_destroy(comm);
 		if (me == 0) {
 			char msg[400] = "";
 			const char *status = "passed";

@@ -61,6 +61,14 @@ int main(void)
 		  "step_bytes: 8}\n", 2, 0, "more than 100000 sizes" },
 		{ "tests:\n  - {op: all_reduce, min_bytes: 8, max_bytes: 256K, "
 		  "step_bytes: 8}\n", 2, 1, NULL }, /* 32768 sizes is fine */
+		{ "tests:\n  - {op: all_reduce, env: {NCCL_ALGO: Ring, "
+		  "NCCL_PROTO: Simple}}\n", 2, 1, NULL },
+		{ "tests:\n  - {op: all_reduce, env: {PATH: /tmp}}\n", 2, 0,
+		  "env: 'PATH' is not an NCCL_* name" },
+		{ "tests:\n  - {op: all_reduce, env: {NCCL_ALGO: 'a b'}}\n", 2,
+		  0, "is not an NCCL_* name with a plain value" },
+		{ "tests:\n  - {op: all_reduce, env: NCCL_ALGO}\n", 2, 0,
+		  "'env' must be a mapping" },
 	};
 	struct sd_run_options o;
 	struct sd_plan p;
@@ -86,6 +94,26 @@ int main(void)
 			sd_plan_free(&p);
 		}
 	}
+
+	/* env is kept per test and shown in the canonical text */
+	sd_run_options_init(&o);
+	ok(sd_plan_build(write_plan("defaults: {env: {NCCL_ALGO: Tree}}\n"
+				    "tests:\n  - op: all_reduce\n"
+				    "  - {op: broadcast, env: {NCCL_PROTO: LL}}\n"),
+			 &o, 2, &p, err, sizeof(err)) == 0 &&
+	   strcmp(p.tests[0].env, "NCCL_ALGO=Tree") == 0 &&
+	   strcmp(p.tests[1].env, "NCCL_ALGO=Tree NCCL_PROTO=LL") == 0 &&
+	   strstr(p.text, "env: {NCCL_ALGO: Tree, NCCL_PROTO: LL}") != NULL,
+	   "env from defaults and tests, rendered in the canonical text");
+	sd_plan_free(&p);
+
+	/* the example plan shipped in plans/ builds */
+	char example[512];
+	snprintf(example, sizeof(example), "%s/plans/example.yaml",
+		 getenv("top_srcdir") ? getenv("top_srcdir") : ".");
+	ok(sd_plan_build(example, &o, 4, &p, err, sizeof(err)) == 0 &&
+	   p.ntests == 12, "plans/example.yaml builds 12 tests on 4 ranks");
+	sd_plan_free(&p);
 
 	/* the built-in plan: every collective */
 	sd_run_options_init(&o);

@@ -142,7 +142,12 @@ struct sd_op_args {
 struct sd_comm_config {
 	int timeout_ms;      /* default per-operation timeout */
 	const char *iface;   /* network interface to bind, or NULL: choose */
+	/* NAME=VALUE pairs separated by spaces that the backend's library
+	 * must see while this communicator is made (a plan's per-test
+	 * NCCL_* settings), or NULL */
+	const char *env;
 };
+#define SD_COMM_CONFIG_HAS_ENV 1
 
 struct sd_comm; /* opaque, defined by each plugin */
 
