@@ -312,6 +312,9 @@ static int measure(struct sd_runner *r, struct sd_comm *comm,
 	struct rank_result *res = (void *)mine;
 	double *iter_us = (void *)(mine + sizeof(struct rank_result));
 
+	/* a backend with device-side times (CUDA events) times each
+	 * iteration itself: no host wait between iterations */
+	int host_per_iter = r->opt->per_iter && !ops->iter_times;
 	double t0 = sd_now(), prev = t0;
 	for (long i = 0; i < t->iters; i++) {
 		if (fault_here && r->fault.kind != SD_FAULT_CORRUPT &&
@@ -319,7 +322,7 @@ static int measure(struct sd_runner *r, struct sd_comm *comm,
 			sd_fault_act(&r->fault);
 		if ((rc = ops->run(comm, &a, err, sizeof(err))))
 			step_failed(r, *seq, rc, "run", err);
-		if (r->opt->per_iter) {
+		if (host_per_iter) {
 			if ((rc = ops->wait(comm, a.timeout_ms, err,
 					    sizeof(err))))
 				step_failed(r, *seq, rc, "run", err);
@@ -332,6 +335,9 @@ static int measure(struct sd_runner *r, struct sd_comm *comm,
 		step_failed(r, *seq, rc, "run", err);
 	double t1 = sd_now();
 	res->time_us = t->iters > 0 ? (t1 - t0) * 1e6 / (double)t->iters : 0;
+	if (r->opt->per_iter && !host_per_iter && t->iters > 0 &&
+	    (rc = ops->iter_times(comm, iter_us, t->iters, err, sizeof(err))))
+		step_failed(r, *seq, rc, "per-iteration times", err);
 
 	/* check on fresh data, after timing */
 	for (long pass = 0; pass < r->opt->check_passes; pass++) {

@@ -225,6 +225,14 @@ struct sd_backend_ops {
 		       size_t errlen);
 	/* Stop everything in flight; callable from another thread. */
 	void (*abort)(struct sd_comm *comm);
+
+	/*
+	 * Optional: device-side times (us) of the last `iters` run() calls,
+	 * read after wait(); NULL when the backend has none.  Fills
+	 * time_us[0..iters) oldest first.  Returns SD_OK or a status.
+	 */
+	int (*iter_times)(struct sd_comm *comm, double *time_us, long iters,
+			  char *err, size_t errlen);
 };
 
 #ifdef __cplusplus

@@ -1353,5 +1353,6 @@ const struct sd_backend_ops shakedown_backend = {
 	g_wait,
 	g_barrier,
 	g_abort,
+	nullptr, /* iter_times: host timing after wait() */
 };
 }

@@ -9,6 +9,9 @@
  * the stream and ncclCommGetAsyncError until done, and on timeout aborts the
  * communicator and names the rank, host and GPU.  Data is filled and checked
  * on the GPU by kernels.cu with the functions of shakedown/pattern.h.
+ * Every run() is bracketed by two CUDA events on the stream, kept in a ring
+ * emptied by prepare(); iter_times() turns the last ones into per-iteration
+ * device times for --per-iter, so no host wait sits between iterations.
  *
  * Test-only fault: SHAKEDOWN_NCCL_FAULT=hang=RANK makes that rank's first
  * run() queue a kernel that never finishes in time, to prove the timeout
@@ -68,7 +71,15 @@ struct sd_comm {
 	volatile int aborted;
 	int hang_pending;        /* SHAKEDOWN_NCCL_FAULT for this rank */
 	volatile int *hang_flag; /* mapped host memory the hang kernel reads */
+	/* event pairs around run(): slot i % ev_cap holds run i since the
+	 * last reset; the ring grows to SD_NCCL_MAX_TIMED before it wraps */
+	cudaEvent_t *ev_start, *ev_stop;
+	long ev_cap;             /* pairs created */
+	long ev_n;               /* run() calls recorded since the reset */
 };
+
+/* The most iterations whose device times are kept for --per-iter. */
+#define SD_NCCL_MAX_TIMED 100000L
 
 /* The process's GPU, chosen by init(). */
 static struct {
@@ -293,7 +304,13 @@ static void comm_free(struct sd_comm *c)
 			cudaStreamDestroy(c->stream);
 		if (c->hang_flag)
 			cudaFreeHost((void *)c->hang_flag);
+		for (long i = 0; i < c->ev_cap; i++) {
+			cudaEventDestroy(c->ev_start[i]);
+			cudaEventDestroy(c->ev_stop[i]);
+		}
 	}
+	free(c->ev_start);
+	free(c->ev_stop);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -754,6 +771,7 @@ static int nccl_prepare(struct sd_comm *c, const struct sd_op_args *a,
 	int rc = check_args(c, a, err, errlen);
 	if (rc)
 		return rc;
+	c->ev_n = 0; /* a new series of run() calls */
 	if (a->op == SD_OP_PT2PT && c->size < 2) {
 		snprintf(err, errlen, "pt2pt needs at least 2 ranks");
 		return SD_ERR_INVALID;
@@ -843,6 +861,50 @@ static ncclResult_t enqueue(struct sd_comm *c, const struct sd_op_args *a)
 	return r == ncclSuccess || r == ncclInProgress ? g_end : r;
 }
 
+/*
+ * Make room in c's event ring for one more run(): double it (from 64 pairs)
+ * while it is full and smaller than SD_NCCL_MAX_TIMED; past that the ring
+ * wraps and keeps the newest.  Returns the slot to record into, or -1 with
+ * err set.
+ */
+static long ev_slot(struct sd_comm *c, char *err, size_t errlen)
+{
+	if (c->ev_n == c->ev_cap && c->ev_cap < SD_NCCL_MAX_TIMED) {
+		long cap = c->ev_cap ? c->ev_cap * 2 : 64;
+		if (cap > SD_NCCL_MAX_TIMED)
+			cap = SD_NCCL_MAX_TIMED;
+		cudaEvent_t *s = realloc(c->ev_start, (size_t)cap * sizeof(*s));
+		if (s)
+			c->ev_start = s;
+		cudaEvent_t *t = s ? realloc(c->ev_stop,
+					     (size_t)cap * sizeof(*t)) : NULL;
+		if (t)
+			c->ev_stop = t;
+		if (!s || !t) {
+			snprintf(err, errlen, "rank %d on %s, %s: out of host "
+				 "memory for %ld timing events", c->rank,
+				 g.host, g.what, 2 * cap);
+			return -1;
+		}
+		for (long i = c->ev_cap; i < cap; i++) {
+			cudaError_t e = cudaEventCreate(&c->ev_start[i]);
+			if (e == cudaSuccess) {
+				e = cudaEventCreate(&c->ev_stop[i]);
+				if (e != cudaSuccess)
+					cudaEventDestroy(c->ev_start[i]);
+			}
+			if (e != cudaSuccess) {
+				snprintf(err, errlen, "rank %d on %s, %s: "
+					 "cudaEventCreate: %s", c->rank,
+					 g.host, g.what, cuerr(e));
+				return -1;
+			}
+			c->ev_cap = i + 1;
+		}
+	}
+	return c->ev_n % c->ev_cap;
+}
+
 static int nccl_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
 		    size_t errlen)
 {
@@ -855,9 +917,75 @@ static int nccl_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
 		c->hang_pending = 0;
 		sd_cu_hang(c->hang_flag, 600, c->stream);
 	}
+	long slot = ev_slot(c, err, errlen);
+	if (slot < 0)
+		return SD_ERR_BACKEND;
+	cudaError_t e = cudaEventRecord(c->ev_start[slot], c->stream);
+	if (e != cudaSuccess)
+		goto cuda_failed;
 	ncclResult_t r = enqueue(c, a);
-	return settle(c->nccl, r, "enqueueing the NCCL operation",
-		      a->timeout_ms, err, errlen);
+	int rc = settle(c->nccl, r, "enqueueing the NCCL operation",
+			a->timeout_ms, err, errlen);
+	if (rc)
+		return rc;
+	/* a non-blocking communicator may enqueue its kernels only once
+	 * settled: the stop event goes after that */
+	if ((e = cudaEventRecord(c->ev_stop[slot], c->stream)) != cudaSuccess)
+		goto cuda_failed;
+	c->ev_n++;
+	return SD_OK;
+cuda_failed:
+	snprintf(err, errlen, "rank %d on %s, %s: cudaEventRecord: %s", c->rank,
+		 g.host, g.what, cuerr(e));
+	return SD_ERR_BACKEND;
+}
+
+/*
+ * Device times of the last `iters` run() calls, oldest first, from their
+ * event pairs; waits for the stream first.  Empties the record.
+ */
+static int nccl_iter_times(struct sd_comm *c, double *time_us, long iters,
+			   char *err, size_t errlen)
+{
+	int rc;
+	if (iters <= 0)
+		return SD_OK;
+	if (c->aborted || !c->nccl) {
+		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
+			 "was aborted", c->rank, g.host);
+		return SD_ERR_CANCELLED;
+	}
+	if (iters > SD_NCCL_MAX_TIMED) {
+		snprintf(err, errlen, "rank %d on %s, %s: --per-iter keeps the "
+			 "device times of at most %ld iterations; pass -n %ld "
+			 "or less", c->rank, g.host, g.what, SD_NCCL_MAX_TIMED,
+			 SD_NCCL_MAX_TIMED);
+		return SD_ERR_INVALID;
+	}
+	if (iters > c->ev_n) {
+		snprintf(err, errlen, "rank %d on %s, %s: %ld iterations timed "
+			 "on the GPU, %ld asked for", c->rank, g.host, g.what,
+			 c->ev_n, iters);
+		return SD_ERR_BACKEND;
+	}
+	if ((rc = stream_wait(c, c->timeout_ms, "the timed operations", err,
+			      errlen)))
+		return rc;
+	for (long i = 0; i < iters; i++) {
+		long slot = (c->ev_n - iters + i) % c->ev_cap;
+		float ms = 0;
+		cudaError_t e = cudaEventElapsedTime(&ms, c->ev_start[slot],
+						     c->ev_stop[slot]);
+		if (e != cudaSuccess) {
+			snprintf(err, errlen, "rank %d on %s, %s: "
+				 "cudaEventElapsedTime: %s", c->rank, g.host,
+				 g.what, cuerr(e));
+			return SD_ERR_BACKEND;
+		}
+		time_us[i] = (double)ms * 1e3;
+	}
+	c->ev_n = 0;
+	return SD_OK;
 }
 
 static int nccl_barrier(struct sd_comm *c, int timeout_ms, char *err,
@@ -906,4 +1034,5 @@ const struct sd_backend_ops shakedown_backend = {
 	.wait = nccl_wait,
 	.barrier = nccl_barrier,
 	.abort = nccl_abort,
+	.iter_times = nccl_iter_times,
 };

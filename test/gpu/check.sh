@@ -88,8 +88,14 @@ for op in all_gather all_to_all broadcast gather scatter sendrecv; do
 	step "1 rank: $op, every type" 0 "" -- \
 		"$sd" run --local 1 $common --op $op -d "$types" -b 8 -e 64M -f 8
 done
-step "1 rank: per-iteration percentiles" 0 "" -- \
+step "1 rank: per-iteration percentiles (CUDA events)" 0 \
+	"per iteration \(us\): min [0-9.]+ p50 [0-9.]+ p99 [0-9.]+ max" -- \
 	"$sd" run --local 1 $common --op all_reduce -b 1M -e 256M -f 4 --per-iter
+# every percentile line is ordered: 0 < min <= p50 <= p99 <= max
+awk '/per iteration \(us\):/ { n++
+	if (!($9 > 0 && $9 <= $11 && $11 <= $13 && $13 <= $15)) bad++ }
+	END { exit !(n > 0 && bad == 0) }' "$top/.gpu-step.out"
+result $? "per-iteration percentiles are ordered (min <= p50 <= p99 <= max)"
 
 # -- failures are caught -----------------------------------------------
 step "wrong data is counted on the GPU (exit 1)" 1 "wrong" -- \
