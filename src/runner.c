@@ -315,6 +315,7 @@ static int measure(struct sd_runner *r, struct sd_comm *comm,
 	/* a backend with device-side times (CUDA events) times each
 	 * iteration itself: no host wait between iterations */
 	int host_per_iter = r->opt->per_iter && !ops->iter_times;
+	a.want_iter_times = r->opt->per_iter && ops->iter_times;
 	double t0 = sd_now(), prev = t0;
 	for (long i = 0; i < t->iters; i++) {
 		if (fault_here && r->fault.kind != SD_FAULT_CORRUPT &&
@@ -334,6 +335,7 @@ static int measure(struct sd_runner *r, struct sd_comm *comm,
 	if ((rc = ops->wait(comm, a.timeout_ms, err, sizeof(err))))
 		step_failed(r, *seq, rc, "run", err);
 	double t1 = sd_now();
+	a.want_iter_times = 0;
 	res->time_us = t->iters > 0 ? (t1 - t0) * 1e6 / (double)t->iters : 0;
 	if (r->opt->per_iter && !host_per_iter && t->iters > 0 &&
 	    (rc = ops->iter_times(comm, iter_us, t->iters, err, sizeof(err))))

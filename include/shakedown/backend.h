@@ -136,6 +136,8 @@ struct sd_op_args {
 	int algo;            /* index from algo_name(), or -1: best for size */
 	int timeout_ms;      /* give up on one operation after this long */
 	uint32_t seed;       /* varies the pattern between sizes */
+	int want_iter_times; /* the core will ask iter_times() after this
+				series of run() calls: record device times */
 };
 
 /* Options for a communicator.  Append only. */

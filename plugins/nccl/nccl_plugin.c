@@ -917,6 +917,12 @@ static int nccl_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
 		c->hang_pending = 0;
 		sd_cu_hang(c->hang_flag, 600, c->stream);
 	}
+	if (!a->want_iter_times) {
+		/* no events in the ordinary timed loop: nothing extra per op */
+		ncclResult_t r = enqueue(c, a);
+		return settle(c->nccl, r, "enqueueing the NCCL operation",
+			      a->timeout_ms, err, errlen);
+	}
 	long slot = ev_slot(c, err, errlen);
 	if (slot < 0)
 		return SD_ERR_BACKEND;
