@@ -630,6 +630,11 @@ static int rank_main(void *arg)
 					.message = msg[0] ? msg : NULL,
 					.finished_at = sd_wall_now() };
 		sd_sinks_run_end(c->sinks, c->nsinks, &e);
+		if (c->nsinks > 1)
+			fprintf(o->format == SD_FORMAT_JSON ? stderr : stdout,
+				"# results recorded in %s (run %s); "
+				"'shakedown report' shows them\n",
+				sd_db_sink_path(&c->sinks[1]), uuid);
 	}
 	sd_ctrl_finish(c->ctrl, &status);
 	finished = 1;
