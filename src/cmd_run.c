@@ -468,7 +468,7 @@ static int rank_main(void *arg)
 		char opts[256];
 		snprintf(opts, sizeof(opts), "%s|%ld|%d|%d|%d|%g|%d",
 			 o->backend, o->check_passes, o->in_place, o->per_iter,
-			 (int)o->combine, o->timeout_s, o->fault.kind);
+			 (int)o->combine, o->timeout_s, (int)c->fault.kind);
 		uint64_t h = sd_fnv1a(SD_FNV_INIT, plan.text, strlen(plan.text));
 		h = sd_fnv1a(h, opts, strlen(opts));
 		snprintf(mine, sizeof(mine), "%016llx", (unsigned long long)h);
@@ -696,7 +696,6 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "shakedown: %s\n", err);
 		return SD_EXIT_USAGE;
 	}
-	ctx.opt.fault.kind = (int)ctx.fault.kind;
 	if (ctx.opt.upload_url && !sd_upload_available(err, sizeof(err))) {
 		if (first_task())
 			fprintf(stderr, "shakedown: --upload: %s\n", err);

@@ -631,11 +631,6 @@ static void deadline_ts(struct timespec *ts, double seconds)
 	ts->tv_nsec = (long)((s - (double)ts->tv_sec) * 1e9);
 }
 
-static int has_result(struct sd_ctrl *c, int r)
-{
-	return c->peers[r].has_res;
-}
-
 static int lacks_result(struct sd_ctrl *c, int r)
 {
 	return r > 0 && !c->peers[r].has_res;
@@ -683,14 +678,8 @@ int sd_ctrl_exchange(struct sd_ctrl *c, uint32_t seq, const void *mine,
 		if (!missing)
 			break;
 		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) == ETIMEDOUT) {
-			char names[1024], have[256], msg[1400];
-			list_ranks(c, lacks_result, names, sizeof(names), 0);
-			for (int r = 1; r < c->size; r++)
-				if (!c->peers[r].has_res) {
-					peer_name(c, r, names, sizeof(names));
-					break;
-				}
-			list_ranks(c, has_result, have, sizeof(have), 0);
+			char names[1024], msg[1400];
+			list_ranks(c, lacks_result, names, sizeof(names), 1);
 			snprintf(msg, sizeof(msg), "%s did not finish %s within "
 				 "%.0f s (the others did)", names, c->what,
 				 c->timeout_ms / 1e3);

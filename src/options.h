@@ -69,7 +69,6 @@ struct sd_run_options {
 	const char *token_file;   /* --token-file */
 	const char *cacert;       /* --cacert */
 	int progress;             /* 1 on a terminal, --no-progress: 0 */
-	struct { int kind; } fault; /* SHAKEDOWN_FAULT kind, part of the hash */
 };
 
 /* Default values for every field. */

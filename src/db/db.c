@@ -306,6 +306,17 @@ out:
 	return rc;
 }
 
+/* The folder holding `path` ("." for a bare name, "/" for "/x"). */
+static void parent_dir(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash)
+		snprintf(dir, len, "%.*s",
+			 (int)(slash - path) + (slash == path), path);
+	else
+		snprintf(dir, len, ".");
+}
+
 /* Choose WAL, or a rollback journal on a network file system.  *note
  * receives a line for the user when WAL is not used. */
 static int set_journal(sqlite3 *db, const char *path, char *note,
@@ -315,12 +326,7 @@ static int set_journal(sqlite3 *db, const char *path, char *note,
 	struct statfs sfs;
 	const char *fs = NULL;
 	const char *mode = "WAL";
-	const char *slash = strrchr(path, '/');
-	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s",
-			 (int)(slash - path) + (slash == path), path);
-	else
-		snprintf(dir, sizeof(dir), ".");
+	parent_dir(path, dir, sizeof(dir));
 	if (statfs(dir, &sfs) == 0)
 		fs = sd_db_network_fs_name((long)sfs.f_type);
 	const char *force = getenv("SHAKEDOWN_DB_JOURNAL");
@@ -390,12 +396,7 @@ int sd_db_open_note(const char *path, int flags, sqlite3 **out, char *note,
 		return SD_ERR_IO;
 	} else {
 		char dir[4096];
-		const char *slash = strrchr(path, '/');
-		if (slash)
-			snprintf(dir, sizeof(dir), "%.*s",
-				 (int)(slash - path) + (slash == path), path);
-		else
-			snprintf(dir, sizeof(dir), ".");
+		parent_dir(path, dir, sizeof(dir));
 		if (access(dir, W_OK) != 0) {
 			snprintf(err, errlen, "%s: cannot create the database "
 				 "(directory %s: %s); pass --db with a "

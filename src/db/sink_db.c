@@ -331,14 +331,21 @@ out:
 	return rc;
 }
 
+/* status when it is one of the n values the schema allows, else "error". */
+static const char *allowed_status(const char *status,
+				  const char *const *allowed, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (status && strcmp(status, allowed[i]) == 0)
+			return allowed[i];
+	return "error";
+}
+
 static const char *test_status(const char *status)
 {
 	static const char *const ok[] = { "passed", "failed", "error",
 					  "skipped", "cancelled" };
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		if (status && strcmp(status, ok[i]) == 0)
-			return ok[i];
-	return "error";
+	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
 }
 
 /* Write the open test and its measurements; the caller holds mu. */
@@ -453,10 +460,7 @@ static const char *run_status(const char *status)
 {
 	static const char *const ok[] = { "passed", "failed", "error",
 					  "cancelled", "aborted" };
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		if (status && strcmp(status, ok[i]) == 0)
-			return ok[i];
-	return "error";
+	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
 }
 
 static int db_run_end(void *self, const struct sd_run_end *end)
