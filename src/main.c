@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "tool.h"
 #include "util.h"
 
 struct command {

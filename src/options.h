@@ -1,9 +1,5 @@
 /*
- * options.h - names, sizes and the options of `shakedown run`.
- *
- * Pure functions: parse sizes with binary suffixes, map names of data
- * types, reduction operators and operations to their enums (with a
- * "did you mean" hint), and hold the run options after parsing.
+ * options.h - the options of `shakedown run` after parsing.
  */
 #ifndef SD_OPTIONS_H
 #define SD_OPTIONS_H
@@ -11,33 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "shakedown/backend.h"
-
-/*
- * Parse a size: digits with an optional K, M, G or T suffix (binary, any
- * case, optional trailing B: "1K", "256M", "4GiB" is not accepted).
- * Returns 0 and *out, or -1 for anything else (empty, sign, overflow, junk).
- */
-int sd_parse_size(const char *s, uint64_t *out);
-
-/* Parse a positive integer in [min, max]; returns 0 or -1. */
-int sd_parse_int(const char *s, long min, long max, long *out);
-
-/* Parse seconds with an optional fraction ("30", "0.5"); returns 0 or -1. */
-int sd_parse_seconds(const char *s, double *out);
-
-/* Names.  *_from_name return 0 and set *out, or -1 (then *hint, when not
- * NULL, points to the closest valid name or NULL). */
-const char *sd_dtype_name(enum sd_dtype t);
-int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint);
-const char *sd_redop_name(enum sd_redop r);
-int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint);
-const char *sd_op_name(enum sd_op op);
-int sd_op_from_name(const char *name, enum sd_op *out, const char **hint);
-
-/* How per-rank times are combined into one (nccl-tests -a). */
-enum sd_combine { SD_COMBINE_RANK0 = 0, SD_COMBINE_AVG, SD_COMBINE_MIN,
-		  SD_COMBINE_MAX };
-int sd_combine_from_name(const char *name, enum sd_combine *out);
+#include "names.h"
 
 enum sd_format { SD_FORMAT_TABLE = 0, SD_FORMAT_DEEPSPEED, SD_FORMAT_JSON };
 

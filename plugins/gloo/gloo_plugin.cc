@@ -63,7 +63,7 @@
 
 #include "shakedown/backend.h"
 #include "shakedown/pattern.h"
-#include "pattern_host.h"
+#include "shakedown/pattern_host.h"
 
 #define SD_STR2(x) #x
 #define SD_STR(x) SD_STR2(x)

@@ -31,7 +31,7 @@
 
 #include "shakedown/backend.h"
 #include "shakedown/pattern.h"
-#include "pattern_host.h"
+#include "shakedown/pattern_host.h"
 #include "kernels.h"
 #include "links.h"
 #include "nccl_host.h"

@@ -20,7 +20,8 @@
 #include "commands.h"
 #include "db/db.h"
 #include "db/db_internal.h"
-#include "options.h"
+#include "names.h"
+#include "tool.h"
 #include "util.h"
 
 /* Options every database command shares. */

@@ -21,9 +21,10 @@
 
 #include "commands.h"
 #include "db/db.h"
-#include "options.h"
+#include "names.h"
 #include "shakedown/backend.h"
 #include "upload/upload.h"
+#include "tool.h"
 #include "util.h"
 
 static void usage(FILE *out)

@@ -1,0 +1,611 @@
+/*
+ * sink_db.c - the recording sink: every run into the results database.
+ *
+ * Rank 0 of `shakedown run` opens it before any test (sd_db_sink_open in
+ * db.h), so a bad database stops the run before it costs anything.  The
+ * run row is inserted as 'running' at run_begin, together with its job,
+ * ranks and host environments.  A test's measurements are kept in memory
+ * and written with the test in one short transaction at test_end, so a
+ * write lock is never held while a test runs (several jobs may share the
+ * file) and a crash loses at most the test in progress.  A thread
+ * refreshes runs.heartbeat_at every SD_DB_HEARTBEAT_S seconds so that
+ * the next process to open the file can tell a dead run (sd_db_open marks
+ * it 'aborted').  run_end may arrive from the watchdog thread or a signal
+ * path while the main thread is in another callback: one mutex guards
+ * everything, and events after run_end are ignored.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/db_internal.h"
+#include "names.h"
+#include "util.h"
+
+#define SD_DB_HEARTBEAT_S 10
+
+struct meas {
+	struct sd_measurement m;
+	char algo[64];
+};
+
+struct db_sink {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	sqlite3 *db;
+	char *path;
+	char *cmdline;
+	char note[512];
+	char uuid[37];
+	int64_t run_id;          /* 0 before run_begin */
+	int ended;               /* run_end seen */
+	/* the test in progress */
+	int test_open;
+	struct sd_test_info test;
+	char test_name[64], test_scope[128], test_algo[64];
+	char test_started_at[32];
+	struct meas *meas;
+	size_t nmeas, capmeas;
+	/* statements */
+	sqlite3_stmt *ins_test, *ins_meas, *heartbeat;
+	/* heartbeat thread */
+	pthread_t hb;
+	int hb_started, hb_stop;
+};
+
+static const char ins_test_sql[] =
+	"INSERT INTO tests (run_id, test_index, name, op, dtype, redop, root, "
+	" scope, algo, nranks, status, message, started_at, finished_at) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+
+static const char ins_meas_sql[] =
+	"INSERT INTO measurements (test_id, size_bytes, count, in_place, "
+	" iters, warmup_iters, time_us, time_us_min, time_us_avg, "
+	" time_us_max, iter_us_min, iter_us_p50, iter_us_p99, iter_us_max, "
+	" algbw_gbs, busbw_gbs, ds_size_bytes, ds_description, "
+	" ds_throughput_gbps, ds_busbw_gbps, checked, wrong, "
+	" first_wrong_rank, first_wrong_index, first_wrong_expected, "
+	" first_wrong_got, algo) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
+
+static const char heartbeat_sql[] =
+	"UPDATE runs SET heartbeat_at = ?2 WHERE id = ?1 "
+	"AND status = 'running'";
+
+static void now_iso(char out[32])
+{
+	sd_db_iso_time(sd_wall_now(), out);
+}
+
+/* Bind a string, NULL for NULL or "". */
+static void bind_str(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s && *s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* Bind a real; NULL when not finite (SQLite would store NaN as NULL). */
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* A real for a NOT NULL column. */
+static void bind_real0(sqlite3_stmt *st, int i, double v)
+{
+	sqlite3_bind_double(st, i, isfinite(v) ? v : 0.0);
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? SD_OK : SD_ERR_IO;
+}
+
+static int exec(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? SD_OK
+								    : SD_ERR_IO;
+}
+
+static void *heartbeat_main(void *arg)
+{
+	struct db_sink *s = arg;
+	pthread_mutex_lock(&s->mu);
+	while (!s->hb_stop && !s->ended) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += SD_DB_HEARTBEAT_S;
+		int rc = 0;
+		while (!s->hb_stop && !s->ended && rc != ETIMEDOUT)
+			rc = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+		if (s->hb_stop || s->ended)
+			break;
+		char now[32];
+		now_iso(now);
+		sqlite3_bind_int64(s->heartbeat, 1, s->run_id);
+		sqlite3_bind_text(s->heartbeat, 2, now, -1, SQLITE_TRANSIENT);
+		step_done(s->heartbeat); /* a missed beat is harmless */
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static int db_run_begin(void *self, const struct sd_run_info *run)
+{
+	struct db_sink *s = self;
+	sqlite3_stmt *st = NULL;
+	char started[32], now[32], host[256] = "";
+	int rc = SD_ERR_IO;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->run_id || s->ended) {
+		rc = SD_OK;
+		goto unlock;
+	}
+	sd_db_iso_time(run->started_at > 0 ? run->started_at : sd_wall_now(),
+		       started);
+	now_iso(now);
+	gethostname(host, sizeof(host) - 1);
+	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK)
+		goto unlock;
+	if (sqlite3_prepare_v2(s->db,
+		"INSERT INTO runs (uuid, started_at, heartbeat_at, status, "
+		" command_line, plan_text, plan_hash, tool_version, backend, "
+		" backend_version, user, hostname, pid, nranks) "
+		"VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+		" ?11, ?12, ?13)", -1, &st, NULL) != SQLITE_OK)
+		goto rollback;
+	bind_str(st, 1, run->uuid);
+	bind_str(st, 2, started);
+	bind_str(st, 3, now);
+	bind_str(st, 4, run->command_line ? run->command_line : s->cmdline);
+	bind_str(st, 5, run->plan_text);
+	bind_str(st, 6, run->plan_hash);
+	bind_str(st, 7, run->tool_version);
+	bind_str(st, 8, run->backend);
+	bind_str(st, 9, run->backend_version);
+	bind_str(st, 10, run->user);
+	bind_str(st, 11, host);
+	sqlite3_bind_int(st, 12, (int)getpid());
+	sqlite3_bind_int(st, 13, run->nranks);
+	if (step_done(st) != SD_OK)
+		goto rollback;
+	sqlite3_finalize(st);
+	st = NULL;
+	s->run_id = sqlite3_last_insert_rowid(s->db);
+
+	if (run->job) {
+		const struct sd_job_info *j = run->job;
+		if (sqlite3_prepare_v2(s->db,
+			"INSERT INTO jobs (run_id, launcher, cluster, job_id, "
+			" step_id, nodelist, nnodes, tasks_per_node) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &st,
+			NULL) != SQLITE_OK)
+			goto rollback;
+		sqlite3_bind_int64(st, 1, s->run_id);
+		bind_str(st, 2, j->launcher);
+		bind_str(st, 3, j->cluster);
+		bind_str(st, 4, j->job_id);
+		bind_str(st, 5, j->step_id);
+		bind_str(st, 6, j->nodelist);
+		sqlite3_bind_int(st, 7, j->nnodes);
+		sqlite3_bind_int(st, 8, j->tasks_per_node);
+		if (step_done(st) != SD_OK)
+			goto rollback;
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (run->ranks && run->nranks > 0) {
+		if (sqlite3_prepare_v2(s->db,
+			"INSERT INTO ranks (run_id, rank, host, local_rank, pid, "
+			" device_name, pci_bus_id, device_uuid, "
+			" mem_total_bytes, mem_free_bytes, transport) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+			-1, &st, NULL) != SQLITE_OK)
+			goto rollback;
+		for (int i = 0; i < run->nranks; i++) {
+			const struct sd_rank_info *r = &run->ranks[i];
+			sqlite3_bind_int64(st, 1, s->run_id);
+			sqlite3_bind_int(st, 2, r->rank);
+			sqlite3_bind_text(st, 3, r->host, -1,
+					  SQLITE_TRANSIENT);
+			sqlite3_bind_int(st, 4, r->local_rank);
+			sqlite3_bind_int(st, 5, r->pid);
+			bind_str(st, 6, r->dev.name);
+			bind_str(st, 7, r->dev.pci_bus_id);
+			bind_str(st, 8, r->dev.uuid);
+			sqlite3_bind_int64(st, 9,
+					   (sqlite3_int64)r->dev.mem_total_bytes);
+			sqlite3_bind_int64(st, 10,
+					   (sqlite3_int64)r->dev.mem_free_bytes);
+			bind_str(st, 11, r->dev.transport);
+			if (step_done(st) != SD_OK)
+				goto rollback;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (run->hosts && run->nhosts > 0) {
+		/* Keep the row even when a host sent something that is not
+		 * JSON: wrap it. */
+		if (sqlite3_prepare_v2(s->db,
+			"INSERT OR REPLACE INTO host_env (run_id, host, env_json) "
+			"VALUES (?1, ?2, iif(json_valid(?3), json(?3), "
+			" json_object('unparsed', ?3)))", -1, &st, NULL) !=
+		    SQLITE_OK)
+			goto rollback;
+		for (int i = 0; i < run->nhosts; i++) {
+			sqlite3_bind_int64(st, 1, s->run_id);
+			sqlite3_bind_text(st, 2, run->hosts[i].host, -1,
+					  SQLITE_TRANSIENT);
+			bind_str(st, 3, run->hosts[i].json ? run->hosts[i].json
+							   : "{}");
+			if (step_done(st) != SD_OK)
+				goto rollback;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (exec(s->db, "COMMIT") != SD_OK)
+		goto rollback;
+	sd_strlcpy(s->uuid, run->uuid, sizeof(s->uuid));
+	if (pthread_create(&s->hb, NULL, heartbeat_main, s) == 0)
+		s->hb_started = 1;
+	rc = SD_OK;
+	goto unlock;
+rollback:
+	sqlite3_finalize(st);
+	exec(s->db, "ROLLBACK");
+	s->run_id = 0;
+unlock:
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static int db_test_begin(void *self, const struct sd_test_info *test)
+{
+	struct db_sink *s = self;
+	pthread_mutex_lock(&s->mu);
+	s->test_open = 1;
+	s->test = *test;
+	sd_strlcpy(s->test_name, test->name ? test->name : "",
+		   sizeof(s->test_name));
+	sd_strlcpy(s->test_scope, test->scope ? test->scope : "world",
+		   sizeof(s->test_scope));
+	sd_strlcpy(s->test_algo, test->algo ? test->algo : "",
+		   sizeof(s->test_algo));
+	s->test.name = s->test_name;
+	s->test.scope = s->test_scope;
+	s->test.algo = s->test_algo;
+	now_iso(s->test_started_at);
+	s->nmeas = 0;
+	pthread_mutex_unlock(&s->mu);
+	return SD_OK;
+}
+
+static int db_measurement(void *self, const struct sd_test_info *test,
+			  const struct sd_measurement *m)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (s->ended)
+		goto out;
+	if (!s->test_open) {
+		pthread_mutex_unlock(&s->mu);
+		db_test_begin(self, test);
+		pthread_mutex_lock(&s->mu);
+	}
+	if (s->nmeas == s->capmeas) {
+		size_t ncap = s->capmeas ? s->capmeas * 2 : 64;
+		struct meas *n = realloc(s->meas, ncap * sizeof(*n));
+		if (!n) {
+			rc = SD_ERR_NOMEM;
+			goto out;
+		}
+		s->meas = n;
+		s->capmeas = ncap;
+	}
+	struct meas *x = &s->meas[s->nmeas++];
+	x->m = *m;
+	sd_strlcpy(x->algo, m->algo ? m->algo : "", sizeof(x->algo));
+	x->m.algo = x->algo;
+out:
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/* status when it is one of the n values the schema allows, else "error". */
+static const char *allowed_status(const char *status,
+				  const char *const *allowed, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (status && strcmp(status, allowed[i]) == 0)
+			return allowed[i];
+	return "error";
+}
+
+static const char *test_status(const char *status)
+{
+	static const char *const ok[] = { "passed", "failed", "error",
+					  "skipped", "cancelled" };
+	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
+}
+
+/* Write the open test and its measurements; the caller holds mu. */
+static int write_test(struct db_sink *s, const char *status,
+		      const char *message)
+{
+	const struct sd_test_info *t = &s->test;
+	char now[32];
+	int rc = SD_ERR_IO;
+
+	if (!s->run_id || !s->test_open)
+		return SD_OK;
+	now_iso(now);
+	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK)
+		return SD_ERR_IO;
+	sqlite3_stmt *st = s->ins_test;
+	sqlite3_bind_int64(st, 1, s->run_id);
+	sqlite3_bind_int(st, 2, t->index);
+	bind_str(st, 3, t->name);
+	bind_str(st, 4, sd_op_name(t->op));
+	bind_str(st, 5, sd_dtype_name(t->dtype));
+	if (t->has_redop)
+		bind_str(st, 6, sd_redop_name(t->redop));
+	if (t->root >= 0)
+		sqlite3_bind_int(st, 7, t->root);
+	bind_str(st, 8, t->scope && *t->scope ? t->scope : "world");
+	bind_str(st, 9, t->algo);
+	sqlite3_bind_int(st, 10, t->nranks);
+	const char *known = test_status(status);
+	bind_str(st, 11, known);
+	if (status && strcmp(known, status) != 0 && !message)
+		message = status; /* keep what the runner said */
+	bind_str(st, 12, message);
+	bind_str(st, 13, s->test_started_at);
+	bind_str(st, 14, now);
+	if (step_done(st) != SD_OK)
+		goto rollback;
+	int64_t test_id = sqlite3_last_insert_rowid(s->db);
+	st = s->ins_meas;
+	for (size_t i = 0; i < s->nmeas; i++) {
+		const struct sd_measurement *m = &s->meas[i].m;
+		sqlite3_bind_int64(st, 1, test_id);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)m->size_bytes);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)m->count);
+		sqlite3_bind_int(st, 4, m->in_place ? 1 : 0);
+		sqlite3_bind_int(st, 5, m->iters);
+		sqlite3_bind_int(st, 6, m->warmup_iters);
+		bind_real0(st, 7, m->time_us);
+		bind_real(st, 8, m->time_us_min);
+		bind_real(st, 9, m->time_us_avg);
+		bind_real(st, 10, m->time_us_max);
+		if (m->have_percentiles) {
+			bind_real(st, 11, m->iter_us_min);
+			bind_real(st, 12, m->iter_us_p50);
+			bind_real(st, 13, m->iter_us_p99);
+			bind_real(st, 14, m->iter_us_max);
+		}
+		bind_real0(st, 15, m->algbw_gbs);
+		bind_real0(st, 16, m->busbw_gbs);
+		sqlite3_bind_int64(st, 17, (sqlite3_int64)m->ds_size_bytes);
+		bind_str(st, 18, m->ds_description);
+		bind_real(st, 19, m->ds_throughput_gbps);
+		bind_real(st, 20, m->ds_busbw_gbps);
+		sqlite3_bind_int(st, 21, m->checked ? 1 : 0);
+		sqlite3_bind_int64(st, 22, (sqlite3_int64)m->wrong);
+		if (m->wrong > 0 && m->first_wrong_rank >= 0) {
+			sqlite3_bind_int(st, 23, m->first_wrong_rank);
+			sqlite3_bind_int64(st, 24,
+				(sqlite3_int64)m->first_wrong.index);
+			bind_str(st, 25, m->first_wrong.expected);
+			bind_str(st, 26, m->first_wrong.got);
+		}
+		bind_str(st, 27, m->algo);
+		if (step_done(st) != SD_OK)
+			goto rollback;
+	}
+	sqlite3_bind_int64(s->heartbeat, 1, s->run_id);
+	sqlite3_bind_text(s->heartbeat, 2, now, -1, SQLITE_TRANSIENT);
+	if (step_done(s->heartbeat) != SD_OK)
+		goto rollback;
+	if (exec(s->db, "COMMIT") != SD_OK)
+		goto rollback;
+	rc = SD_OK;
+	goto out;
+rollback:
+	exec(s->db, "ROLLBACK");
+out:
+	s->test_open = 0;
+	s->nmeas = 0;
+	return rc;
+}
+
+static int db_test_end(void *self, const struct sd_test_info *test,
+		       const char *status, const char *message)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (!s->ended) {
+		if (!s->test_open) {
+			pthread_mutex_unlock(&s->mu);
+			db_test_begin(self, test);
+			pthread_mutex_lock(&s->mu);
+		}
+		rc = write_test(s, status, message);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static const char *run_status(const char *status)
+{
+	static const char *const ok[] = { "passed", "failed", "error",
+					  "cancelled", "aborted" };
+	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
+}
+
+static int db_run_end(void *self, const struct sd_run_end *end)
+{
+	struct db_sink *s = self;
+	sqlite3_stmt *st = NULL;
+	char finished[32], now[32];
+	int rc = SD_ERR_IO;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->ended || !s->run_id) {
+		s->ended = 1;
+		rc = SD_OK;
+		goto out;
+	}
+	const char *status = run_status(end->status);
+	if (s->test_open) {
+		char why[128];
+		snprintf(why, sizeof(why), "interrupted: the run %s",
+			 strcmp(status, "cancelled") == 0 ? "was cancelled"
+							  : "ended early");
+		write_test(s, strcmp(status, "cancelled") == 0 ? "cancelled"
+							       : "error",
+			   why);
+	}
+	now_iso(now);
+	sd_db_iso_time(end->finished_at > 0 ? end->finished_at : sd_wall_now(),
+		       finished);
+	if (sqlite3_prepare_v2(s->db,
+		"UPDATE runs SET status = ?2, exit_status = ?3, message = ?4, "
+		" finished_at = ?5, heartbeat_at = ?6 WHERE id = ?1", -1, &st,
+		NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, s->run_id);
+	bind_str(st, 2, status);
+	sqlite3_bind_int(st, 3, end->exit_status);
+	bind_str(st, 4, end->message);
+	bind_str(st, 5, finished);
+	bind_str(st, 6, now);
+	rc = step_done(st);
+	s->ended = 1;
+	pthread_cond_broadcast(&s->cv);
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static void db_destroy(void *self)
+{
+	struct db_sink *s = self;
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->hb_stop = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (s->hb_started)
+		pthread_join(s->hb, NULL);
+	sqlite3_finalize(s->ins_test);
+	sqlite3_finalize(s->ins_meas);
+	sqlite3_finalize(s->heartbeat);
+	sd_db_close(s->db);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s->meas);
+	free(s->path);
+	free(s->cmdline);
+	free(s);
+}
+
+static const struct sd_sink_ops db_sink_ops = {
+	.name = "database",
+	.run_begin = db_run_begin,
+	.test_begin = db_test_begin,
+	.measurement = db_measurement,
+	.test_end = db_test_end,
+	.run_end = db_run_end,
+	.destroy = db_destroy,
+};
+
+int sd_db_sink_open(const char *path_or_null, const char *cmdline,
+		    struct sd_sink *out, char *err, size_t errlen)
+{
+	const char *path = sd_db_resolve_path(path_or_null);
+	struct db_sink *s = NULL;
+
+	out->ops = NULL;
+	out->self = NULL;
+	if (strcmp(path, "none") == 0)
+		return SD_OK;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory opening the database");
+		return SD_ERR_NOMEM;
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->path = strdup(path);
+	s->cmdline = cmdline ? strdup(cmdline) : NULL;
+	if (!s->path || (cmdline && !s->cmdline)) {
+		snprintf(err, errlen, "out of memory opening the database");
+		db_destroy(s);
+		return SD_ERR_NOMEM;
+	}
+	int rc = sd_db_open_note(path, SD_DB_CREATE, &s->db, s->note,
+				 sizeof(s->note), err, errlen);
+	if (rc != SD_OK) {
+		db_destroy(s);
+		return rc;
+	}
+	if (sqlite3_prepare_v2(s->db, ins_test_sql, -1, &s->ins_test, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, ins_meas_sql, -1, &s->ins_meas, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, heartbeat_sql, -1, &s->heartbeat,
+			       NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: preparing statements: %s", path,
+			 sqlite3_errmsg(s->db));
+		db_destroy(s);
+		return SD_ERR_IO;
+	}
+	out->ops = &db_sink_ops;
+	out->self = s;
+	return SD_OK;
+}
+
+const char *sd_db_sink_path(const struct sd_sink *s)
+{
+	if (!s || s->ops != &db_sink_ops)
+		return NULL;
+	return ((const struct db_sink *)s->self)->path;
+}
+
+const char *sd_db_sink_note(const struct sd_sink *s)
+{
+	if (!s || s->ops != &db_sink_ops)
+		return NULL;
+	const struct db_sink *d = s->self;
+	return d->note[0] ? d->note : NULL;
+}
+
+const char *sd_db_sink_run_uuid(const struct sd_sink *s)
+{
+	if (!s || s->ops != &db_sink_ops)
+		return "";
+	return ((const struct db_sink *)s->self)->uuid;
+}

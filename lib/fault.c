@@ -1,0 +1,106 @@
+/*
+ * fault.c - fault injection for the test suite (see fault.h).
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fault.h"
+#include "names.h"
+#include "util.h"
+
+int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
+		   size_t errlen)
+{
+	memset(f, 0, sizeof(*f));
+	f->op = -1;
+	f->in_place = -1;
+	f->code = 9;
+	f->rank = -1;
+	if (!spec || !*spec)
+		return SD_OK;
+	char copy[512], *save = NULL;
+	sd_strlcpy(copy, spec, sizeof(copy));
+	for (char *kv = strtok_r(copy, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(kv, '=');
+		long n;
+		if (!v)
+			goto bad;
+		*v++ = '\0';
+		if (strcmp(kv, "rank") == 0 && !sd_parse_int(v, 0, 1 << 24, &n))
+			f->rank = (int)n;
+		else if (strcmp(kv, "kind") == 0) {
+			f->kind = strcmp(v, "corrupt") == 0 ? SD_FAULT_CORRUPT
+				: strcmp(v, "stall") == 0   ? SD_FAULT_STALL
+				: strcmp(v, "exit") == 0    ? SD_FAULT_EXIT
+				: strcmp(v, "kill") == 0    ? SD_FAULT_KILL
+							    : SD_FAULT_NONE;
+			if (f->kind == SD_FAULT_NONE)
+				goto bad;
+		} else if (strcmp(kv, "op") == 0) {
+			enum sd_op op;
+			if (sd_op_from_name(v, &op, NULL))
+				goto bad;
+			f->op = (int)op;
+		} else if (strcmp(kv, "size") == 0) {
+			if (sd_parse_size(v, &f->size))
+				goto bad;
+		} else if (strcmp(kv, "in_place") == 0 &&
+			   !sd_parse_int(v, 0, 1, &n))
+			f->in_place = (int)n;
+		else if (strcmp(kv, "iter") == 0 &&
+			 !sd_parse_int(v, 0, 1 << 30, &n))
+			f->iter = n;
+		else if (strcmp(kv, "code") == 0 && !sd_parse_int(v, 0, 255, &n))
+			f->code = (int)n;
+		else if (strcmp(kv, "index") == 0 &&
+			 !sd_parse_int(v, 0, 1L << 40, &n))
+			f->index = (uint64_t)n;
+		else
+			goto bad;
+		continue;
+bad:
+		snprintf(err, errlen, "SHAKEDOWN_FAULT: cannot use '%s%s%s'; "
+			 "see shakedown(1), FAULT INJECTION", kv, v ? "=" : "",
+			 v ? v : "");
+		return SD_ERR_INVALID;
+	}
+	if (f->kind == SD_FAULT_NONE || f->rank < 0) {
+		snprintf(err, errlen, "SHAKEDOWN_FAULT needs rank=R and kind="
+			 "corrupt|stall|exit|kill");
+		return SD_ERR_INVALID;
+	}
+	return SD_OK;
+}
+
+int sd_fault_here(const struct sd_fault *f, int rank, enum sd_op op,
+		  uint64_t size, int in_place)
+{
+	return f->kind != SD_FAULT_NONE && !f->fired && f->rank == rank &&
+	       (f->op < 0 || f->op == (int)op) &&
+	       (f->size == 0 || f->size == size) &&
+	       (f->in_place < 0 || f->in_place == in_place);
+}
+
+void sd_fault_act(struct sd_fault *f)
+{
+	f->fired = 1;
+	switch (f->kind) {
+	case SD_FAULT_STALL:
+		for (;;)
+			sleep(3600);
+	case SD_FAULT_EXIT:
+		_exit(f->code);
+	case SD_FAULT_KILL:
+		raise(SIGKILL);
+		for (;;)
+			pause();
+	default:
+		break;
+	}
+}

@@ -1,0 +1,212 @@
+/*
+ * names.c - parsing of sizes and names (see names.h).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+
+int sd_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	int shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0')
+		return -1;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int sd_parse_int(const char *s, long min, long max, long *out)
+{
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int sd_parse_seconds(const char *s, double *out)
+{
+	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	errno = 0;
+	char *end;
+	double v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A name table row: canonical name first, then aliases (same value). */
+struct name_row {
+	const char *name;
+	int value;
+};
+
+static const struct name_row dtype_names[] = {
+	{ "int8", SD_INT8 }, { "uint8", SD_UINT8 }, { "int32", SD_INT32 },
+	{ "uint32", SD_UINT32 }, { "int64", SD_INT64 },
+	{ "uint64", SD_UINT64 }, { "float16", SD_FLOAT16 },
+	{ "bfloat16", SD_BFLOAT16 }, { "float32", SD_FLOAT32 },
+	{ "float64", SD_FLOAT64 }, { "fp8_e4m3", SD_FP8_E4M3 },
+	{ "fp8_e5m2", SD_FP8_E5M2 },
+	/* aliases, as nccl-tests and PyTorch spell them */
+	{ "char", SD_INT8 }, { "int", SD_INT32 }, { "half", SD_FLOAT16 },
+	{ "fp16", SD_FLOAT16 }, { "bf16", SD_BFLOAT16 }, { "float", SD_FLOAT32 },
+	{ "fp32", SD_FLOAT32 }, { "double", SD_FLOAT64 }, { "fp64", SD_FLOAT64 },
+	{ "e4m3", SD_FP8_E4M3 }, { "e5m2", SD_FP8_E5M2 },
+	{ NULL, 0 }
+};
+
+static const struct name_row redop_names[] = {
+	{ "sum", SD_SUM }, { "prod", SD_PROD }, { "min", SD_MIN },
+	{ "max", SD_MAX }, { "avg", SD_AVG }, { "product", SD_PROD },
+	{ "mean", SD_AVG }, { NULL, 0 }
+};
+
+static const struct name_row op_names[] = {
+	{ "all_reduce", SD_OP_ALL_REDUCE }, { "all_gather", SD_OP_ALL_GATHER },
+	{ "reduce_scatter", SD_OP_REDUCE_SCATTER },
+	{ "all_to_all", SD_OP_ALL_TO_ALL }, { "broadcast", SD_OP_BROADCAST },
+	{ "reduce", SD_OP_REDUCE }, { "gather", SD_OP_GATHER },
+	{ "scatter", SD_OP_SCATTER }, { "sendrecv", SD_OP_SENDRECV },
+	{ "pt2pt", SD_OP_PT2PT }, { NULL, 0 }
+};
+
+/* Letters in common, ignoring '_' and case: a cheap closeness score. */
+static int closeness(const char *a, const char *b)
+{
+	char x[32] = "", y[32] = "";
+	size_t i = 0, j = 0;
+	for (; *a && i < sizeof(x) - 1; a++)
+		if (*a != '_' && *a != '-')
+			x[i++] = (char)tolower((unsigned char)*a);
+	for (; *b && j < sizeof(y) - 1; b++)
+		if (*b != '_')
+			y[j++] = *b;
+	x[i] = y[j] = '\0';
+	if (strcmp(x, y) == 0)
+		return 1000;
+	/* longest common prefix, then shared letters */
+	int score = 0;
+	for (size_t k = 0; x[k] && x[k] == y[k]; k++)
+		score += 4;
+	for (size_t k = 0; k < i; k++)
+		if (strchr(y, x[k]))
+			score++;
+	return score - abs((int)i - (int)j);
+}
+
+static int lookup(const struct name_row *rows, const char *name, int *out,
+		  const char **hint)
+{
+	const char *best = NULL;
+	int best_score = 2;
+	if (hint)
+		*hint = NULL;
+	for (const struct name_row *r = rows; r->name; r++) {
+		if (strcmp(r->name, name) == 0) {
+			*out = r->value;
+			return 0;
+		}
+		int s = closeness(name, r->name);
+		if (s > best_score) {
+			best_score = s;
+			best = r->name;
+		}
+	}
+	/* suggest the canonical spelling of the closest alias */
+	if (best && hint) {
+		int v = -1;
+		for (const struct name_row *r = rows; r->name; r++)
+			if (strcmp(r->name, best) == 0)
+				v = r->value;
+		for (const struct name_row *r = rows; r->name; r++)
+			if (r->value == v) {
+				*hint = r->name;
+				break;
+			}
+	}
+	return -1;
+}
+
+static const char *name_of(const struct name_row *rows, int value)
+{
+	for (const struct name_row *r = rows; r->name; r++)
+		if (r->value == value)
+			return r->name;
+	return "?";
+}
+
+const char *sd_dtype_name(enum sd_dtype t) { return name_of(dtype_names, t); }
+const char *sd_redop_name(enum sd_redop r) { return name_of(redop_names, r); }
+const char *sd_op_name(enum sd_op op) { return name_of(op_names, op); }
+
+int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint)
+{
+	int v;
+	if (lookup(dtype_names, name, &v, hint))
+		return -1;
+	*out = (enum sd_dtype)v;
+	return 0;
+}
+
+int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint)
+{
+	int v;
+	if (lookup(redop_names, name, &v, hint))
+		return -1;
+	*out = (enum sd_redop)v;
+	return 0;
+}
+
+int sd_op_from_name(const char *name, enum sd_op *out, const char **hint)
+{
+	int v;
+	if (lookup(op_names, name, &v, hint))
+		return -1;
+	*out = (enum sd_op)v;
+	return 0;
+}
+
+int sd_combine_from_name(const char *name, enum sd_combine *out)
+{
+	static const struct name_row rows[] = {
+		{ "rank0", SD_COMBINE_RANK0 }, { "avg", SD_COMBINE_AVG },
+		{ "min", SD_COMBINE_MIN }, { "max", SD_COMBINE_MAX },
+		{ "0", SD_COMBINE_RANK0 }, { "1", SD_COMBINE_AVG },
+		{ "2", SD_COMBINE_MIN }, { "3", SD_COMBINE_MAX }, { NULL, 0 }
+	};
+	int v;
+	if (lookup(rows, name, &v, NULL))
+		return -1;
+	*out = (enum sd_combine)v;
+	return 0;
+}

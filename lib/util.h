@@ -1,0 +1,50 @@
+/*
+ * util.h - small helpers shared by the core: socket I/O, time, strings,
+ * hex, hashing.
+ */
+#ifndef SD_UTIL_H
+#define SD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Write or read exactly len bytes on a socket, retrying after signals;
+ * 0 on success, -1 when the peer is gone or an error occurred.  Writing
+ * never raises SIGPIPE. */
+int sd_send_full(int fd, const void *buf, size_t len);
+int sd_recv_full(int fd, void *buf, size_t len);
+
+/* Monotonic time in seconds. */
+double sd_now(void);
+/* Wall-clock time in seconds since the epoch. */
+double sd_wall_now(void);
+
+/* Format `bytes` with a binary suffix: 1024 -> "1K", 1536 -> "1536". */
+void sd_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* Hex-encode len bytes into out (2*len+1 bytes). */
+void sd_hex_encode(const void *data, size_t len, char *out);
+/* Decode 2*len hex characters into out; returns 0 or -1 on bad input. */
+int sd_hex_decode(const char *hex, void *out, size_t len);
+
+/* 64-bit FNV-1a of len bytes, continuing from h (start: SD_FNV_INIT). */
+#define SD_FNV_INIT 0xcbf29ce484222325ull
+uint64_t sd_fnv1a(uint64_t h, const void *data, size_t len);
+
+/* A random RFC 4122 version 4 UUID as 36 characters plus NUL. */
+void sd_uuid4(char out[37]);
+
+/* Copy src into dst (size len), always NUL-terminated, truncating. */
+void sd_strlcpy(char *dst, const char *src, size_t len);
+
+/* Append to a growing malloc'd string; returns 0 or -1 (out of memory). */
+struct sd_buf {
+	char *data;
+	size_t len, cap;
+};
+int sd_buf_printf(struct sd_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int sd_buf_json_string(struct sd_buf *b, const char *s);
+void sd_buf_free(struct sd_buf *b);
+
+#endif

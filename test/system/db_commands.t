@@ -1,0 +1,133 @@
+#!/bin/sh
+# db_commands.t - report, history, compare and db on a database the test
+# builds with known numbers (test/db_writer records made-up runs through
+# the real sink): text, CSV and JSON output, filters, regressions and the
+# exit statuses of bad options and bad runs.
+. "${top_srcdir:-.}/test/system/lib.sh"
+command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
+W="$top_builddir/test/system/db_writer"
+DB="$TMPD/r.db"
+A=aaaaaaaa-0000-4000-8000-000000000000
+B=bbbbbbbb-0000-4000-8000-000000000000
+C=cccccccc-0000-4000-8000-000000000000
+# JSON questions are answered by SQLite's own JSON functions
+jq() { sqlite3 -batch :memory: "SELECT $2 FROM (SELECT readfile('$1') AS j)"; }
+
+# A: 2026-01-01, busbw 10..13 GB/s; B: a day later, 10% to 7.7% slower;
+# C: on nodeB, with wrong data in its second test
+"$W" -q -u aaaaaaaa-0000-4000-8000- -T 1767225600 -b 10 "$DB" &&
+"$W" -q -u bbbbbbbb-0000-4000-8000- -T 1767312000 -b 9 "$DB" &&
+"$W" -q -u cccccccc-0000-4000-8000- -T 1767398400 -b 10 -H nodeB -w "$DB"
+is "$?" 0 "three runs recorded"
+
+# report
+run "$SHAKEDOWN" report --db "$DB"
+is "$rc" 0 "report: exit 0"
+like "$out" "^run +$C" "report shows the latest run by default"
+like "$out" "status +failed \(exit 1\): wrong data in 1 test" "with its status and why"
+like "$out" "1 +all_gather +float32 +- +- +world +2 +8 +13.00 +3 +failed +3 wrong elements; first at 8192 bytes, rank 1, index 7" \
+	"the failed test, its verdict and the first wrong element"
+like "$out" "0 +all_reduce +float32 +sum .* passed" "the passed test"
+like "$out" "0 +all_reduce +float32 +1024 +256 +0 +20 +[0-9.]+ +[0-9.]+ +[0-9.]+ +5.00 +10.00 +0 +ring" \
+	"measurements with units in the header"
+SHAKEDOWN_DB="$DB" run "$SHAKEDOWN" report aaaa
+like "$out" "^run +$A" "a uuid prefix, and SHAKEDOWN_DB without --db"
+run "$SHAKEDOWN" report "$B" --db "$DB" --format csv
+is "$(printf '%s\n' "$out" | head -1)" \
+	"test,name,dtype,size_bytes,count,in_place,iters,time_us,time_us_min,time_us_max,algbw_gbs,busbw_gbs,wrong,algo" \
+	"report CSV header"
+is "$(printf '%s\n' "$out" | wc -l)" 17 "report CSV: 16 measurements"
+run "$SHAKEDOWN" report "$C" --db "$DB" --format json
+printf '%s' "$out" > "$TMPD/c.json"
+is "$(jq "$TMPD/c.json" "json_valid(j)")" 1 "report JSON is valid"
+is "$(jq "$TMPD/c.json" "json_extract(j, '\$.schema_version')")" 1 "with schema_version 1"
+is "$(jq "$TMPD/c.json" "json_extract(j, '\$.run.uuid') || ' ' || json_extract(j, '\$.run.status')")" \
+	"$C failed" "the run"
+is "$(jq "$TMPD/c.json" "json_extract(j, '\$.job.nodelist') || ' ' || json_array_length(j, '\$.ranks') || ' ' || json_extract(j, '\$.ranks[1].device.name')")" \
+	"nodeB 2 CPU (test)" "job, ranks and devices"
+is "$(jq "$TMPD/c.json" "json_extract(j, '\$.hosts[0].host') || ' ' || json_extract(j, '\$.hosts[0].environment.kernel')")" \
+	"nodeB 6.1.0" "hosts with their environment"
+is "$(jq "$TMPD/c.json" "json_array_length(j, '\$.tests') || ' ' || json_array_length(j, '\$.tests[1].measurements')")" \
+	"2 8" "tests with their measurements"
+is "$(jq "$TMPD/c.json" "json_extract(j, '\$.tests[0].verdict.result') || ' ' || json_extract(j, '\$.tests[1].verdict.result')")" \
+	"passed failed" "per-test verdicts"
+like "$(jq "$TMPD/c.json" "json_extract(j, '\$.tests[1].verdict.reason')")" \
+	"^3 wrong elements; first at 8192 bytes, rank 1, index 7: expected 1.5" "a failed test says why"
+is "$(jq "$TMPD/c.json" "json_extract(j, '\$.tests[1].measurements[7].first_wrong.got')")" \
+	"1.5000001 (0x3fc00001)" "the first wrong element"
+is "$(jq "$TMPD/c.json" "json_extract(j, '\$.verdict.result') || ' ' || json_extract(j, '\$.verdict.tests_failed')")" \
+	"failed 1" "the run's verdict"
+# the document matches the rows
+is "$(jq "$TMPD/c.json" "(SELECT sum(json_extract(m.value, '\$.busbw_gbs')) FROM json_each(j, '\$.tests') t, json_each(t.value, '\$.measurements') m)")" \
+	"$(sqlite3 "$DB" "SELECT sum(busbw_gbs) FROM measurements_v WHERE run_uuid = '$C'")" \
+	"JSON measurements are the database's"
+
+# history
+run "$SHAKEDOWN" history --db "$DB" --op all_reduce --size 4K
+is "$rc" 0 "history: exit 0"
+is "$(printf '%s\n' "$out" | head -1)" \
+	"started_at                run_uuid                              run_status  nodelist  nranks  dtype    size_bytes  busbw_gbs  time_us  wrong" \
+	"history text header"
+is "$(printf '%s\n' "$out" | awk 'NR > 1 { print $2, $8 }' | tr '\n' ' ')" \
+	"$A 12.00 $B 11.00 $C 12.00 " "history: busbw of each run, oldest first"
+run "$SHAKEDOWN" history --db "$DB" --op all_reduce --size 4K --host nodeB --format csv
+is "$out" "started_at,run_uuid,run_status,nodelist,nranks,dtype,size_bytes,busbw_gbs,time_us,wrong
+2026-01-03T00:00:00.000Z,$C,failed,nodeB,2,float32,4096,12.0,0.682666666666667,0" \
+	"history --host, as CSV"
+run "$SHAKEDOWN" history --db "$DB" --op all_reduce --since 2026-01-02 --until 2026-01-02 --dtype float32 --format json
+printf '%s' "$out" > "$TMPD/h.json"
+is "$(jq "$TMPD/h.json" "json_array_length(j) || ' ' || json_extract(j, '\$[0].run_uuid') || ' ' || json_extract(j, '\$[3].size_bytes')")" \
+	"4 $B 8192" "history --since/--until (a whole day), as JSON"
+run "$SHAKEDOWN" history --db "$DB" --op broadcast
+is "$rc:$(printf '%s\n' "$out" | wc -l)" "0:1" "history of an op never run: just the header"
+
+# compare
+run "$SHAKEDOWN" compare aaaa bbbb --db "$DB"
+is "$rc" 1 "compare with a regression: exit 1"
+like "$out" "all_reduce +float32 +sum +- +world +1024 +0 +10.00 +9.00 +-10.00 +REGRESSION" \
+	"both values, the change and the flag"
+like "$out" "16 regressions beyond 5%" "counts the regressions"
+run "$SHAKEDOWN" compare aaaa bbbb --db "$DB" --tolerance 15%
+is "$rc" 0 "compare within --tolerance 15%: exit 0"
+like "$out" "0 regressions beyond 15%" "no regression"
+run "$SHAKEDOWN" compare bbbb aaaa --db "$DB" --format csv
+is "$rc" 0 "faster is not a regression"
+like "$out" "all_gather,float32,,,world,8192,1,12.0,13.0,8.33,improved" "improvements are marked, as CSV"
+run "$SHAKEDOWN" compare aaaa cccc --db "$DB" --format json
+printf '%s' "$out" > "$TMPD/c2.json"
+is "$(jq "$TMPD/c2.json" "json_array_length(j) || ' ' || json_extract(j, '\$[0].verdict')")" \
+	"16 ok" "compare as JSON"
+
+# db info
+run "$SHAKEDOWN" db info --db "$DB"
+like "$out" "runs +3 \(1 failed, 2 passed\)" "db info counts runs by status"
+like "$out" "measurements +48" "and measurements"
+
+# help, bad options, bad runs
+for c in report history compare db; do
+	run "$SHAKEDOWN" $c --help
+	is "$rc" 0 "$c --help: exit 0"
+	like "$out" "^usage: shakedown $c" "$c --help prints its usage"
+done
+bad() { # want-rc regex args...
+	_w=$1 _r=$2; shift 2
+	run "$SHAKEDOWN" "$@"
+	is "$rc" "$_w" "$* : exit $_w"
+	like "$err" "$_r" "$* : says why"
+	is "$(printf '%s\n' "$err" | wc -l)" 1 "$* : in one line"
+}
+bad 2 "unknown format 'xml'" report --db "$DB" --format xml
+bad 2 "unknown option '--bogus'" report --db "$DB" --bogus
+bad 2 "no run 'zzzz'" report zzzz --db "$DB"
+bad 2 "is ambiguous" report "" --db "$DB"
+bad 2 "--op is required" history --db "$DB"
+bad 2 "did you mean 'all_reduce'" history --db "$DB" --op allreduce
+bad 2 "bad size '4Q'" history --db "$DB" --op all_reduce --size 4Q
+bad 2 "bad date 'yesterday'" history --db "$DB" --op all_reduce --since yesterday
+bad 2 "give two runs" compare aaaa --db "$DB"
+bad 2 "bad tolerance 'lots'" compare aaaa bbbb --db "$DB" --tolerance lots
+bad 2 "unknown subcommand 'frob'" db frob --db "$DB"
+bad 3 "no such database" report --db "$TMPD/missing.db"
+bad 3 "missing.db: no such database" history --op all_reduce --db "$TMPD/missing.db"
+
+done_testing

@@ -1,0 +1,118 @@
+#!/bin/sh
+# db_schema.t - the schema: a new file gets the current version with STRICT
+# tables, foreign keys and the views; the compiled-in schema is
+# sql/schema.sql; a file of every earlier version (test/system/data/schema_v*.sql)
+# migrates, by `db migrate` and on first use, to exactly the current schema
+# with its rows intact; a newer version is refused.
+. "${top_srcdir:-.}/test/system/lib.sh"
+command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
+W="$top_builddir/test/system/db_writer"
+SQ() { sqlite3 -batch "$@"; }
+
+# The shape of a database: every object, every column (type, not null,
+# default, key) and the schema version; comments and whitespace aside.
+shape() {
+	SQ "$1" "PRAGMA user_version; PRAGMA application_id;
+		SELECT type, name, tbl_name FROM sqlite_schema
+		WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name;" &&
+	for t in $(SQ "$1" "SELECT name FROM sqlite_schema
+			WHERE type IN ('table', 'view') ORDER BY name"); do
+		echo "== $t"
+		SQ "$1" "SELECT name, type, \"notnull\", dflt_value, pk
+			FROM pragma_table_info('$t')"
+		SQ "$1" "SELECT name, \"unique\", origin FROM pragma_index_list('$t')
+			ORDER BY name"
+		SQ "$1" "SELECT \"table\", \"from\", \"to\", on_delete
+			FROM pragma_foreign_key_list('$t') ORDER BY id"
+	done
+}
+
+# a new database, created by the sink
+run "$W" -q "$TMPD/new.db"
+is "$rc" 0 "a new database is created on first use"
+is "$(SQ "$TMPD/new.db" 'PRAGMA user_version')" 2 "at schema version 2"
+is "$(SQ "$TMPD/new.db" 'PRAGMA journal_mode')" wal "in WAL mode"
+is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
+	FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%) STRICT'
+	ORDER BY name)")" \
+	"host_env jobs measurements ranks runs tests upload_outbox" \
+	"every table is STRICT"
+is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
+	FROM sqlite_schema WHERE type = 'view' ORDER BY name)")" \
+	"busbw_history measurements_v run_summary tests_v" "the views"
+like "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ',')
+	FROM pragma_table_info('measurements_v')")" \
+	"size_bytes,.*time_us,.*busbw_gbs" "units are in the column names"
+is "$(shape "$TMPD/new.db")" \
+	"$(SQ "$TMPD/ref.db" < "$top_srcdir/sql/schema.sql" && shape "$TMPD/ref.db")" \
+	"the compiled-in schema is sql/schema.sql"
+
+# the schema's foreign keys: a test of a run that
+# does not exist is refused
+ok "! SQ '$TMPD/new.db' \"PRAGMA foreign_keys = ON; INSERT INTO tests (run_id,
+	test_index, name, op, dtype, nranks, status) VALUES (999, 0, 'x', 'x',
+	'x', 1, 'passed')\"" "foreign keys reject a test without its run"
+ok "! SQ '$TMPD/new.db' \"INSERT INTO runs (uuid, started_at, status)
+	VALUES ('u', 'now', 'finished')\"" "status values are checked"
+
+# migration from every earlier version
+for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
+	v=$(basename "$old" .sql); v=${v#schema_v}
+	SQ "$TMPD/v$v.db" < "$old"
+	is "$(SQ "$TMPD/v$v.db" 'PRAGMA user_version')" "$v" "a version $v file"
+	# rows written by this version's schema
+	SQ "$TMPD/v$v.db" "INSERT INTO runs (uuid, started_at, status,
+		exit_status) VALUES ('old-run-$v', '2025-06-01T00:00:00.000Z',
+		'passed', 0);
+		INSERT INTO tests (run_id, test_index, name, op, dtype, nranks,
+		status) VALUES (1, 0, 'all_reduce', 'all_reduce', 'float32', 2,
+		'passed');
+		INSERT INTO measurements (test_id, size_bytes, count, in_place,
+		iters, warmup_iters, time_us, algbw_gbs, busbw_gbs, checked)
+		VALUES (1, 1024, 256, 0, 20, 5, 10.0, 1.0, 1.5, 1)"
+	cp "$TMPD/v$v.db" "$TMPD/v$v-auto.db"
+	run "$SHAKEDOWN" db migrate --db "$TMPD/v$v.db"
+	is "$rc" 0 "db migrate from version $v: exit 0"
+	is "$out" "$TMPD/v$v.db: migrated from schema version $v to 2" \
+		"db migrate says what it did"
+	is "$(shape "$TMPD/v$v.db")" "$(shape "$TMPD/new.db")" \
+		"version $v migrated by db migrate has the current schema"
+	is "$(SQ "$TMPD/v$v.db" "SELECT run_uuid, busbw_gbs FROM measurements_v")" \
+		"old-run-$v|1.5" "version $v rows are kept"
+	run "$SHAKEDOWN" db migrate --db "$TMPD/v$v.db"
+	is "$out" "$TMPD/v$v.db: already at schema version 2" "migrating twice is a no-op"
+	# migrating on first use: a run recorded into the old file
+	run "$W" -q "$TMPD/v$v-auto.db"
+	is "$rc" 0 "recording into a version $v file"
+	is "$(shape "$TMPD/v$v-auto.db")" "$(shape "$TMPD/new.db")" \
+		"version $v migrated on first use has the current schema"
+	is "$(SQ "$TMPD/v$v-auto.db" "SELECT count(*) FROM runs")" 2 \
+		"the old run and the new one are both there"
+done
+
+# db info on an old file does not migrate it; db check says to migrate
+SQ "$TMPD/old.db" < "$top_srcdir/test/system/data/schema_v1.sql"
+run "$SHAKEDOWN" db info --db "$TMPD/old.db"
+like "$out" "schema_version +1 \(this shakedown: 2\)" "db info shows the file's version"
+is "$(SQ "$TMPD/old.db" 'PRAGMA user_version')" 1 "db info leaves it at version 1"
+run "$SHAKEDOWN" db check --db "$TMPD/old.db"
+is "$rc" 1 "db check on an old schema: exit 1"
+like "$out" "run 'shakedown db migrate'" "db check says how to fix it"
+run "$SHAKEDOWN" db check --db "$TMPD/new.db"
+is "$rc" 0 "db check on a good file: exit 0"
+like "$out" "integrity: ok" "integrity is checked"
+
+# a newer schema than this binary knows
+cp "$TMPD/new.db" "$TMPD/newer.db"
+SQ "$TMPD/newer.db" "PRAGMA user_version = 9"
+for cmd in "report" "db migrate" "history --op all_reduce"; do
+	run "$SHAKEDOWN" $cmd --db "$TMPD/newer.db"
+	is "$rc" 3 "$cmd on a newer schema: exit 3"
+	like "$err" "newer.db: schema version 9 is newer than this shakedown knows \(2\)" \
+		"$cmd names the versions"
+done
+run "$W" -q "$TMPD/newer.db"
+is "$rc" 3 "the recorder refuses a newer schema"
+is "$(SQ "$TMPD/newer.db" 'PRAGMA user_version')" 9 "and leaves it alone"
+
+done_testing

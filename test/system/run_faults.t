@@ -1,0 +1,47 @@
+#!/bin/sh
+# run_faults.t - what goes wrong is caught: corrupted data fails the run
+# naming the rank; a stalled rank ends it with exit 4 within the timeout;
+# a dead rank never leaves the others waiting; SIGTERM cancels with exit 5.
+. "${top_srcdir:-.}/test/system/lib.sh"
+have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
+
+S="$SHAKEDOWN run --no-progress --db none --op all_reduce -b 4K -e 64K -n 3 -w 1"
+
+SHAKEDOWN_FAULT=rank=2,kind=corrupt,size=16K,index=5 run -t 60 $S --local 4
+is "$rc" 1 "corrupted element: exit 1"
+like "$out" "WRONG: out-of-place, 16384 bytes: rank 2: first wrong element at index 5: expected" \
+	"the wrong element is reported with rank and index"
+like "$out" "^ +16384 +4096 .* 1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$" \
+	"#wrong is 1 out of place, 0 in place"
+like "$err" "1 test had wrong data" "says why it failed"
+
+SHAKEDOWN_FAULT=rank=2,kind=stall,size=16K run -t 60 $S --local 4 -T 3
+is "$rc" 4 "stalled rank: exit 4"
+like "$err" "rank 2 \([^)]*pid [0-9]+\) did not complete all_reduce float32 sum 16K" \
+	"the stalled rank is named"
+ok "awk 'BEGIN { exit !($secs < 20) }'" \
+	"ended within the timeout plus a few seconds (${secs} s)"
+
+SHAKEDOWN_FAULT=rank=1,kind=kill,size=16K run -t 60 $S --local 3 -T 5
+is "$rc" 4 "killed rank: exit 4"
+like "$err" "rank 1 .*(was lost|killed by signal 9)" "the dead rank is named"
+
+SHAKEDOWN_FAULT=rank=0,kind=exit,code=7,size=16K run -t 60 $S --local 3 -T 5
+is "$rc" 4 "rank 0 exits mid-run: exit 4, no rank left waiting"
+like "$err" "rank 0 .*exited with status 7|lost contact with rank 0" \
+	"rank 0's exit is reported"
+
+# SIGTERM to the launcher: every rank stops at the next measurement
+SHAKEDOWN_FAULT= timeout 60 $SHAKEDOWN run --no-progress --db none --local 2 \
+	--op all_reduce,reduce_scatter -o all -b 1K -e 256K -i 1K -n 50 -w 0 \
+	>"$TMPD/o" 2>"$TMPD/e" &
+pid=$!
+sleep 2
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+is "$rc" 5 "SIGTERM: exit 5"
+like "$(cat "$TMPD/e")" "cancelled by a signal; cut short during all_reduce" \
+	"says what was cut short"
+
+done_testing

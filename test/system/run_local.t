@@ -1,0 +1,79 @@
+#!/bin/sh
+# run_local.t - `shakedown run --local N` end to end with the Gloo backend:
+# the built-in plan, the three output formats, and that the printed numbers
+# obey the formulas (times positive, busbw = algbw x factor, #wrong 0).
+. "${top_srcdir:-.}/test/system/lib.sh"
+have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
+command -v python3 >/dev/null || skip_all "python3 is needed to read JSON"
+
+S="$SHAKEDOWN run --no-progress --db none"
+
+# the built-in plan, small sizes to keep the suite fast
+run -t 120 $S --local 4 -e 64K -n 3 -w 1
+is "$rc" 0 "built-in plan on 4 ranks: exit 0"
+like "$out" "# +Rank +3 Pid" "a header line per rank"
+like "$out" "# Test 10: pt2pt float32" "all ten collectives ran"
+like "$out" "10 of 10 tests passed" "summary: every test passed"
+like "$out" "Out of bounds values : 0 OK" "footer per test"
+unlike "$out" "FAILED|WRONG" "no wrong data"
+
+# nccl-tests table rows: busbw = algbw x 2(n-1)/n for all_reduce on 3 ranks
+run -t 60 $S --local 3 --op all_reduce -b 1K -e 1M -f 4 -n 5 -w 1
+is "$rc" 0 "all_reduce on 3 ranks: exit 0"
+rows=$(printf '%s\n' "$out" | awk '!/^#/ && NF == 13')
+is "$(printf '%s\n' "$rows" | wc -l)" 6 "one row per size, 1K to 1M by 4"
+bad=$(printf '%s\n' "$rows" | awk '{
+	if ($6 <= 0 || $10 <= 0) print "time";
+	if ($9 != 0 || $13 != 0) print "wrong";
+	if ($7 >= 0.05 && ($8 / $7 < 1.3333 * 0.95 || $8 / $7 > 1.3334 * 1.05)) print "factor" }')
+is "$bad" "" "times positive, busbw/algbw = 4/3, #wrong 0 in every row"
+
+# DeepSpeed columns
+run -t 60 $S --local 3 --op all_to_all,broadcast --format deepspeed -e 256K -n 3
+is "$rc" 0 "deepspeed format: exit 0"
+like "$out" "Size \(Bytes\) +Description +Duration +Throughput \(Gbps\) +BusBW \(Gbps\)" \
+	"DeepSpeed header"
+like "$out" "---- Performance of all_to_all float32 on 3 devices" "per-op banner"
+like "$out" "[0-9]+x4 +[0-9.]+ (us|ms)" "description count x size and duration unit"
+
+# JSON: one object per measurement, formulas hold
+run -t 60 $S --local 2 --op all_reduce -d float64 -o max --format json -e 64K -n 3
+is "$rc" 0 "json format: exit 0"
+check=$(printf '%s\n' "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+bad = []
+for r in rows:
+    if r["op"] != "all_reduce" or r["dtype"] != "float64" or r["redop"] != "max":
+        bad.append("labels")
+    if r["time_us"] <= 0 or r["wrong"] != 0 or not r["checked"]:
+        bad.append("time/wrong")
+    if abs(r["busbw_gbs"] - r["algbw_gbs"] * 1.0) > 1e-6 * max(1, r["algbw_gbs"]):
+        bad.append("busbw factor for 2 ranks is 1")
+    s, t = r["ds_size_bytes"], r["time_us"] * 1e-6
+    if abs(r["ds_throughput_gbps"] - 2 * s / t * 8 / 1e9) > 1e-3 * r["ds_throughput_gbps"]:
+        bad.append("DeepSpeed all_reduce throughput is 2 x size / duration")
+print(len(rows), sorted(set(bad)))')
+is "$check" "8 []" "8 measurements (1K to 64K by 4: 4 sizes x 2 placements), all consistent"
+
+# per-iteration percentiles
+run -t 60 $S --local 2 --op sendrecv --per-iter -b 4K -e 4K -n 20 --format json
+like "$out" '"iter_us":\{"min":[0-9.]+,"p50":[0-9.]+,"p99":[0-9.]+,"max":[0-9.]+\}' \
+	"--per-iter reports min, p50, p99, max"
+
+# a type Gloo does not have is a usage error naming the alternatives
+run -t 30 $S --local 2 --op all_reduce -d bfloat16
+is "$rc" 2 "bfloat16 on Gloo: exit 2"
+like "$err" "does not support data type bfloat16; use one of" "names what Gloo supports"
+
+# a test with its own env runs on a fresh communicator made for it
+printf 'tests:\n  - {op: all_reduce, max_bytes: 16K}\n  - {op: all_gather, max_bytes: 16K, env: {NCCL_ALGO: Ring}}\n  - {op: sendrecv, max_bytes: 16K}\n' >"$TMPD/env.yaml"
+run -t 60 $S --local 3 --plan "$TMPD/env.yaml" -n 2
+is "$rc" 0 "a plan with a per-test env: exit 0"
+like "$out" "3 of 3 tests passed" "the tests before, on and after the fresh communicator pass"
+
+# a single process without --local works too (the single bootstrap)
+run -t 30 $S --op all_reduce,broadcast -e 16K -n 2
+is "$rc" 0 "one process without a launcher: exit 0"
+
+done_testing

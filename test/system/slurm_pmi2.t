@@ -1,0 +1,72 @@
+#!/bin/sh
+# slurm_pmi2.t - the PMI2 bootstrap under real srun --mpi=pmi2: the probe
+# (test/pmi2_probe.c) runs every bootstrap collective in four layouts of
+# tasks on a private three-node cluster, and what it learnt about
+# placement is compared with Slurm's layout.
+. "${top_srcdir:-.}/test/system/slurm/lib.sh"
+
+PROBE=${top_builddir:-.}/test/system/pmi2_probe
+if [ ! -x "$PROBE" ]; then
+	echo "1..0 # SKIP built without PMI2 (apt-get install libpmi2-0-dev)"
+	exit 0
+fi
+sd_slurm_begin 3 19
+
+# run NAME EXPECT_NODELIST EXPECT_LOCAL_SIZES SRUN_ARGS...
+run() {
+	name=$1 nodelist=$2 sizes=$3
+	shift 3
+	out=$SD_TMP/probe.$sd_test_no
+	sd_srun --mpi=pmi2 "$@" "$PROBE" >"$out" 2>&1
+	rc=$?
+	grep -q '^not ok' "$out" || ! grep -q '^ok 12 ' "$out"
+	bad=$?
+	[ $rc = 0 ] && [ $bad = 1 ]
+	ok $? "$name: every bootstrap collective (exit $rc)"
+	[ $rc = 0 ] && [ $bad = 1 ] || sd_show "$out"
+	grep -q "^# size=.* nodelist=$nodelist " "$out"
+	ok $? "$name: node list is $nodelist"
+	got=$(sed -n 's/^# rank=.* local_size=\([0-9]*\)$/\1/p' "$out" |
+	      tr '\n' ' ')
+	[ "$got" = "$sizes" ]
+	ok $? "$name: local sizes per rank are '$sizes' (got '$got')"
+}
+
+run "1 node x 4 tasks" 'node1' '4 4 4 4 ' -N 1 -n 4
+run "2 nodes x 2 tasks" 'node\[1-2\]' '2 2 2 2 ' -N 2 --ntasks-per-node=2
+run "3 nodes x 1 task" 'node\[1-3\]' '1 1 1 ' -N 3 --ntasks-per-node=1
+run "5 tasks on 3 nodes" 'node\[1-3\]' '3 3 3 1 1 ' -N 3 -n 5
+run "6 tasks cyclic on 3 nodes" 'node\[1-3\]' '2 2 2 2 2 2 ' -N 3 \
+	--ntasks-per-node=2 -m cyclic
+
+# The command's own start-up checks under srun (no backend needed).
+if [ -x "${SHAKEDOWN:-}" ]; then
+	out=$SD_TMP/mpi-none
+	# without -K: with it srun may SIGTERM the second task before that
+	# task has even started, and report 143 instead of the tasks' 3
+	timeout 120 $SD_CLUSTER_CLIENT srun -t 2 --mpi=none -N 2 -n 2 \
+		"$SHAKEDOWN" run --db none >"$out" 2>&1
+	rc=$?
+	[ $rc = 3 ]
+	ok $? "srun --mpi=none: exit 3 (got $rc)"
+	grep -q "use 'srun --mpi=pmi2' or set MpiDefault=pmi2" "$out"
+	ok $? "srun --mpi=none: says to use srun --mpi=pmi2"
+	[ $rc = 3 ] || sd_show "$out"
+
+	# Rank 2 alone asks for other sizes: the option hash differs.
+	out=$SD_TMP/disagree
+	sd_srun --mpi=pmi2 -N 3 -n 3 sh -c 'if [ "$SLURM_PROCID" = 2 ];
+		then exec "$0" run --db none -e 2K; else exec "$0" run \
+		--db none -e 1K; fi' "$SHAKEDOWN" >"$out" 2>&1
+	rc=$?
+	[ $rc = 2 ]
+	ok $? "ranks started with different options: exit 2 (got $rc)"
+	grep -q "ranks disagree.*rank 2 has" "$out"
+	ok $? "ranks started with different options: rank 2 is named"
+	[ $rc = 2 ] || sd_show "$out"
+else
+	for i in 1 2 3 4; do
+		skip "src/shakedown not built"
+	done
+fi
+sd_slurm_end

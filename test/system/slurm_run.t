@@ -1,0 +1,70 @@
+#!/bin/sh
+# slurm_run.t - shakedown run under srun --mpi=pmi2 on a private three-node
+# cluster with the Gloo backend: every collective in four layouts of tasks,
+# checked bit-exactly; then a rank killed with SIGKILL and a rank that
+# stalls, which the other ranks must detect, name, and end with exit 4.
+. "${top_srcdir:-.}/test/system/slurm/lib.sh"
+sd_need_shakedown_gloo
+sd_slurm_begin 3 14
+
+OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
+RUN="run --backend gloo --db none --format json --no-progress -b 1K -e 64K
+-f 8 -n 2 -w 1 --timeout 30"
+
+# layout NAME NRANKS SRUN_ARGS...
+layout() {
+	name=$1 nranks=$2
+	shift 2
+	out=$SD_TMP/run.$sd_test_no
+	# shellcheck disable=SC2086
+	sd_srun --mpi=pmi2 "$@" "$SHAKEDOWN" $RUN --op "$OPS" >"$out" 2>&1
+	rc=$?
+	[ $rc = 0 ]
+	ok $? "$name: every collective passes (exit $rc)"
+	sd_check_json "$out" "$OPS" "$nranks"
+	r=$?
+	ok $r "$name: rows for every op, wrong 0, nranks $nranks"
+	[ $rc = 0 ] && [ $r = 0 ] || sd_show "$out" | tail -n 30
+}
+
+layout "1 node x 4 tasks" 4 -N 1 -n 4
+layout "2 nodes x 2 tasks" 4 -N 2 --ntasks-per-node=2
+layout "3 nodes x 1 task" 3 -N 3 --ntasks-per-node=1
+layout "5 tasks on 3 nodes" 5 -N 3 -n 5
+
+# A rank dies mid-run.  No -K here (it would kill the step before the
+# survivors speak): they must notice on their own; -W bounds the wait.
+# Each task's stderr goes to its own file: when a task is killed, srun may
+# stop forwarding the others' output before they have written it.
+out=$SD_TMP/kill
+SHAKEDOWN_FAULT=rank=2,kind=kill,op=all_reduce,iter=2 \
+	timeout 120 srun --mpi=pmi2 --kill-on-bad-exit=0 -W 60 -t 2 -N 3 -n 3 \
+	--error="$SD_TMP/kill.%t.err" \
+	"$SHAKEDOWN" run --backend gloo --db none --no-progress \
+	--op all_reduce -b 1K -e 1M -n 20 --timeout 20 >"$out" 2>&1
+rc=$?
+[ $rc != 124 ]
+ok $? "rank 2 killed: the step ends before the timeout (srun exit $rc)"
+grep -q 'tasks\{0,1\} 0[-,0-9]*: Exited with exit code 4' "$out"
+ok $? "rank 2 killed: rank 0 exits 4"
+grep -q 'rank 2 (node3, pid [0-9]*) \(was lost\|did not complete\)' "$SD_TMP/kill.0.err"
+ok $? "rank 2 killed: rank 0 names rank 2"
+grep -q 'node3' "$SD_TMP/kill.0.err"
+ok $? "rank 2 killed: and its node, node3"
+grep -q . "$SD_TMP/kill.0.err" || sd_show "$out"
+sd_show "$out" | tail -n 15
+
+# A rank stops answering: the others give up after --timeout; -K then
+# ends the stalled one.
+out=$SD_TMP/stall
+SHAKEDOWN_FAULT=rank=1,kind=stall,op=all_reduce,iter=1 \
+	timeout 120 srun --mpi=pmi2 -K -t 2 -N 2 -n 2 \
+	"$SHAKEDOWN" run --backend gloo --db none --no-progress \
+	--op all_reduce -b 1K -e 4K -n 5 --timeout 5 >"$out" 2>&1
+rc=$?
+[ $rc != 124 ]
+ok $? "rank 1 stalls: the step ends before the timeout (srun exit $rc)"
+grep -q 'tasks\{0,1\} 0[-,0-9]*: Exited with exit code 4' "$out"
+ok $? "rank 1 stalls: rank 0 exits 4"
+sd_show "$out" | tail -n 15
+sd_slurm_end

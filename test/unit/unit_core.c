@@ -1,0 +1,237 @@
+/*
+ * unit_core.c - table-driven unit tests of the pure parts of the core:
+ * size parsing, names, the collectives table (byte counts, busbw factors,
+ * DeepSpeed formulas, in-place layout), size series, and the data pattern's
+ * promise that every partial result is exact.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "names.h"
+#include "shakedown/pattern_host.h"
+#include "shakedown/pattern.h"
+#include "tap.h"
+
+static void test_sizes(void)
+{
+	static const struct { const char *in; int ok; uint64_t want; } rows[] = {
+		{ "0", 1, 0 }, { "8", 1, 8 }, { "1K", 1, 1024 },
+		{ "1k", 1, 1024 }, { "256M", 1, 256ull << 20 },
+		{ "8G", 1, 8ull << 30 }, { "2T", 1, 2ull << 40 },
+		{ "4KB", 1, 4096 }, { "", 0, 0 }, { "-1", 0, 0 },
+		{ "K", 0, 0 }, { "1.5M", 0, 0 }, { "12X", 0, 0 },
+		{ "1MM", 0, 0 }, { "99999999999999999999", 0, 0 },
+		{ "17179869184G", 0, 0 }, { " 1K", 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t v = 0;
+		int rc = sd_parse_size(rows[i].in, &v);
+		ok((rc == 0) == rows[i].ok && (!rows[i].ok || v == rows[i].want),
+		   "size '%s' -> %s %llu", rows[i].in,
+		   rows[i].ok ? "ok" : "error", (unsigned long long)rows[i].want);
+	}
+}
+
+static void test_names(void)
+{
+	enum sd_op op;
+	enum sd_dtype t;
+	enum sd_redop r;
+	const char *hint;
+	ok(sd_op_from_name("all_reduce", &op, &hint) == 0 &&
+	   op == SD_OP_ALL_REDUCE, "op all_reduce");
+	ok(sd_op_from_name("allreduce", &op, &hint) == -1 && hint &&
+	   strcmp(hint, "all_reduce") == 0, "allreduce suggests all_reduce");
+	ok(sd_op_from_name("alltoall", &op, &hint) == -1 && hint &&
+	   strcmp(hint, "all_to_all") == 0, "alltoall suggests all_to_all");
+	ok(sd_dtype_from_name("half", &t, NULL) == 0 && t == SD_FLOAT16,
+	   "half is float16");
+	ok(sd_dtype_from_name("bf16", &t, NULL) == 0 && t == SD_BFLOAT16,
+	   "bf16 is bfloat16");
+	ok(sd_dtype_from_name("flaot32", &t, &hint) == -1 && hint &&
+	   strcmp(hint, "float32") == 0, "flaot32 suggests float32");
+	ok(sd_redop_from_name("avg", &r, NULL) == 0 && r == SD_AVG, "avg");
+	ok(sd_redop_from_name("mul", &r, NULL) == -1, "mul is unknown");
+	for (int i = 0; i < SD_OP_COUNT; i++)
+		ok(sd_op_from_name(sd_op_name(i), &op, NULL) == 0 && op == i,
+		   "op name round trip %s", sd_op_name(i));
+	for (int i = 0; i < SD_DTYPE_COUNT; i++)
+		ok(sd_dtype_from_name(sd_dtype_name(i), &t, NULL) == 0 && t == i,
+		   "dtype name round trip %s", sd_dtype_name(i));
+}
+
+static void test_counts(void)
+{
+	/* size 1 MiB of float32 = 262144 elements, on n ranks */
+	static const struct {
+		enum sd_op op; int n; size_t send, recv; double busbw;
+		double ds_tput, ds_busbw;
+	} rows[] = {
+		{ SD_OP_ALL_REDUCE, 4, 262144, 262144, 1.5, 2, 1.5 },
+		{ SD_OP_ALL_GATHER, 4, 65536, 262144, 0.75, 4, 3 },
+		{ SD_OP_REDUCE_SCATTER, 4, 262144, 65536, 0.75, 1, 0.75 },
+		{ SD_OP_ALL_TO_ALL, 4, 262144, 262144, 0.75, 1, 0.75 },
+		{ SD_OP_BROADCAST, 4, 262144, 262144, 1, 1, 1 },
+		{ SD_OP_REDUCE, 4, 262144, 262144, 1, 1, 1 },
+		{ SD_OP_GATHER, 4, 65536, 262144, 0.75, 4, 3 },
+		{ SD_OP_SCATTER, 4, 262144, 65536, 0.75, 1, 0.75 },
+		{ SD_OP_SENDRECV, 4, 262144, 262144, 1, 1, 1 },
+		{ SD_OP_PT2PT, 2, 262144, 262144, 1, 1, 1 },
+		{ SD_OP_ALL_REDUCE, 3, 262144, 262144, 4.0 / 3, 2, 4.0 / 3 },
+		{ SD_OP_ALL_GATHER, 3, 87381, 262143, 2.0 / 3, 3, 2 },
+		{ SD_OP_ALL_TO_ALL, 3, 262143, 262143, 2.0 / 3, 1, 2.0 / 3 },
+		{ SD_OP_ALL_REDUCE, 1, 262144, 262144, 0, 2, 0 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct sd_coll *c = sd_coll_get(rows[i].op);
+		size_t s, r;
+		c->counts(262144, rows[i].n, &s, &r);
+		is_int(s, rows[i].send, "%s n=%d send count", c->name,
+		       rows[i].n);
+		is_int(r, rows[i].recv, "%s n=%d recv count", c->name,
+		       rows[i].n);
+		is_dbl(c->busbw_factor(rows[i].n), rows[i].busbw, 1e-12,
+		       "%s n=%d busbw factor", c->name, rows[i].n);
+		/* DeepSpeed: 1 MB in 1000 us is 1e9 B/s = 8 Gbps before factors */
+		double tput, busbw;
+		sd_ds_bandwidth(c, rows[i].n, 1000000, 1000, &tput, &busbw);
+		is_dbl(tput, 8 * rows[i].ds_tput, 1e-9,
+		       "%s n=%d DeepSpeed throughput", c->name, rows[i].n);
+		is_dbl(busbw, 8 * rows[i].ds_busbw, 1e-9,
+		       "%s n=%d DeepSpeed busbw", c->name, rows[i].n);
+	}
+	is_int(sd_coll_size_bytes(65536, 262144, 4), 1048576,
+	       "size is the larger buffer");
+	is_dbl(sd_algbw_gbs(1000000000, 1e6), 1.0, 1e-12, "1 GB in 1 s is 1 GB/s");
+	ok(sd_algbw_gbs(100, 0) == 0, "zero time gives zero bandwidth");
+}
+
+static void test_place(void)
+{
+	char send[64], recv[64];
+	struct sd_op_args a = { .dtype = SD_FLOAT32, .send_count = 2,
+				.recv_count = 8, .op = SD_OP_ALL_GATHER,
+				.in_place = 1 };
+	sd_coll_place(&a, 3, send, recv);
+	ok(a.recvbuf == recv && a.sendbuf == recv + 3 * 2 * 4,
+	   "in-place all_gather: send is the rank's slice of recv");
+	a.op = SD_OP_REDUCE_SCATTER;
+	a.send_count = 8;
+	a.recv_count = 2;
+	sd_coll_place(&a, 2, send, recv);
+	ok(a.sendbuf == recv && a.recvbuf == recv + 2 * 2 * 4,
+	   "in-place reduce_scatter: recv is the rank's slice of send");
+	a.op = SD_OP_ALL_REDUCE;
+	sd_coll_place(&a, 1, send, recv);
+	ok(a.sendbuf == recv && a.recvbuf == recv, "in-place all_reduce");
+	a.in_place = 0;
+	sd_coll_place(&a, 1, send, recv);
+	ok(a.sendbuf == send && a.recvbuf == recv, "out-of-place");
+}
+
+static void test_series(void)
+{
+	uint64_t v[64];
+	size_t n = sd_size_series(1024, 256u << 20, 2, 0, v, 64);
+	is_int(n, 19, "1K..256M by 2 is 19 sizes");
+	is_int(v[18], 256u << 20, "last is 256M");
+	n = sd_size_series(8, 40, 1, 16, v, 64);
+	ok(n == 3 && v[0] == 8 && v[1] == 24 && v[2] == 40, "8..40 step 16");
+	n = sd_size_series(100, 100, 2, 0, v, 64);
+	ok(n == 1 && v[0] == 100, "min == max is one size");
+	ok(sd_size_series(10, 5, 2, 0, v, 64) == 0, "min > max is none");
+	ok(sd_size_series(1, 1ull << 40, 1, 1, v, 64) == 64, "capped");
+}
+
+/* Every value the pattern sends is exact in its type, every partial sum
+ * or product of any subset of ranks stays within the exact range, and the
+ * poison value never equals an expected value. */
+static void test_pattern_exact(void)
+{
+	static const int ranks[] = { 1, 2, 3, 4, 5, 8, 16, 64, 300 };
+	for (int t = 0; t < SD_DTYPE_COUNT; t++) {
+		int bad_exact = 0, bad_bound = 0, bad_poison = 0;
+		double lim = (double)sd_dtype_exact_limit(t);
+		for (int redop = 0; redop < SD_REDOP_COUNT; redop++)
+			for (size_t k = 0; k < sizeof(ranks) / sizeof(*ranks);
+			     k++) {
+				int n = ranks[k];
+				struct sd_op_args a = { .op = SD_OP_ALL_REDUCE,
+							.dtype = t, .redop = redop,
+							.seed = 12345 };
+				for (uint64_t i = 0; i < 97; i++) {
+					double sum_abs = 0, prod_abs = 1;
+					for (int r = 0; r < n; r++) {
+						double v = sd_pattern_send(&a, r, n, i);
+						if (sd_decode(t, sd_encode(t, v)) != v)
+							bad_exact++;
+						sum_abs += fabs(v);
+						prod_abs *= fabs(v) > 0 ? fabs(v) : 1;
+					}
+					/* min and max never leave the inputs */
+					if (redop == SD_PROD ? prod_abs > 2
+					    : (redop == SD_SUM || redop == SD_AVG) &&
+						      sum_abs > lim)
+						bad_bound++;
+					double want = sd_pattern_reduced(&a, n, i);
+					if (sd_encode(t, want) == sd_poison_bits(t) ||
+					    sd_decode(t, sd_encode(t, want)) != want)
+						bad_poison++;
+				}
+			}
+		is_int(bad_exact, 0, "%s: every input is exact",
+		       sd_dtype_name(t));
+		is_int(bad_bound, 0, "%s: partial results stay exact for any "
+		       "order", sd_dtype_name(t));
+		is_int(bad_poison, 0, "%s: results are exact and never poison",
+		       sd_dtype_name(t));
+	}
+}
+
+/* The host fill/verify pair agrees with itself for every op: a simulated
+ * correct result verifies with 0 wrong, a flipped bit with 1. */
+static void test_host_roundtrip(void)
+{
+	enum { N = 3, C = 12 };
+	for (int op = 0; op < SD_OP_COUNT; op++) {
+		const struct sd_coll *c = sd_coll_get(op);
+		size_t sc, rc;
+		c->counts(C, N, &sc, &rc);
+		float recv[64];
+		struct sd_op_args a = { .op = op, .dtype = SD_FLOAT32,
+					.redop = SD_SUM, .root = 1,
+					.send_count = sc, .recv_count = rc,
+					.recvbuf = recv, .seed = 7 };
+		int me = 1, checked = 0;
+		double want;
+		for (uint64_t j = 0; j < rc; j++)
+			if (sd_pattern_expect(&a, me, N, j, &want)) {
+				recv[j] = (float)want;
+				checked = 1;
+			}
+		struct sd_mismatch mm;
+		uint64_t wrong = sd_pattern_verify_host(&a, me, N, &mm);
+		is_int(wrong, 0, "%s: the expected data verifies", c->name);
+		if (!checked)
+			continue;
+		sd_pattern_corrupt_host(&a, 2);
+		wrong = sd_pattern_verify_host(&a, me, N, &mm);
+		ok(wrong == 1 && mm.index == 2, "%s: one flipped bit is one "
+		   "wrong element at index 2", c->name);
+	}
+}
+
+int main(void)
+{
+	test_sizes();
+	test_names();
+	test_counts();
+	test_place();
+	test_series();
+	test_pattern_exact();
+	test_host_roundtrip();
+	return done_testing();
+}
