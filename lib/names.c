@@ -64,13 +64,7 @@ int sd_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
-/* A name table row: canonical name first, then aliases (same value). */
-struct name_row {
-	const char *name;
-	int value;
-};
-
-static const struct name_row dtype_names[] = {
+static const struct sd_name_row dtype_names[] = {
 	{ "int8", SD_INT8 }, { "uint8", SD_UINT8 }, { "int32", SD_INT32 },
 	{ "uint32", SD_UINT32 }, { "int64", SD_INT64 },
 	{ "uint64", SD_UINT64 }, { "float16", SD_FLOAT16 },
@@ -85,13 +79,13 @@ static const struct name_row dtype_names[] = {
 	{ NULL, 0 }
 };
 
-static const struct name_row redop_names[] = {
+static const struct sd_name_row redop_names[] = {
 	{ "sum", SD_SUM }, { "prod", SD_PROD }, { "min", SD_MIN },
 	{ "max", SD_MAX }, { "avg", SD_AVG }, { "product", SD_PROD },
 	{ "mean", SD_AVG }, { NULL, 0 }
 };
 
-static const struct name_row op_names[] = {
+static const struct sd_name_row op_names[] = {
 	{ "all_reduce", SD_OP_ALL_REDUCE }, { "all_gather", SD_OP_ALL_GATHER },
 	{ "reduce_scatter", SD_OP_REDUCE_SCATTER },
 	{ "all_to_all", SD_OP_ALL_TO_ALL }, { "broadcast", SD_OP_BROADCAST },
@@ -124,14 +118,14 @@ static int closeness(const char *a, const char *b)
 	return score - abs((int)i - (int)j);
 }
 
-static int lookup(const struct name_row *rows, const char *name, int *out,
-		  const char **hint)
+int sd_name_lookup(const struct sd_name_row *rows, const char *name, int *out,
+		   const char **hint)
 {
 	const char *best = NULL;
 	int best_score = 2;
 	if (hint)
 		*hint = NULL;
-	for (const struct name_row *r = rows; r->name; r++) {
+	for (const struct sd_name_row *r = rows; r->name; r++) {
 		if (strcmp(r->name, name) == 0) {
 			*out = r->value;
 			return 0;
@@ -145,10 +139,10 @@ static int lookup(const struct name_row *rows, const char *name, int *out,
 	/* suggest the canonical spelling of the closest alias */
 	if (best && hint) {
 		int v = -1;
-		for (const struct name_row *r = rows; r->name; r++)
+		for (const struct sd_name_row *r = rows; r->name; r++)
 			if (strcmp(r->name, best) == 0)
 				v = r->value;
-		for (const struct name_row *r = rows; r->name; r++)
+		for (const struct sd_name_row *r = rows; r->name; r++)
 			if (r->value == v) {
 				*hint = r->name;
 				break;
@@ -157,22 +151,26 @@ static int lookup(const struct name_row *rows, const char *name, int *out,
 	return -1;
 }
 
-static const char *name_of(const struct name_row *rows, int value)
+const char *sd_name_of(const struct sd_name_row *rows, int value)
 {
-	for (const struct name_row *r = rows; r->name; r++)
+	for (const struct sd_name_row *r = rows; r->name; r++)
 		if (r->value == value)
 			return r->name;
 	return "?";
 }
 
-const char *sd_dtype_name(enum sd_dtype t) { return name_of(dtype_names, t); }
-const char *sd_redop_name(enum sd_redop r) { return name_of(redop_names, r); }
-const char *sd_op_name(enum sd_op op) { return name_of(op_names, op); }
+const char *sd_dtype_name(enum sd_dtype t)
+{
+	return sd_name_of(dtype_names, t);
+}
+
+const char *sd_redop_name(enum sd_redop r) { return sd_name_of(redop_names, r); }
+const char *sd_op_name(enum sd_op op) { return sd_name_of(op_names, op); }
 
 int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint)
 {
 	int v;
-	if (lookup(dtype_names, name, &v, hint))
+	if (sd_name_lookup(dtype_names, name, &v, hint))
 		return -1;
 	*out = (enum sd_dtype)v;
 	return 0;
@@ -181,7 +179,7 @@ int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint)
 int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint)
 {
 	int v;
-	if (lookup(redop_names, name, &v, hint))
+	if (sd_name_lookup(redop_names, name, &v, hint))
 		return -1;
 	*out = (enum sd_redop)v;
 	return 0;
@@ -190,7 +188,7 @@ int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint)
 int sd_op_from_name(const char *name, enum sd_op *out, const char **hint)
 {
 	int v;
-	if (lookup(op_names, name, &v, hint))
+	if (sd_name_lookup(op_names, name, &v, hint))
 		return -1;
 	*out = (enum sd_op)v;
 	return 0;
@@ -198,14 +196,14 @@ int sd_op_from_name(const char *name, enum sd_op *out, const char **hint)
 
 int sd_combine_from_name(const char *name, enum sd_combine *out)
 {
-	static const struct name_row rows[] = {
+	static const struct sd_name_row rows[] = {
 		{ "rank0", SD_COMBINE_RANK0 }, { "avg", SD_COMBINE_AVG },
 		{ "min", SD_COMBINE_MIN }, { "max", SD_COMBINE_MAX },
 		{ "0", SD_COMBINE_RANK0 }, { "1", SD_COMBINE_AVG },
 		{ "2", SD_COMBINE_MIN }, { "3", SD_COMBINE_MAX }, { NULL, 0 }
 	};
 	int v;
-	if (lookup(rows, name, &v, NULL))
+	if (sd_name_lookup(rows, name, &v, NULL))
 		return -1;
 	*out = (enum sd_combine)v;
 	return 0;

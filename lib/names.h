@@ -25,6 +25,25 @@ int sd_parse_int(const char *s, long min, long max, long *out);
 /* Parse seconds with an optional fraction ("30", "0.5"); returns 0 or -1. */
 int sd_parse_seconds(const char *s, double *out);
 
+/*
+ * A table of names: rows of { name, value }, ended by { NULL, 0 }.  The
+ * first row of a value is its canonical name; later rows with the same
+ * value are aliases.  Every enumeration a user spells (types, reductions,
+ * operations, output formats, fault kinds, ...) is parsed through one.
+ */
+struct sd_name_row {
+	const char *name;
+	int value;
+};
+
+/* Find `name` exactly: 0 and *out, or -1 (then *hint, when not NULL, is the
+ * canonical spelling of the closest name, or NULL when none is close). */
+int sd_name_lookup(const struct sd_name_row *rows, const char *name, int *out,
+		   const char **hint);
+
+/* The canonical name of `value`, or "?". */
+const char *sd_name_of(const struct sd_name_row *rows, int value);
+
 /* Names.  *_from_name return 0 and set *out, or -1 (then *hint, when not
  * NULL, points to the closest valid name or NULL). */
 const char *sd_dtype_name(enum sd_dtype t);
