@@ -18,7 +18,7 @@ is "$RC" 3 "run --upload: refused before the run"
 case $ERR in *"$msg"*) ok 0 "saying how to get upload";;
 	*) ok 1 "saying how to get upload"; echo "# $ERR";; esac
 run_sd run0 run --local 2 --op all_reduce -b 1K -e 4K --db "$tmp/a.db"
-is "$RC" 0 "a run without --upload records the run
+is "$RC" 0 "a run without --upload records the run"
 run_sd one upload latest --url http://127.0.0.1:1/ --db "$tmp/a.db"
 is "$RC" 3 "upload RUN: exit 3"
 case $ERR in *"$msg"*) ok 0 "with the message";;
