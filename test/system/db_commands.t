@@ -3,7 +3,7 @@
 # builds with known numbers (test/db_writer records made-up runs through
 # the real sink): text, CSV and JSON output, filters, regressions and the
 # exit statuses of bad options and bad runs.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
 W="$top_builddir/test/system/db_writer"
 DB="$TMPD/r.db"

@@ -2,7 +2,7 @@
 # db_concurrent.t - eight processes record runs into the same new file at
 # once (WAL, busy timeout, short transactions): nothing is lost, every run
 # is complete and the file is sound.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
 W="$top_builddir/test/system/db_writer"
 DB="$TMPD/shared.db"

@@ -5,7 +5,7 @@
 # newer schema, a lock held past the busy timeout.  Also: dead runs are
 # marked 'aborted' by the next process that opens the file, and live ones
 # are left alone.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
 W="$top_builddir/test/system/db_writer"
 R="$SHAKEDOWN run --no-progress --local 2 --op all_reduce -b 1K -e 2K -n 2 -w 1"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # db_queries.t - every query in sql/queries runs on a database of known
 # runs and answers with the expected columns and rows.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
 W="$top_builddir/test/system/db_writer"
 DB="$TMPD/q.db"

@@ -3,7 +3,7 @@
 # SIGTERM mid-run leaves the run 'cancelled' with its completed tests
 # intact; SIGKILL leaves it 'running' until the next open marks it
 # 'aborted', completed tests intact.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
 DB="$TMPD/x.db"

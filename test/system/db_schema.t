@@ -4,7 +4,7 @@
 # sql/schema.sql; a file of every earlier version (test/system/data/schema_v*.sql)
 # migrates, by `db migrate` and on first use, to exactly the current schema
 # with its rows intact; a newer version is refused.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
 W="$top_builddir/test/system/db_writer"
 SQ() { sqlite3 -batch "$@"; }

@@ -5,7 +5,7 @@
 # Checks the exit status and every JSON row: times positive, busbw = algbw
 # x the op's factor, #wrong 0, and that every (op, type, redop, placement)
 # combination appeared.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 command -v python3 >/dev/null || skip_all "python3 is needed to read JSON"
 
@@ -61,8 +61,8 @@ for n in 2 3 4; do
 	printf '%s\n' "$out" >"$TMPD/rows$n"
 	is "$rc" 0 "every op x type x redop on $n ranks: exit 0"
 	[ "$rc" = 0 ] || printf '%s\n' "$err" | tail -5 | sed 's/^/#   /'
-	check "$TMPD/rows$n" $n
-	_report $? "every op x type x redop on $n ranks: rows obey the formulas, #wrong 0, nothing missing"
+	ok 'check "$TMPD/rows$n" $n' \
+		"every op x type x redop on $n ranks: rows obey the formulas, #wrong 0, nothing missing"
 done
 
 # every algorithm of the ops that have several, by name
@@ -96,3 +96,5 @@ like "$err" "needs a power-of-two number of ranks" "and the message says why"
 run -t 60 $S --local 2 --op all_to_all --algo ring -b 1K -e 1K
 is "$rc" 2 "--algo ring for all_to_all: exit 2"
 like "$err" "no algorithm 'ring' for all_to_all" "names the algorithm and the op"
+
+done_testing

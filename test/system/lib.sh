@@ -1,29 +1,74 @@
-# test/system/lib.sh - TAP helpers for the shell tests (.t), sourced by each test.
+# test/system/lib.sh - the one TAP library for the shell tests: every .t
+# sources it (directly, or through upload_lib.sh or slurm/lib.sh, which add
+# only their domain helpers), and so does test/gpu/check.sh.
 #
-#   plan N | skip_all "why"      announce
-#   ok COND "name"               pass when COND (a shell command) succeeds
+#   plan N                       announce N tests (or call done_testing)
+#   skip_all "why"               "1..0 # SKIP why", then exit 0
+#   bail_out "why"               "Bail out! why", then exit 1
+#   ok COND "name"               pass when COND succeeds.  COND is a shell
+#                                command *string*, eval'd here (quote it:
+#                                ok '[ "$rc" = 0 ]' ...); its output is
+#                                shown only when it fails.  A bare number
+#                                (an old-style exit status) is refused:
+#                                compare a status with is "$rc" 0 "name".
 #   is GOT WANT "name"           pass when the strings are equal
+#   isnt GOT UNWANTED "name"     pass when the strings differ
 #   like TEXT REGEX "name"       pass when TEXT matches the extended regex
-#   run CMD...                   run with a timeout; sets $rc, $out, $err
+#   unlike TEXT REGEX "name"     pass when it does not
+#   pass "name" | fail "name"    a result decided by the caller (case ...)
+#   skip COUNT "why"             COUNT tests skipped
+#   diag LINE...                 each line as a TAP comment ("# ...")
+#   diag_file FILE               a file as TAP comments
+#   tap_summary                  "# passed N, failed M" so far
+#   done_testing                 the plan line if none was given; exit 0
+#                                when every test passed, 1 otherwise
+#   run [-t SECONDS] CMD...      run with a timeout; sets $rc, $out, $err,
+#                                $secs
+#   at_exit CMD                  run CMD (a string) at exit, in the order
+#                                registered, before $TMPD is removed
 #   $TMPD                        a private temporary folder, removed at exit
-# Environment from the build: $SHAKEDOWN, $top_srcdir, $top_builddir.
+# Environment from the build: $SHAKEDOWN, $top_srcdir, $top_builddir,
+# $SHAKEDOWN_PLUGIN_DIR (defaults: this checkout, built in place).
 
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
 : "${SHAKEDOWN:=$top_builddir/src/shakedown}"
 : "${SHAKEDOWN_PLUGIN_DIR:=$top_builddir/plugins/gloo/.libs:$top_builddir/plugins/nccl/.libs}"
 export SHAKEDOWN SHAKEDOWN_PLUGIN_DIR
 unset SHAKEDOWN_FAULT SHAKEDOWN_DB SHAKEDOWN_UPLOAD_URL SHAKEDOWN_TOKEN_FILE
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/sdtest.XXXXXX")
-trap 'rm -rf "$TMPD"' EXIT
 _tap_n=0
 _tap_fail=0
+_tap_plan=
+_tap_exit_hooks=
 
-plan() { echo "1..$1"; }
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/sdtest.XXXXXX") || {
+	echo "Bail out! cannot make a temporary folder"; exit 1; }
+
+at_exit() {
+	_tap_exit_hooks="$_tap_exit_hooks
+$1"
+}
+
+_tap_at_exit() {
+	_tap_rc=$?
+	trap - EXIT
+	eval "$_tap_exit_hooks"
+	rm -rf "$TMPD"
+	exit "$_tap_rc"
+}
+trap _tap_at_exit EXIT
+# A signal ends the test through the EXIT trap, so the hooks still run.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+plan() { _tap_plan=$1; echo "1..$1"; }
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-diag() { printf '# %s\n' "$@"; }
+bail_out() { echo "Bail out! $*"; exit 1; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+diag_file() { [ -f "$1" ] && sed 's/^/# /' "$1"; return 0; }
 
 _report() { # status name
 	_tap_n=$((_tap_n + 1))
@@ -33,31 +78,58 @@ _report() { # status name
 		echo "not ok $_tap_n - $2"
 		_tap_fail=$((_tap_fail + 1))
 	fi
+	return "$1"
 }
 
+pass() { _report 0 "$1"; }
+fail() { _report 1 "$1"; }
+
 ok() {
-	if eval "$1" >/dev/null 2>&1; then _report 0 "$2"; else _report 1 "$2"; fi
+	case $1 in
+	*[!0-9]*) ;;
+	*) bail_out "ok takes a shell condition, not an exit status ('$1'):" \
+		"write ok 'COND' NAME, or is \"\$rc\" 0 NAME" ;;
+	esac
+	if eval "$1" >"$TMPD/.ok" 2>&1; then
+		_report 0 "${2-}"
+	else
+		_report 1 "${2-}"
+		diag "failed: $1"
+		head -n 20 "$TMPD/.ok" | sed 's/^/#   /'
+		return 1
+	fi
 }
 
 is() {
 	if [ "$1" = "$2" ]; then _report 0 "$3"; else
-		_report 1 "$3"; diag "got:  '$1'" "want: '$2'"; fi
+		_report 1 "$3"; diag "got:  '$1'" "want: '$2'"; return 1; fi
+}
+
+isnt() {
+	if [ "$1" != "$2" ]; then _report 0 "$3"; else
+		_report 1 "$3"; diag "got '$1', which it must not be"; return 1
+	fi
 }
 
 like() {
 	if printf '%s' "$1" | grep -Eq -- "$2"; then _report 0 "$3"; else
 		_report 1 "$3"; diag "no match for /$2/ in:"
-		printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; fi
+		printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; return 1; fi
 }
 
 unlike() {
 	if printf '%s' "$1" | grep -Eq -- "$2"; then
-		_report 1 "$3"; diag "unexpected match for /$2/"; else _report 0 "$3"; fi
+		_report 1 "$3"; diag "unexpected match for /$2/"; return 1
+	else _report 0 "$3"; fi
 }
 
 skip() { # count reason
-	for _i in $(seq 1 "$1"); do
-		_tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $2"; done
+	_i=0
+	while [ "$_i" -lt "$1" ]; do
+		_i=$((_i + 1))
+		_tap_n=$((_tap_n + 1))
+		echo "ok $_tap_n # SKIP $2"
+	done
 }
 
 # run [-t SECONDS] CMD...: stdout in $out, stderr in $err, status in $rc,
@@ -75,4 +147,15 @@ run() {
 
 have_gloo() { [ -f "$top_builddir/plugins/gloo/.libs/backend_gloo.so" ]; }
 
-done_testing() { echo "1..$_tap_n"; [ "$_tap_fail" = 0 ]; }
+tap_summary() { diag "passed $((_tap_n - _tap_fail)), failed $_tap_fail"; }
+
+done_testing() {
+	if [ -z "$_tap_plan" ]; then
+		echo "1..$_tap_n"
+	elif [ "$_tap_plan" != "$_tap_n" ]; then
+		diag "planned $_tap_plan tests but ran $_tap_n"
+		exit 1
+	fi
+	[ "$_tap_fail" = 0 ] || exit 1
+	exit 0
+}

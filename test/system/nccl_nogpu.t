@@ -3,7 +3,7 @@
 # loads, and `shakedown run --backend nccl` says in one line that no CUDA
 # device or driver was found, and exits 3.  On a machine with a GPU the
 # checks are in test/gpu/check.sh instead.
-. "$top_srcdir/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 
 so="$top_builddir/plugins/nccl/.libs/backend_nccl.so"
 [ -f "$so" ] || skip_all "NCCL plugin not built (configure found no CUDA/NCCL)"
@@ -36,3 +36,5 @@ ok '[ "$rc" = 2 ] || [ "$rc" = 3 ]' "pt2pt on one rank: refused (exit $rc)"
 
 run -t 60 "$SHAKEDOWN" run --backend nccl --local 1 -d fp8_e4m3 --op all_reduce -b 8 -e 8 --db none
 is "$rc" 3 "fp8 is accepted by the plan; the missing GPU is what fails"
+
+done_testing

@@ -2,7 +2,7 @@
 # run_cli.t - the command line: commands, help, version, and one clear line
 # with exit status 2 for every bad option; a missing or mismatched plugin
 # is exit 3 naming the file.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 
 usage_error() { # description, then the command's arguments
 	name=$1; shift

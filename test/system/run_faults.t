@@ -2,7 +2,7 @@
 # run_faults.t - what goes wrong is caught: corrupted data fails the run
 # naming the rank; a stalled rank ends it with exit 4 within the timeout;
 # a dead rank never leaves the others waiting; SIGTERM cancels with exit 5.
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 
 S="$SHAKEDOWN run --no-progress --db none --op all_reduce -b 4K -e 64K -n 3 -w 1"

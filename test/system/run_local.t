@@ -2,7 +2,7 @@
 # run_local.t - `shakedown run --local N` end to end with the Gloo backend:
 # the built-in plan, the three output formats, and that the printed numbers
 # obey the formulas (times positive, busbw = algbw x factor, #wrong 0).
-. "${top_srcdir:-.}/test/system/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 command -v python3 >/dev/null || skip_all "python3 is needed to read JSON"
 
