@@ -7,7 +7,7 @@
 # database means a warning.  The token (from SHAKEDOWN_TOKEN here) shows
 # nowhere.
 
-. "${top_srcdir:-$(dirname "$0")/..}/test/system/upload_lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/upload_lib.sh"
 upload_setup
 HOOK=${top_builddir:-$top_srcdir}/test/system/upload_hook
 [ -x "$HOOK" ] || skip_all "test/upload_hook is not built"
@@ -64,16 +64,16 @@ make_db "$db"
 SHAKEDOWN_UPLOAD_URL=$url hook env "$db" "$RUN" - - -
 is "$OUT" "status 8" "SHAKEDOWN_UPLOAD_URL, collector down: SD_ERR_IO"
 case $ERR in *"upload to $url failed after 2 attempts ("*"the report is in the outbox"*)
-		ok 0 "the warning names the URL and the outbox";;
-	*) ok 1 "the warning names the URL and the outbox"; echo "# $ERR";; esac
+		pass "the warning names the URL and the outbox";;
+	*) fail "the warning names the URL and the outbox"; diag "$ERR";; esac
 
 # -- an unreadable token file: queued anyway ------------------------------------------
 make_db "$db"
 hook notoken "$db" "$RUN" "$url" "$tmp/missing-token" -
 is "$OUT" "status 8" "unreadable token file: SD_ERR_IO"
 case $ERR in *"token file $tmp/missing-token"*"the report is in the outbox"*)
-		ok 0 "the warning names the token file and the outbox";;
-	*) ok 1 "the warning names the token file and the outbox"; echo "# $ERR";; esac
+		pass "the warning names the token file and the outbox";;
+	*) fail "the warning names the token file and the outbox"; diag "$ERR";; esac
 is "$(sqlite3 "$db" "SELECT o.state FROM upload_outbox o JOIN runs r ON r.id = o.run_id WHERE r.uuid = '$RUN'")" \
 	pending "the report waits in the outbox"
 
@@ -82,8 +82,8 @@ hook nourl "$db" "$RUN" - - -
 is "$OUT" "status 0" "no URL anywhere: nothing to do"
 hook nodb none "$RUN" "$url" - -
 is "$OUT" "status 1" "--db none with a URL: SD_ERR_INVALID"
-case $ERR in *"--db none"*) ok 0 "the warning says why";;
-	*) ok 1 "the warning says why"; echo "# $ERR";; esac
+case $ERR in *"--db none"*) pass "the warning says why";;
+	*) fail "the warning says why"; diag "$ERR";; esac
 
 no_token_anywhere "$db"
 done_testing

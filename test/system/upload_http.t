@@ -5,12 +5,12 @@
 # each report once, --list says why), and the token kept out of every
 # output, the database and the process arguments.
 
-. "${top_srcdir:-$(dirname "$0")/..}/test/system/upload_lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/upload_lib.sh"
 upload_setup
 
 db=$tmp/r.db
 make_db "$db"
-[ -n "$RUN" ] || { echo "Bail out! no run in the database"; exit 1; }
+[ -n "$RUN" ] || bail_out "no run in the database"
 RUN_A=$RUN
 export SHAKEDOWN_TOKEN_FILE=$tmp/token
 
@@ -34,13 +34,12 @@ if "$SHAKEDOWN" report "$RUN" --format json --db "$db" > "$tmp/report.json" \
 	is "$(field "$LOG" 1 'json.loads(r["body"]) == json.load(open(sys.argv[1].rsplit("/", 1)[0] + "/report.json"))')" \
 		True "the body equals 'shakedown report RUN --format json'"
 else
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n # SKIP shakedown report is not there yet"
+	skip 1 "shakedown report is not there yet"
 fi
 is "$(outbox "$db" "state, attempts, http_status")" "sent|1|201" \
 	"the outbox records it as sent, 1 attempt, HTTP 201"
-case $OUT in *"sent $RUN"*) ok 0 "says it was sent";;
-	*) ok 1 "says it was sent"; echo "# $OUT";; esac
+case $OUT in *"sent $RUN"*) pass "says it was sent";;
+	*) fail "says it was sent"; diag "$OUT";; esac
 stop_server $SERVER_PID
 
 # -- 500 then 200: retried ------------------------------------------------
@@ -54,8 +53,8 @@ is "$(field "$LOG" 3 'r["headers"]["Idempotency-Key"]')" "$RUN" \
 	"the retry carries the same Idempotency-Key"
 is "$(outbox "$tmp/b.db" "state, attempts, http_status")" "sent|3|200" \
 	"outbox: sent after 3 attempts"
-case $ERR in *"attempt 1 of 3: HTTP 500"*"retrying"*) ok 0 "-v tells each attempt";;
-	*) ok 1 "-v tells each attempt"; echo "# $ERR";; esac
+case $ERR in *"attempt 1 of 3: HTTP 500"*"retrying"*) pass "-v tells each attempt";;
+	*) fail "-v tells each attempt"; diag "$ERR";; esac
 stop_server $SERVER_PID
 
 # -- 400: not retried, recorded as failed ---------------------------------
@@ -65,10 +64,10 @@ is "$RC" 3 "400: exit 3"
 is "$(requests "$LOG")" 1 "400 is not retried"
 is "$(outbox "$db" "state, attempts, http_status" | tail -n 1)" \
 	"failed|1|400" "outbox: a second row (another URL): failed, HTTP 400"
-case $ERR in *"refused (HTTP 400"*) ok 0 "the message names the answer";;
-	*) ok 1 "the message names the answer"; echo "# $ERR";; esac
-case $(outbox "$db" last_error) in *'***'*) ok 0 "an echoed token is masked in last_error";;
-	*) ok 1 "an echoed token is masked in last_error";; esac
+case $ERR in *"refused (HTTP 400"*) pass "the message names the answer";;
+	*) fail "the message names the answer"; diag "$ERR";; esac
+case $(outbox "$db" last_error) in *'***'*) pass "an echoed token is masked in last_error";;
+	*) fail "an echoed token is masked in last_error";; esac
 run_sd pending_failed upload --pending --db "$db"
 is "$RC" 0 "--pending does not resend a refused report"
 is "$(requests "$LOG")" 1 "no new request for the failed row"
@@ -112,8 +111,8 @@ while [ "$(requests "$LOG")" = 0 ] && [ $i -lt 100 ]; do
 	i=$((i + 1))
 done
 args=$(tr '\0' ' ' < /proc/$sd_pid/cmdline 2>/dev/null)
-case $args in *upload*) ok 0 "read the running upload's arguments";;
-	*) ok 1 "read the running upload's arguments";; esac
+case $args in *upload*) pass "read the running upload's arguments";;
+	*) fail "read the running upload's arguments";; esac
 n=$(printf '%s' "$args" | grep -c -- "$TOKEN")
 is "$n" 0 "the token is not in the process arguments"
 wait $sd_pid
@@ -122,9 +121,9 @@ is "$RC" 3 "a stalled server: exit 3"
 is "$(requests "$LOG")" 2 "each attempt timed out (2 attempts)"
 case $(cat "$tmp/out/stall.stderr") in
 	*"timed out"*"the report is in the outbox"*"--pending"*)
-		ok 0 "says it timed out and where the report is";;
-	*) ok 1 "says it timed out and where the report is";
-	   diag "$tmp/out/stall.stderr";; esac
+		pass "says it timed out and where the report is";;
+	*) fail "says it timed out and where the report is";
+	   diag_file "$tmp/out/stall.stderr";; esac
 is "$(outbox "$tmp/d.db" "state, attempts, coalesce(http_status, '-')")" \
 	"pending|2|-" "outbox: pending, 2 attempts, no HTTP status"
 stop_server $SERVER_PID
@@ -143,10 +142,10 @@ is "$(outbox "$tmp/e.db" "state, attempts")" "pending|3" \
 run_sd list upload --list --db "$tmp/e.db"
 is "$RC" 0 "--list exits 0"
 case $OUT in *"$RUN_E"*pending*"127.0.0.1:$down_port/in"*)
-		ok 0 "--list shows the waiting report and its URL";;
-	*) ok 1 "--list shows the waiting report and its URL"; echo "# $OUT";; esac
-case $OUT in *[Cc]onnect*) ok 0 "--list says why (connection)";;
-	*) ok 1 "--list says why (connection)"; echo "# $OUT";; esac
+		pass "--list shows the waiting report and its URL";;
+	*) fail "--list shows the waiting report and its URL"; diag "$OUT";; esac
+case $OUT in *[Cc]onnect*) pass "--list says why (connection)";;
+	*) fail "--list says why (connection)"; diag "$OUT";; esac
 start_server down 200 --port "$down_port"
 run_sd pending upload --pending --db "$tmp/e.db"
 is "$RC" 0 "server up: --pending exits 0"
@@ -158,8 +157,8 @@ is "$RC" 0 "a second --pending exits 0"
 is "$(requests "$LOG")" 1 "and sends nothing again"
 is "$(outbox "$tmp/e.db" "state, attempts")" "sent|4" "outbox: sent"
 run_sd list2 upload --list --db "$tmp/e.db"
-case $OUT in *"no reports waiting"*) ok 0 "--list: nothing waiting";;
-	*) ok 1 "--list: nothing waiting"; echo "# $OUT";; esac
+case $OUT in *"no reports waiting"*) pass "--list: nothing waiting";;
+	*) fail "--list: nothing waiting"; diag "$OUT";; esac
 run_sd again upload "$RUN_E" --url "http://127.0.0.1:$PORT/in" --db "$tmp/e.db"
 is "$RC" 0 "upload RUN --url sends a sent report again on request"
 is "$(requests "$LOG")" 2 "one more request"
@@ -168,8 +167,8 @@ stop_server $SERVER_PID
 # -- usage --------------------------------------------------------------------
 run_sd tok upload "$RUN" --url http://127.0.0.1:1/ --db "$db" --token="$TOKEN"
 is "$RC" 2 "--token=... is refused (exit 2)"
-case $ERR in *--token-file*) ok 0 "and points to --token-file";;
-	*) ok 1 "and points to --token-file";; esac
+case $ERR in *--token-file*) pass "and points to --token-file";;
+	*) fail "and points to --token-file";; esac
 run_sd tok2 upload "$RUN" --url http://127.0.0.1:1/ --db "$db" --bogus="$TOKEN"
 is "$RC" 2 "an unknown option is exit 2, its value not echoed"
 run_sd cred upload "$RUN" --url "http://user:$TOKEN@127.0.0.1:1/" --db "$db"

@@ -1,48 +1,19 @@
-# upload_lib.sh - shared by the upload tests (test/upload_*.t): TAP output,
-# a scratch folder, the scripted collector (test/system/http_server.py) started
-# and stopped by PID, a results database with runs in it, and a log of
-# every command's output so a test can prove the token never shows.
+# upload_lib.sh - shared by the upload tests (test/system/upload_*.t): the
+# scripted collector (test/system/http_server.py) started and stopped by PID,
+# a results database with runs in it, and a log of every command's output
+# so a test can prove the token never shows.  TAP comes from lib.sh.
 #
 # Source it, then call upload_setup.  Needs $SHAKEDOWN and $top_srcdir.
 
-set -u
-
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${SHAKEDOWN:=$top_srcdir/src/shakedown}"
-
-tap_n=0
-tap_failed=0
-ok() {	# ok CONDITION-STATUS DESCRIPTION
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2"
-	else
-		echo "not ok $tap_n - $2"
-		tap_failed=$((tap_failed + 1))
-	fi
-}
-is() {	# is GOT WANT DESCRIPTION
-	if [ "$1" = "$2" ]; then
-		ok 0 "$3"
-	else
-		ok 1 "$3"
-		echo "#   got:  '$1'"
-		echo "#   want: '$2'"
-	fi
-}
-skip_all() {
-	echo "1..0 # SKIP $1"
-	exit 0
-}
-diag() { sed 's/^/# /' "$@"; }
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 
 SERVER_PIDS=""
-upload_cleanup() {
+upload_cleanup() {	# the servers still running; lib.sh removes $TMPD
 	for p in $SERVER_PIDS; do
 		kill "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
-	[ -n "${tmp:-}" ] && rm -rf "$tmp"
+	SERVER_PIDS=""
 }
 
 upload_setup() {
@@ -55,9 +26,10 @@ upload_setup() {
 		grep -q "built without libcurl" && NOCURL=1
 	[ $NOCURL = 1 ] && [ "${UPLOAD_WITHOUT_CURL_OK:-0}" = 0 ] &&
 		skip_all "shakedown was built without libcurl"
-	tmp=$(mktemp -d "${TMPDIR:-/tmp}/sd-upload.XXXXXX")
-	trap upload_cleanup EXIT
+	# $tmp/out keeps every command's output (see no_token_anywhere)
+	tmp=$TMPD/upload
 	mkdir -p "$tmp/out"
+	at_exit upload_cleanup
 	# the collector is on 127.0.0.1: no proxy may stand in between
 	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy \
 		ALL_PROXY no_proxy NO_PROXY
@@ -90,8 +62,8 @@ start_server() {
 		i=$((i + 1))
 	done
 	PORT=$(cat "$tmp/$name.port" 2>/dev/null)
-	[ -n "$PORT" ] || { echo "Bail out! test server did not start"; \
-		cat "$tmp/out/server-$name.txt"; exit 1; }
+	[ -n "$PORT" ] || { diag_file "$tmp/out/server-$name.txt"; \
+		bail_out "test server did not start"; }
 	: > "$LOG"
 }
 
@@ -141,12 +113,12 @@ make_db() {
 		"$SHAKEDOWN" run --local 2 --op all_reduce -b 1K -e 4K \
 			--db "$1" > "$tmp/out/make_db.stdout" \
 			2> "$tmp/out/make_db.stderr" ||
-			{ echo "Bail out! shakedown run failed"; \
-			  diag "$tmp/out/make_db.stderr"; exit 1; }
+			{ diag_file "$tmp/out/make_db.stderr"; \
+			  bail_out "shakedown run failed"; }
 	else
 		CAN_RUN=0
 		[ -f "$1" ] || sqlite3 "$1" < "$top_srcdir/sql/schema.sql" ||
-			{ echo "Bail out! cannot create $1"; exit 1; }
+			bail_out "cannot create $1"
 		u=$(python3 -c 'import uuid; print(uuid.uuid4())')
 		sqlite3 "$1" "INSERT INTO runs (uuid, started_at, status,
 			exit_status) VALUES ('$u',
@@ -166,9 +138,4 @@ no_token_anywhere() {
 		n=$(sqlite3 "$db" .dump | grep -c -- "$TOKEN")
 		is "$n" 0 "the token is not stored in $(basename "$db")"
 	done
-}
-
-done_testing() {
-	echo "1..$tap_n"
-	[ $tap_failed -eq 0 ]
 }

@@ -5,7 +5,7 @@
 # SHAKEDOWN_CACERT, refused with a clear error without it, with another CA
 # or for another address, and no option turns verification off.
 
-. "${top_srcdir:-$(dirname "$0")/..}/test/system/upload_lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/upload_lib.sh"
 upload_setup
 command -v openssl >/dev/null || skip_all "openssl not found"
 
@@ -31,8 +31,8 @@ mkcert() {	# mkcert NAME CA IP
 }
 mkca ca && mkca otherca && mkcert server ca 127.0.0.1 &&
 	mkcert elsewhere ca 127.0.0.2 ||
-	{ echo "Bail out! openssl could not make the certificates"; \
-	  diag "$pki/log"; exit 1; }
+	{ diag_file "$pki/log"; \
+	  bail_out "openssl could not make the certificates"; }
 
 db=$tmp/r.db
 make_db "$db"
@@ -52,8 +52,8 @@ is "$(field "$LOG" 1 'r["headers"]["Idempotency-Key"]')" "$RUN" \
 make_db "$tmp/b.db"
 run_sd tls_nocacert upload "$RUN" --url "$url" --db "$tmp/b.db"
 is "$RC" 3 "without --cacert: refused (exit 3)"
-case $ERR in *"certificate"*"--cacert"*) ok 0 "the error names the certificate and --cacert";;
-	*) ok 1 "the error names the certificate and --cacert"; echo "# $ERR";; esac
+case $ERR in *"certificate"*"--cacert"*) pass "the error names the certificate and --cacert";;
+	*) fail "the error names the certificate and --cacert"; diag "$ERR";; esac
 is "$(requests "$LOG")" 1 "nothing reached the server"
 is "$(outbox "$tmp/b.db" "state, attempts")" "pending|1" \
 	"a certificate error is not retried; the report waits in the outbox"
@@ -62,8 +62,8 @@ is "$(outbox "$tmp/b.db" "state, attempts")" "pending|1" \
 run_sd tls_otherca upload "$RUN" --url "$url" --db "$tmp/b.db" \
 	--cacert "$pki/otherca.pem"
 is "$RC" 3 "with the wrong CA: refused (exit 3)"
-case $ERR in *"certificate not accepted"*) ok 0 "says the certificate was not accepted";;
-	*) ok 1 "says the certificate was not accepted"; echo "# $ERR";; esac
+case $ERR in *"certificate not accepted"*) pass "says the certificate was not accepted";;
+	*) fail "says the certificate was not accepted"; diag "$ERR";; esac
 
 # -- SHAKEDOWN_CACERT, and --pending delivers what waited -----------------------
 SHAKEDOWN_CACERT=$pki/ca.pem run_sd tls_pending upload --pending --db "$tmp/b.db"
@@ -88,8 +88,8 @@ done
 run_sd tls_badca upload "$RUN_A" --url "$url" --db "$db" \
 	--cacert "$tmp/missing.pem"
 is "$RC" 3 "a CA file that does not exist: exit 3"
-case $ERR in *"CA file $tmp/missing.pem"*) ok 0 "and the error names the file";;
-	*) ok 1 "and the error names the file"; echo "# $ERR";; esac
+case $ERR in *"CA file $tmp/missing.pem"*) pass "and the error names the file";;
+	*) fail "and the error names the file"; diag "$ERR";; esac
 
 no_token_anywhere "$db" "$tmp/b.db" "$tmp/c.db"
 done_testing
