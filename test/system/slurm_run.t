@@ -3,7 +3,7 @@
 # cluster with the Gloo backend: every collective in four layouts of tasks,
 # checked bit-exactly; then a rank killed with SIGKILL and a rank that
 # stalls, which the other ranks must detect, name, and end with exit 4.
-. "${top_srcdir:-.}/test/system/slurm/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
 sd_slurm_begin 3 14
 
@@ -12,19 +12,20 @@ RUN="run --backend gloo --db none --format json --no-progress -b 1K -e 64K
 -f 8 -n 2 -w 1 --timeout 30"
 
 # layout NAME NRANKS SRUN_ARGS...
+layouts=0
 layout() {
 	name=$1 nranks=$2
 	shift 2
-	out=$SD_TMP/run.$sd_test_no
+	layouts=$((layouts + 1))
+	out=$SD_TMP/run.$layouts
 	# shellcheck disable=SC2086
 	sd_srun --mpi=pmi2 "$@" "$SHAKEDOWN" $RUN --op "$OPS" >"$out" 2>&1
 	rc=$?
-	[ $rc = 0 ]
-	ok $? "$name: every collective passes (exit $rc)"
-	sd_check_json "$out" "$OPS" "$nranks"
+	is "$rc" 0 "$name: every collective passes (exit $rc)"
+	ok 'sd_check_json "$out" "$OPS" "$nranks"' \
+		"$name: rows for every op, wrong 0, nranks $nranks"
 	r=$?
-	ok $r "$name: rows for every op, wrong 0, nranks $nranks"
-	[ $rc = 0 ] && [ $r = 0 ] || sd_show "$out" | tail -n 30
+	[ $rc = 0 ] && [ $r = 0 ] || diag_file "$out" | tail -n 30
 }
 
 layout "1 node x 4 tasks" 4 -N 1 -n 4
@@ -43,16 +44,15 @@ SHAKEDOWN_FAULT=rank=2,kind=kill,op=all_reduce,iter=2 \
 	"$SHAKEDOWN" run --backend gloo --db none --no-progress \
 	--op all_reduce -b 1K -e 1M -n 20 --timeout 20 >"$out" 2>&1
 rc=$?
-[ $rc != 124 ]
-ok $? "rank 2 killed: the step ends before the timeout (srun exit $rc)"
-grep -q 'tasks\{0,1\} 0[-,0-9]*: Exited with exit code 4' "$out"
-ok $? "rank 2 killed: rank 0 exits 4"
-grep -q 'rank 2 (node3, pid [0-9]*) \(was lost\|did not complete\)' "$SD_TMP/kill.0.err"
-ok $? "rank 2 killed: rank 0 names rank 2"
-grep -q 'node3' "$SD_TMP/kill.0.err"
-ok $? "rank 2 killed: and its node, node3"
-grep -q . "$SD_TMP/kill.0.err" || sd_show "$out"
-sd_show "$out" | tail -n 15
+# srun's line for the tasks that exited 4, and rank 0's naming of rank 2
+exit4='tasks\{0,1\} 0[-,0-9]*: Exited with exit code 4'
+lost='rank 2 (node3, pid [0-9]*) \(was lost\|did not complete\)'
+isnt "$rc" 124 "rank 2 killed: the step ends before the timeout (srun exit $rc)"
+ok 'grep -q "$exit4" "$out"' "rank 2 killed: rank 0 exits 4"
+ok 'grep -q "$lost" "$SD_TMP/kill.0.err"' "rank 2 killed: rank 0 names rank 2"
+ok 'grep -q node3 "$SD_TMP/kill.0.err"' "rank 2 killed: and its node, node3"
+grep -q . "$SD_TMP/kill.0.err" || diag_file "$out"
+diag_file "$out" | tail -n 15
 
 # A rank stops answering: the others give up after --timeout; -K then
 # ends the stalled one.
@@ -62,9 +62,7 @@ SHAKEDOWN_FAULT=rank=1,kind=stall,op=all_reduce,iter=1 \
 	"$SHAKEDOWN" run --backend gloo --db none --no-progress \
 	--op all_reduce -b 1K -e 4K -n 5 --timeout 5 >"$out" 2>&1
 rc=$?
-[ $rc != 124 ]
-ok $? "rank 1 stalls: the step ends before the timeout (srun exit $rc)"
-grep -q 'tasks\{0,1\} 0[-,0-9]*: Exited with exit code 4' "$out"
-ok $? "rank 1 stalls: rank 0 exits 4"
-sd_show "$out" | tail -n 15
-sd_slurm_end
+isnt "$rc" 124 "rank 1 stalls: the step ends before the timeout (srun exit $rc)"
+ok 'grep -q "$exit4" "$out"' "rank 1 stalls: rank 0 exits 4"
+diag_file "$out" | tail -n 15
+done_testing

@@ -3,7 +3,7 @@
 # cluster with sbatch --wait, on the CPU-only path (--gpus-per-node=0, so
 # the scripts pick Gloo), and a job cancelled with scancel while it runs:
 # the ranks stop, say what was cut short, and exit 5.
-. "${top_srcdir:-.}/test/system/slurm/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
 sd_slurm_begin 3 11
 
@@ -27,28 +27,25 @@ out=$SD_TMP/quick.out
 submit quick.sbatch 2 2 "$out" --format json --no-progress -e 64K -n 2 \
 	-w 1
 rc=$?
-[ $rc = 0 ]
-ok $? "quick.sbatch on 2 nodes x 2 tasks: job exit 0 (got $rc)"
-grep -q 'backend gloo' "$out"
-ok $? "quick.sbatch: picks gloo when the job has no GPUs"
-sd_check_json "$out" all_reduce,all_gather,sendrecv 4
-ok $? "quick.sbatch: rows for all_reduce, all_gather, sendrecv, wrong 0"
-grep -q "database $SUBMIT/shakedown.db" "$out"
-ok $? "quick.sbatch: database defaults to the submit folder"
-grep -q 'exit status 0$' "$out"
-ok $? "quick.sbatch: reports exit status 0"
-[ $rc = 0 ] || sd_show "$out" | tail -n 30
+is "$rc" 0 "quick.sbatch on 2 nodes x 2 tasks: job exit 0 (got $rc)"
+ok 'grep -q "backend gloo" "$out"' \
+	"quick.sbatch: picks gloo when the job has no GPUs"
+ok 'sd_check_json "$out" all_reduce,all_gather,sendrecv 4' \
+	"quick.sbatch: rows for all_reduce, all_gather, sendrecv, wrong 0"
+ok 'grep -q "database $SUBMIT/shakedown.db" "$out"' \
+	"quick.sbatch: database defaults to the submit folder"
+ok 'grep -q "exit status 0\$" "$out"' "quick.sbatch: reports exit status 0"
+[ $rc = 0 ] || diag_file "$out" | tail -n 30
 
 out=$SD_TMP/acceptance.out
 SHAKEDOWN_DB=$SD_TMP/acc.db submit acceptance.sbatch 3 1 "$out" \
 	--format json --no-progress --op all_reduce,broadcast -e 16K -n 2 -w 1
 rc=$?
-[ $rc = 0 ]
-ok $? "acceptance.sbatch on 3 nodes x 1 task: job exit 0 (got $rc)"
-sd_check_json "$out" all_reduce,broadcast 3 &&
-	grep -q "database $SD_TMP/acc.db" "$out"
-ok $? "acceptance.sbatch: rows checked, SHAKEDOWN_DB honoured"
-[ $rc = 0 ] || sd_show "$out" | tail -n 30
+is "$rc" 0 "acceptance.sbatch on 3 nodes x 1 task: job exit 0 (got $rc)"
+ok 'sd_check_json "$out" all_reduce,broadcast 3 &&
+	grep -q "database $SD_TMP/acc.db" "$out"' \
+	"acceptance.sbatch: rows checked, SHAKEDOWN_DB honoured"
+[ $rc = 0 ] || diag_file "$out" | tail -n 30
 
 # scancel while the job runs: thousands of small sizes (the ranks stop
 # between sizes), cancelled a few seconds in.
@@ -72,13 +69,11 @@ while [ $n -lt 300 ] && [ -n "$(timeout 10 $SD_CLUSTER_CLIENT squeue -h \
 	sleep 0.2
 	n=$((n + 1))
 done
-[ $n -lt 300 ]
-ok $? "scancel: job $job ended"
-grep -q 'cancelled by a signal; cut short during' "$out"
-ok $? "scancel: the output says what was cut short"
-grep -q 'exit status 5$' "$out"
-ok $? "scancel: the ranks exit 5 (cancelled)"
-grep -q 'Exited with exit code 5' "$out"
-ok $? "scancel: srun reports exit code 5"
-sd_show "$out" | grep -v '^# {' | tail -n 15
-sd_slurm_end
+ok '[ $n -lt 300 ]' "scancel: job $job ended"
+ok 'grep -q "cancelled by a signal; cut short during" "$out"' \
+	"scancel: the output says what was cut short"
+ok 'grep -q "exit status 5\$" "$out"' "scancel: the ranks exit 5 (cancelled)"
+ok 'grep -q "Exited with exit code 5" "$out"' \
+	"scancel: srun reports exit code 5"
+diag_file "$out" | grep -v '^# {' | tail -n 15
+done_testing

@@ -9,9 +9,10 @@
 #
 # From a test (sourced):
 #   . "$top_srcdir/test/system/slurm/cluster.sh"
-#   sd_cluster_start 3 || { echo "1..0 # SKIP $SD_CLUSTER_SKIP"; exit 0; }
-#   (exports SLURM_CONF and SD_CLUSTER_DIR; installs an EXIT trap that
-#   stops everything; sd_cluster_stop may also be called directly)
+#   sd_cluster_start 3 || skip_all "$SD_CLUSTER_SKIP"
+#   (exports SLURM_CONF and SD_CLUSTER_DIR; stops everything at exit:
+#   through at_exit of test/system/lib.sh when that is loaded, else with
+#   an EXIT trap of its own; sd_cluster_stop may also be called directly)
 # By hand:
 #   test/system/slurm/cluster.sh start [NODES]   prints the folder; leaves it up
 #   test/system/slurm/cluster.sh env DIR         prints "export SLURM_CONF=..."
@@ -21,6 +22,12 @@
 # SD_CLUSTER_NETNS=1 (set by netns.sh: nodes in their own namespaces).
 
 SD_CLUSTER_SKIP=
+# Settings a caller may give; empty otherwise (the tests run with set -u).
+SD_CLUSTER_NETNS=${SD_CLUSTER_NETNS:-}
+SD_CLUSTER_NO_TRAP=${SD_CLUSTER_NO_TRAP:-}
+SD_CLUSTER_KEEP=${SD_CLUSTER_KEEP:-}
+SD_CLUSTER_DIR=${SD_CLUSTER_DIR:-}
+sd_cluster_own_trap=
 
 # Print a TAP comment on stderr (stdout carries the TAP stream).
 sd_cluster_note() {
@@ -194,8 +201,14 @@ sd_cluster_start() {
 	export SD_CLUSTER_DIR
 	export SLURM_CONF="$SD_CLUSTER_DIR/slurm.conf"
 	if [ -z "$SD_CLUSTER_NO_TRAP" ]; then
-		trap 'sd_cluster_stop' EXIT
-		trap 'exit 130' INT TERM
+		if command -v at_exit >/dev/null 2>&1; then
+			# test/system/lib.sh: its one EXIT trap runs the hooks
+			at_exit sd_cluster_stop
+		else
+			sd_cluster_own_trap=1
+			trap 'sd_cluster_stop' EXIT
+			trap 'exit 130' INT TERM
+		fi
 	fi
 	mkdir -p "$SD_CLUSTER_DIR/state" "$SD_CLUSTER_DIR/log" \
 		"$SD_CLUSTER_DIR/run" "$SD_CLUSTER_DIR/spool"
@@ -297,7 +310,9 @@ sd_cluster_wait_pids() {
 sd_cluster_stop() {
 	[ -n "$SD_CLUSTER_DIR" ] && [ -d "$SD_CLUSTER_DIR/run" ] || return 0
 	d=$SD_CLUSTER_DIR
-	trap - EXIT
+	if [ -n "$sd_cluster_own_trap" ]; then
+		trap - EXIT
+	fi
 	export SLURM_CONF="$d/slurm.conf"
 	pids=
 	for f in "$d"/run/slurmctld.pid "$d"/run/slurmd.*.pid \

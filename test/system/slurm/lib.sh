@@ -1,35 +1,17 @@
-# lib.sh - TAP helpers for the tests that run against a private Slurm
-# cluster (test/slurm_*.t).  Sourced after test/system/slurm/cluster.sh.
+# lib.sh - the Slurm side of the tests that run against a private Slurm
+# cluster (test/system/slurm_*.t): TAP comes from test/system/lib.sh, which
+# this sources; the cluster from cluster.sh (and netns.sh).
 #
-#   sd_slurm_begin NODES PLAN   start the cluster, print the plan line, or
-#                               print "1..0 # SKIP reason" and exit 0
-#   ok COND_RC NAME             one TAP line from an exit status
+#   sd_slurm_begin NODES PLAN   start the cluster and plan PLAN tests, or
+#                               skip_all with the reason
 #   sd_srun ARGS...             srun with -K, a time limit and a timeout
-#   sd_show FILE                a file as TAP comments
+#   sd_need_shakedown_gloo      skip_all unless src/shakedown and Gloo are built
+#   sd_check_json FILE OPS N    the rows of a --format json output are right
+#   $SD_TMP                     a folder in the cluster's folder
 
-top_srcdir=$(cd "${top_srcdir:-.}" && pwd)
-top_builddir=$(cd "${top_builddir:-.}" && pwd)
-sd_test_no=0
-sd_failed=0
-
-ok() {
-	sd_test_no=$((sd_test_no + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $sd_test_no - $2"
-	else
-		echo "not ok $sd_test_no - $2"
-		sd_failed=1
-	fi
-}
-
-skip() {
-	sd_test_no=$((sd_test_no + 1))
-	echo "ok $sd_test_no # SKIP $1"
-}
-
-sd_show() {
-	sed 's/^/# /' "$1"
-}
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
+top_srcdir=$(cd "$top_srcdir" && pwd)
+top_builddir=$(cd "$top_builddir" && pwd)
 
 sd_slurm_begin() {
 	. "$top_srcdir/test/system/slurm/cluster.sh"
@@ -38,28 +20,23 @@ sd_slurm_begin() {
 		# removes the namespaces after the daemons are gone.
 		. "$top_srcdir/test/system/slurm/netns.sh"
 		SD_CLUSTER_NO_TRAP=1
-		trap 'sd_cluster_stop; sd_netns_destroy' EXIT
-		trap 'exit 130' INT TERM
+		at_exit 'sd_cluster_stop; sd_netns_destroy'
 		SD_CLUSTER_SKIP=$(sd_cluster_why_not)
 		if [ -z "$SD_CLUSTER_SKIP" ] && ! sd_netns_create "$1"; then
-			echo "1..0 # SKIP $SD_CLUSTER_SKIP"
-			exit 0
+			skip_all "$SD_CLUSTER_SKIP"
 		fi
 	fi
 	sd_cluster_start "$1"
 	case $? in
 	0) ;;
 	1)
-		echo "1..0 # SKIP $SD_CLUSTER_SKIP"
-		exit 0
+		skip_all "$SD_CLUSTER_SKIP"
 		;;
 	*)
-		echo "1..0 # SKIP the private Slurm cluster did not start" \
-		     "(see the log above)"
-		exit 0
+		skip_all "the private Slurm cluster did not start (see the log above)"
 		;;
 	esac
-	echo "1..$2"
+	plan "$2"
 	SD_TMP=$SD_CLUSTER_DIR/test
 	mkdir -p "$SD_TMP"
 }
@@ -67,10 +44,6 @@ sd_slurm_begin() {
 # srun inside a timeout; -K kills the step when a task fails.
 sd_srun() {
 	timeout 120 $SD_CLUSTER_CLIENT srun -K -t 2 "$@"
-}
-
-sd_slurm_end() {
-	exit "$sd_failed"
 }
 
 # Is the Gloo plugin built?  The shakedown runs need a backend.
@@ -89,15 +62,9 @@ sd_have_gloo() {
 
 # Skip the whole file unless src/shakedown and the Gloo plugin are built.
 sd_need_shakedown_gloo() {
-	if [ ! -x "${SHAKEDOWN:-}" ]; then
-		echo "1..0 # SKIP src/shakedown not built"
-		exit 0
-	fi
-	if ! sd_have_gloo; then
-		echo "1..0 # SKIP the Gloo plugin is not built" \
-		     "(plugins/gloo; it needs libgloo-dev)"
-		exit 0
-	fi
+	[ -x "${SHAKEDOWN:-}" ] || skip_all "src/shakedown not built"
+	sd_have_gloo ||
+		skip_all "the Gloo plugin is not built (plugins/gloo; it needs libgloo-dev)"
 }
 
 # Check a --format json output: every op in $2 (comma-separated) has rows,

@@ -10,6 +10,8 @@
 #   sd_netns_create NODES   0, or 1 with SD_CLUSTER_SKIP saying why not
 #   sd_netns_destroy        delete what sd_netns_create made
 
+SD_NETNS_MADE=${SD_NETNS_MADE:-}
+
 sd_netns_create() {
 	nodes=$1
 	SD_CLUSTER_NETNS_PREFIX=sd$$
