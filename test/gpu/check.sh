@@ -61,7 +61,7 @@ if [ ! -f Makefile ]; then
 fi
 step "make" 0 "" -- make -j"$(nproc)"
 step "plugin built" 0 "" -- test -f plugins/nccl/.libs/backend_nccl.so
-step "unit tests" 0 "" -- make check TESTS="test/unit_nccl test/unit_nccl_links"
+step "unit tests" 0 "" -- make check TESTS="test/unit/unit_nccl test/unit/unit_nccl_links"
 [ -x src/shakedown ] || { say "FAIL - src/shakedown not built"; exit 1; }
 
 export SHAKEDOWN_PLUGIN_DIR="$top/plugins/nccl/.libs"
