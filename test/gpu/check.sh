@@ -6,50 +6,57 @@
 # ranks.  Needs the CUDA toolkit and NCCL (configure --enable-nccl=yes).
 #
 # Usage: test/gpu/check.sh            (from anywhere; builds in the tree)
-# Writes its log to $OUT/gpu-check.log when OUT is set (else ./gpu-check.log)
-# and exits 0 when every check passed, 1 otherwise.  About 2-3 minutes on
-# one H200, most of it the build.
+# Speaks TAP on stdout (test/system/lib.sh): one "ok N - name" or
+# "not ok N - name" per check, the plan at the end.  The same stream and the
+# last 60 lines of every command's output go to $OUT/gpu-check.log when OUT
+# is set (else ./gpu-check.log).  Exits 0 when every check passed, 1
+# otherwise.  No GPU visible is "1..0 # SKIP ..." but exit 1: a GPU check
+# that saw no GPU proved nothing.  About 2-3 minutes on one H200, most of it
+# the build.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
+top_srcdir=$top top_builddir=$top
+. "$top/test/system/lib.sh"
 log="${OUT:-$top}/gpu-check.log"
 mkdir -p "$(dirname "$log")"
 : >"$log"
-pass=0
-fail=0
-say() { printf '%s\n' "$*" | tee -a "$log"; }
-result() { # status name
-	if [ "$1" = 0 ]; then pass=$((pass + 1)); say "ok   - $2"
-	else fail=$((fail + 1)); say "FAIL - $2"; fi
-}
+# stdout (the TAP stream) goes to the terminal and to the log
+mkfifo "$TMPD/tap" || bail_out "cannot make a FIFO in $TMPD"
+tee -a "$log" <"$TMPD/tap" &
+tee_pid=$!
+exec >"$TMPD/tap"
+at_exit 'exec >&-; wait $tee_pid'
+step_out=$TMPD/step.out
+
 # step NAME WANT_RC [GREP] -- CMD...: run, log, compare the exit status and
 # (optionally) look for an extended regex in stdout+stderr
 step() {
 	name=$1 want=$2 pat=$3
 	shift 4
-	say "---- $name: $*"
+	diag "---- $name: $*"
 	start=$(date +%s)
-	timeout -k 10 300 "$@" >"$top/.gpu-step.out" 2>&1
+	timeout -k 10 300 "$@" >"$step_out" 2>&1
 	rc=$?
-	tail -n 60 "$top/.gpu-step.out" >>"$log"
-	say "     exit $rc (want $want), $(( $(date +%s) - start )) s"
+	tail -n 60 "$step_out" >>"$log"
+	diag "     exit $rc (want $want), $(( $(date +%s) - start )) s"
 	st=0
 	[ "$rc" = "$want" ] || st=1
-	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$top/.gpu-step.out"; then
-		say "     no match for /$pat/"
+	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$step_out"; then
+		diag "     no match for /$pat/"
 		st=1
 	fi
-	result $st "$name"
+	if [ "$st" = 0 ]; then pass "$name"; else fail "$name"; fi
 }
 
-say "shakedown GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
-nvidia-smi -L 2>&1 | tee -a "$log"
+diag "shakedown GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+nvidia-smi -L 2>&1 | sed 's/^/# /'
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
 gpuname=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
-say "GPUs: $ngpu, compute capability ${cc:-?}, $gpuname"
+diag "GPUs: $ngpu, compute capability ${cc:-?}, $gpuname"
 if [ "${ngpu:-0}" -lt 1 ]; then
-	say "FAIL - no GPU visible to nvidia-smi"
+	echo "1..0 # SKIP no GPU visible to nvidia-smi"
 	exit 1
 fi
 
@@ -61,8 +68,9 @@ if [ ! -f Makefile ]; then
 fi
 step "make" 0 "" -- make -j"$(nproc)"
 step "plugin built" 0 "" -- test -f plugins/nccl/.libs/backend_nccl.so
-step "unit tests" 0 "" -- make check TESTS="test/unit/unit_nccl test/unit/unit_nccl_links"
-[ -x src/shakedown ] || { say "FAIL - src/shakedown not built"; exit 1; }
+step "unit tests" 0 "" -- \
+	make check TESTS="test/unit/unit_nccl test/unit/unit_nccl_links"
+[ -x src/shakedown ] || bail_out "src/shakedown not built"
 
 export SHAKEDOWN_PLUGIN_DIR="$top/plugins/nccl/.libs"
 sd="$top/src/shakedown"
@@ -77,7 +85,7 @@ step "device report (json)" 0 "$gpuname" -- \
 types="int8,uint8,int32,uint32,int64,uint64,float16,bfloat16,float32,float64"
 case "$cc" in
 9.* | [1-9][0-9].*) types="$types,fp8_e4m3,fp8_e5m2" ;;
-*) say "compute capability $cc: fp8 left out (needs 9.0)" ;;
+*) diag "compute capability $cc: fp8 left out (needs 9.0)" ;;
 esac
 for op in all_reduce reduce_scatter reduce; do
 	step "1 rank: $op, every type and reduction" 0 "" -- \
@@ -92,10 +100,13 @@ step "1 rank: per-iteration percentiles (CUDA events)" 0 \
 	"per iteration \(us\): min [0-9.]+ p50 [0-9.]+ p99 [0-9.]+ max" -- \
 	"$sd" run --local 1 $common --op all_reduce -b 1M -e 256M -f 4 --per-iter
 # every percentile line is ordered: 0 < min <= p50 <= p99 <= max
-awk '/per iteration \(us\):/ { n++
-	if (!($9 > 0 && $9 <= $11 && $11 <= $13 && $13 <= $15)) bad++ }
-	END { exit !(n > 0 && bad == 0) }' "$top/.gpu-step.out"
-result $? "per-iteration percentiles are ordered (min <= p50 <= p99 <= max)"
+percentiles_ordered() {
+	awk '/per iteration \(us\):/ { n++
+		if (!($9 > 0 && $9 <= $11 && $11 <= $13 && $13 <= $15)) bad++ }
+		END { exit !(n > 0 && bad == 0) }' "$1"
+}
+ok 'percentiles_ordered "$step_out"' \
+	"per-iteration percentiles are ordered (min <= p50 <= p99 <= max)"
 
 # -- failures are caught -----------------------------------------------
 step "wrong data is counted on the GPU (exit 1)" 1 "wrong" -- \
@@ -118,17 +129,17 @@ step "two ranks on one GPU are refused (exit 3)" 3 "both use GPU" -- \
 	"$sd" run --local 2 $common --op all_reduce -b 8 -e 1K
 
 # -- two GPUs: every op across ranks -----------------------------------
+ops2="all_reduce all_gather reduce_scatter all_to_all broadcast reduce gather
+scatter sendrecv pt2pt"
 if [ "$ngpu" -ge 2 ]; then
-	for op in all_reduce all_gather reduce_scatter all_to_all broadcast \
-		reduce gather scatter sendrecv pt2pt; do
+	for op in $ops2; do
 		step "2 ranks: $op" 0 "" -- \
 			"$sd" run --local 2 $common --op $op -d float32,bfloat16 \
 			-o sum,avg -b 8 -e 64M -f 8
 	done
 else
-	say "one GPU: the 2-rank runs are left out"
+	skip "$(echo $ops2 | wc -w)" "one GPU: the 2-rank runs need two"
 fi
 
-rm -f "$top/.gpu-step.out"
-say "passed $pass, failed $fail"
-[ "$fail" = 0 ]
+tap_summary
+done_testing
