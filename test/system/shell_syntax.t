@@ -8,7 +8,7 @@
 
 cd "$top_srcdir" || bail_out "cannot cd to $top_srcdir"
 files=$(ls test/system/*.t test/system/*.sh test/system/slurm/*.sh \
-	test/gpu/*.sh sbatch/*.sbatch bench/*.sh quickstart.sh .ci/run \
+	test/unit/*.t test/gpu/*.sh sbatch/*.sbatch bench/*.sh quickstart.sh .ci/run \
 	2>/dev/null)
 [ -n "$files" ] || skip_all "no shell scripts found in $top_srcdir"
 for f in $files; do
