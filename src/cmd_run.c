@@ -46,52 +46,8 @@ static void on_cancel(int sig)
 
 void cmd_run_usage(FILE *out)
 {
-	fprintf(out,
-"usage: shakedown run [options]\n"
-"\n"
-"Run a test plan (the built-in one by default) on every rank: each collective\n"
-"over a range of sizes, timed as nccl-tests does, every result checked\n"
-"bit-exactly, printed by rank 0 and recorded in the results database.\n"
-"\n"
-"launch:\n"
-"  --local N            start N ranks on this host (no Slurm needed)\n"
-"  --backend NAME       gloo (CPU, TCP; default) or nccl (GPU)\n"
-"  --iface NAME         network interface for the backend and control plane\n"
-"plan:\n"
-"  --plan FILE          YAML plan (default: the built-in plan)\n"
-"  --op LIST            run these ops instead of the plan's: all_reduce,\n"
-"                       all_gather, reduce_scatter, all_to_all, broadcast,\n"
-"                       reduce, gather, scatter, sendrecv, pt2pt\n"
-"  -b, --minbytes SIZE  smallest size (K, M, G suffixes; default 1K)\n"
-"  -e, --maxbytes SIZE  largest size (default 16M)\n"
-"  -f, --stepfactor F   multiply the size by F (default 4)\n"
-"  -i, --stepbytes SIZE add SIZE instead of multiplying\n"
-"  -n, --iters N        timed iterations per size (default 10)\n"
-"  -w, --warmup_iters N untimed iterations first (default 3)\n"
-"  -d, --datatype LIST  int8 uint8 int32 uint32 int64 uint64 float16\n"
-"                       bfloat16 float32 float64 fp8_e4m3 fp8_e5m2, or all\n"
-"  -o, --redop LIST     sum prod min max avg, or all (default sum)\n"
-"  -r, --root N         root of broadcast, reduce, gather, scatter, or all\n"
-"  --algo NAME          backend algorithm (default auto: fastest per size)\n"
-"measurement:\n"
-"  -c, --check N        check the data N times per size (0: off; default 1)\n"
-"  -a, --average MODE   combine per-rank times: avg (default), min, max,\n"
-"                       rank0 (or 1, 2, 3, 0 as in nccl-tests)\n"
-"  --per-iter           also time each iteration: min, p50, p99, max\n"
-"  --no-in-place        skip the in-place measurements\n"
-"  -T, --timeout SEC    give up on an operation after SEC (default 60)\n"
-"output:\n"
-"  --format FMT         table (nccl-tests; default), deepspeed, json\n"
-"  --no-progress        no progress line on a terminal\n"
-"  --db PATH            results database (default $SHAKEDOWN_DB or\n"
-"                       ./shakedown.db; 'none' records nothing)\n"
-"  --upload URL         send the report to URL after the run\n"
-"  --token-file FILE    bearer token for --upload (never on the command line)\n"
-"  --cacert FILE        CA certificate for a private HTTPS server\n"
-"\n"
-"Exit status: 0 passed, 1 a check failed, 2 usage or plan error, 3\n"
-"environment or runtime error, 4 timeout or lost rank, 5 cancelled.\n"
-"See shakedown(1).\n");
+	/* src/help/run.txt, which also gives shakedown(1) its OPTIONS OF RUN */
+	fputs(sd_help_run, out);
 }
 
 enum long_only {

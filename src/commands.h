@@ -21,4 +21,16 @@ int cmd_db(int argc, char **argv);
 /* report upload (src/upload/) */
 int cmd_upload(int argc, char **argv);
 
+/*
+ * The text `shakedown help CMD` (and `shakedown CMD --help`) prints, one
+ * per command: src/help/CMD.txt, compiled in by src/src.am as
+ * src/help/help_text.c.  The same files give shakedown(1) its option lists.
+ */
+extern const char sd_help_run[];
+extern const char sd_help_report[];
+extern const char sd_help_history[];
+extern const char sd_help_compare[];
+extern const char sd_help_db[];
+extern const char sd_help_upload[];
+
 #endif

@@ -36,60 +36,12 @@ struct db_opts {
 	const char *tolerance;
 };
 
-static void usage_report(FILE *out)
-{
-	fprintf(out,
-		"usage: shakedown report [RUN] [--db PATH] "
-		"[--format text|json|csv]\n"
-		"  Print one recorded run: its job, tests with their verdicts "
-		"and every\n"
-		"  measurement.  RUN is a UUID, a unique prefix of one, or "
-		"'latest' (default).\n"
-		"  --format json prints the run's report document "
-		"(shakedown-db(5)).\n");
-}
-
-static void usage_history(FILE *out)
-{
-	fprintf(out,
-		"usage: shakedown history --op OP [--size SIZE] [--dtype TYPE]"
-		" [--since DATE]\n"
-		"                         [--until DATE] [--host HOST] "
-		"[--db PATH]\n"
-		"                         [--format text|json|csv]\n"
-		"  Bus bandwidth of OP over time: one row per run, data type "
-		"and size\n"
-		"  (the best of in and out of place).  SIZE takes K, M, G "
-		"suffixes; DATE is\n"
-		"  YYYY-MM-DD or an ISO 8601 time (UTC); --until includes that "
-		"day; --host\n"
-		"  keeps runs that had a rank on HOST.\n");
-}
-
-static void usage_compare(FILE *out)
-{
-	fprintf(out,
-		"usage: shakedown compare RUN_A RUN_B [--tolerance PCT] "
-		"[--db PATH]\n"
-		"                         [--format text|json|csv]\n"
-		"  Per test, size and placement: bus bandwidth in both runs "
-		"and the change.\n"
-		"  A drop of more than PCT percent (default 5%%) is flagged "
-		"REGRESSION and\n"
-		"  the exit status is 1.\n");
-}
-
-static void usage_db(FILE *out)
-{
-	fprintf(out,
-		"usage: shakedown db info|migrate|check [--db PATH]\n"
-		"  info     what the file holds: schema version, journal, "
-		"counts, time span\n"
-		"  migrate  bring an older schema to version %d\n"
-		"  check    integrity, foreign keys and schema version; exit 1 "
-		"on a problem\n",
-		SD_DB_SCHEMA_VERSION);
-}
+/* The usage texts: src/help/CMD.txt, which also give shakedown(1) the
+ * commands' option lists. */
+static void usage_report(FILE *out) { fputs(sd_help_report, out); }
+static void usage_history(FILE *out) { fputs(sd_help_history, out); }
+static void usage_compare(FILE *out) { fputs(sd_help_compare, out); }
+static void usage_db(FILE *out) { fputs(sd_help_db, out); }
 
 /* Parse options; returns 0, 1 for --help (usage printed), or 2 (error
  * printed). */

@@ -27,39 +27,11 @@
 #include "tool.h"
 #include "util.h"
 
+/* src/help/upload.txt, which also gives shakedown(1) its "Options of
+ * shakedown upload" */
 static void usage(FILE *out)
 {
-	fprintf(out,
-"usage: shakedown upload RUN --url URL [options]\n"
-"       shakedown upload --pending [--url URL] [options]\n"
-"       shakedown upload --list [--all] [--db PATH]\n"
-"\n"
-"Send run reports (the JSON of 'shakedown report RUN --format json') to a\n"
-"collector with HTTP POST.  Reports that could not be delivered wait in the\n"
-"results database's outbox until 'shakedown upload --pending' sends them.\n"
-"\n"
-"  RUN                  run uuid, unique uuid prefix or 'latest'\n"
-"  --url URL            collector URL (default: $SHAKEDOWN_UPLOAD_URL);\n"
-"                       with --pending: only reports queued for URL\n"
-"  --pending            send every report still waiting in the outbox\n"
-"  --list               show the reports waiting and why; --all: sent too\n"
-"  --db PATH            results database (default: $SHAKEDOWN_DB, then\n"
-"                       ./shakedown.db)\n"
-"  --token-file FILE    bearer token, first line of FILE (default:\n"
-"                       $SHAKEDOWN_TOKEN_FILE, then $SHAKEDOWN_TOKEN);\n"
-"                       a token is never accepted on the command line\n"
-"  --cacert FILE        trust this CA (PEM) for https; verification is\n"
-"                       always on (default: $SHAKEDOWN_CACERT)\n"
-"  --connect-timeout S  seconds to connect, per attempt (default %g)\n"
-"  --timeout S          seconds for one attempt in all (default %g)\n"
-"  --attempts N         attempts before giving up, 1-100 (default %d)\n"
-"  -v, --verbose        say what each attempt did\n"
-"  -h, --help           show this help\n"
-"\n"
-"Exit status: 0 sent, 2 usage error, 3 not sent (the report stays in the\n"
-"outbox) or database error.\n",
-		SD_UPLOAD_CONNECT_TIMEOUT_S, SD_UPLOAD_TIMEOUT_S,
-		SD_UPLOAD_ATTEMPTS);
+	fputs(sd_help_upload, out);
 }
 
 static void log_line(void *arg, const char *line)
