@@ -249,17 +249,24 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 				USAGE_ERROR("--timeout '%s' must be a positive "
 					    "number of seconds", optarg);
 			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "table") == 0)
-				o->format = SD_FORMAT_TABLE;
-			else if (strcmp(optarg, "deepspeed") == 0)
-				o->format = SD_FORMAT_DEEPSPEED;
-			else if (strcmp(optarg, "json") == 0)
-				o->format = SD_FORMAT_JSON;
-			else
+		case OPT_FORMAT: {
+			/* the output formats of run, by name */
+			static const struct sd_name_row formats[] = {
+				{ "table", SD_FORMAT_TABLE },
+				{ "deepspeed", SD_FORMAT_DEEPSPEED },
+				{ "json", SD_FORMAT_JSON },
+				{ NULL, 0 }
+			};
+			const char *hint = NULL;
+			int f;
+			if (sd_name_lookup(formats, optarg, &f, &hint))
 				USAGE_ERROR("--format '%s' must be table, "
-					    "deepspeed or json", optarg);
+					    "deepspeed or json%s%s%s", optarg,
+					    hint ? "; did you mean '" : "",
+					    hint ? hint : "", hint ? "'?" : "");
+			o->format = (enum sd_format)f;
 			break;
+		}
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case OPT_DB: o->db = optarg; break;
 		case OPT_UPLOAD: o->upload_url = optarg; break;
