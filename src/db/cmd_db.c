@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,89 +37,140 @@ struct db_opts {
 	const char *tolerance;
 };
 
-/* The usage texts: src/help/CMD.txt, which also give shakedown(1) the
- * commands' option lists. */
-static void usage_report(FILE *out) { fputs(sd_help_report, out); }
-static void usage_history(FILE *out) { fputs(sd_help_history, out); }
-static void usage_compare(FILE *out) { fputs(sd_help_compare, out); }
-static void usage_db(FILE *out) { fputs(sd_help_db, out); }
+/* The output formats of the database commands, by name. */
+static const struct sd_name_row db_format_names[] = {
+	{ "text", SD_DB_TEXT }, { "json", SD_DB_JSON }, { "csv", SD_DB_CSV },
+	{ NULL, 0 }
+};
 
-/* Parse options; returns 0, 1 for --help (usage printed), or 2 (error
- * printed). */
-static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
-		 const char *const *valued, void (*usage)(FILE *))
+/* The options: one getopt_long table per command, one switch in parse().
+ * Their --help texts are src/help/CMD.txt (sd_help_CMD). */
+enum db_option {
+	OPT_DB = 256, OPT_FORMAT, OPT_OP, OPT_SIZE, OPT_DTYPE, OPT_SINCE,
+	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE,
+};
+
+static const struct option report_options[] = {
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct option history_options[] = {
+	{ "op", required_argument, NULL, OPT_OP },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "dtype", required_argument, NULL, OPT_DTYPE },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct option compare_options[] = {
+	{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct option db_options[] = {
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* One positional argument; 0, or 2 (error printed) past maxpos. */
+static int add_positional(struct db_opts *o, int maxpos, const char *argv0,
+			  const char *arg)
 {
+	if (o->npos >= maxpos) {
+		fprintf(stderr, "shakedown %s: unexpected argument '%s'; see "
+			"'shakedown %s --help'\n", argv0, arg, argv0);
+		return 2;
+	}
+	o->pos[o->npos++] = arg;
+	return 0;
+}
+
+/* Parse argv with the command's option table; returns 0, 1 for --help
+ * (usage printed), or 2 (error printed).  Arguments are taken in order
+ * (optstring "-"), so the first positional argument too many is the one
+ * named, as is the first bad option; everything after "--" is
+ * positional. */
+static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
+		 const struct option *options, const char *usage)
+{
+	const char *hint;
+	int ch, v;
 	memset(o, 0, sizeof(*o));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return 1;
-		}
-		if (strncmp(a, "--", 2) != 0 || strcmp(a, "--") == 0) {
-			if (strcmp(a, "--") == 0)
-				continue;
-			if (o->npos >= maxpos) {
-				fprintf(stderr, "shakedown %s: unexpected "
-					"argument '%s'; see 'shakedown %s "
-					"--help'\n", argv[0], a, argv[0]);
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		int at = optind; /* the argument getopt_long looks at */
+		ch = getopt_long(argc, argv, "-:h", options, NULL);
+		if (ch == -1)
+			break;
+		switch (ch) {
+		case 1:
+			if (add_positional(o, maxpos, argv[0], optarg))
 				return 2;
+			break;
+		case OPT_DB: o->db = optarg; break;
+		case OPT_FORMAT:
+			hint = NULL;
+			if (sd_name_lookup(db_format_names, optarg, &v,
+					   &hint) == 0) {
+				o->format = (enum sd_db_format)v;
+				break;
 			}
-			o->pos[o->npos++] = a;
-			continue;
-		}
-		const char *name = a + 2, *val = NULL;
-		size_t nlen = strcspn(name, "=");
-		if (name[nlen] == '=')
-			val = name + nlen + 1;
-		int known = 0;
-		for (const char *const *v = valued; *v; v++)
-			if (strlen(*v) == nlen && strncmp(*v, name, nlen) == 0)
-				known = 1;
-		if (!known) {
-			fprintf(stderr, "shakedown %s: unknown option '%.*s'; "
-				"see 'shakedown %s --help'\n", argv[0],
-				(int)nlen + 2, a, argv[0]);
-			return 2;
-		}
-		if (!val) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "shakedown %s: option '%s' "
-					"needs a value\n", argv[0], a);
-				return 2;
-			}
-			val = argv[++i];
-		}
-		if (strncmp(name, "db", nlen) == 0 && nlen == 2)
-			o->db = val;
-		else if (strncmp(name, "format", nlen) == 0 && nlen == 6) {
-			if (strcmp(val, "text") == 0)
-				o->format = SD_DB_TEXT;
-			else if (strcmp(val, "json") == 0)
-				o->format = SD_DB_JSON;
-			else if (strcmp(val, "csv") == 0)
-				o->format = SD_DB_CSV;
-			else {
+			if (hint)
+				fprintf(stderr, "shakedown %s: unknown format "
+					"'%s'; did you mean '%s'?\n", argv[0],
+					optarg, hint);
+			else
 				fprintf(stderr, "shakedown %s: unknown format "
 					"'%s'; use text, json or csv\n",
-					argv[0], val);
-				return 2;
-			}
-		} else if (nlen == 2 && strncmp(name, "op", 2) == 0)
-			o->op = val;
-		else if (nlen == 4 && strncmp(name, "size", 4) == 0)
-			o->size = val;
-		else if (nlen == 5 && strncmp(name, "dtype", 5) == 0)
-			o->dtype = val;
-		else if (nlen == 5 && strncmp(name, "since", 5) == 0)
-			o->since = val;
-		else if (nlen == 5 && strncmp(name, "until", 5) == 0)
-			o->until = val;
-		else if (nlen == 4 && strncmp(name, "host", 4) == 0)
-			o->host = val;
-		else if (nlen == 9 && strncmp(name, "tolerance", 9) == 0)
-			o->tolerance = val;
+					argv[0], optarg);
+			return 2;
+		case OPT_OP: o->op = optarg; break;
+		case OPT_SIZE: o->size = optarg; break;
+		case OPT_DTYPE: o->dtype = optarg; break;
+		case OPT_SINCE: o->since = optarg; break;
+		case OPT_UNTIL: o->until = optarg; break;
+		case OPT_HOST: o->host = optarg; break;
+		case OPT_TOLERANCE: o->tolerance = optarg; break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "shakedown %s: option '%s' needs a "
+				"value\n", argv[0], argv[optind - 1]);
+			return 2;
+		default: {
+			/* a long option without its "=value", which may be a
+			 * secret typed in the wrong place */
+			const char *a = argv[at < argc ? at : argc - 1];
+			if (strncmp(a, "--", 2) == 0)
+				fprintf(stderr, "shakedown %s: unknown option "
+					"'%.*s'; see 'shakedown %s --help'\n",
+					argv[0], (int)strcspn(a, "="), a,
+					argv[0]);
+			else
+				fprintf(stderr, "shakedown %s: unknown option "
+					"'-%c'; see 'shakedown %s --help'\n",
+					argv[0], optopt, argv[0]);
+			return 2;
+		}
+		}
 	}
+	for (; optind < argc; optind++)
+		if (add_positional(o, maxpos, argv[0], argv[optind]))
+			return 2;
 	return 0;
 }
 
@@ -225,13 +277,12 @@ static int report_text(sqlite3 *db, int64_t run_id, char *err,
 
 int cmd_report(int argc, char **argv)
 {
-	static const char *const valued[] = { "db", "format", NULL };
 	struct db_opts o;
 	sqlite3 *db = NULL;
 	char err[768];
 	int64_t run_id;
 	char uuid[37];
-	int rc = parse(argc, argv, &o, 1, valued, usage_report);
+	int rc = parse(argc, argv, &o, 1, report_options, sd_help_report);
 	if (rc)
 		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
 	rc = open_db(argv[0], o.db, 0, &db);
@@ -307,8 +358,6 @@ static int valid_date(sqlite3 *db, const char *s)
 
 int cmd_history(int argc, char **argv)
 {
-	static const char *const valued[] = { "db", "format", "op", "size",
-		"dtype", "since", "until", "host", NULL };
 	struct db_opts o;
 	sqlite3 *db = NULL;
 	char err[768];
@@ -316,7 +365,7 @@ int cmd_history(int argc, char **argv)
 	enum sd_op op;
 	enum sd_dtype dt;
 	const char *hint = NULL;
-	int rc = parse(argc, argv, &o, 0, valued, usage_history);
+	int rc = parse(argc, argv, &o, 0, history_options, sd_help_history);
 	if (rc)
 		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
 	if (!o.op) {
@@ -431,14 +480,12 @@ static int parse_tolerance(const char *s, double *pct)
 
 int cmd_compare(int argc, char **argv)
 {
-	static const char *const valued[] = { "db", "format", "tolerance",
-					      NULL };
 	struct db_opts o;
 	sqlite3 *db = NULL;
 	char err[768], uuid[2][37];
 	int64_t id[2];
 	double tol = 5.0;
-	int rc = parse(argc, argv, &o, 2, valued, usage_compare);
+	int rc = parse(argc, argv, &o, 2, compare_options, sd_help_compare);
 	if (rc)
 		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
 	if (o.npos != 2) {
@@ -606,35 +653,49 @@ static int db_check(sqlite3 *db)
 	return problems;
 }
 
+enum db_subcommand { DB_INFO, DB_MIGRATE, DB_CHECK };
+
+static const struct sd_name_row db_subcommands[] = {
+	{ "info", DB_INFO }, { "migrate", DB_MIGRATE }, { "check", DB_CHECK },
+	{ NULL, 0 }
+};
+
 int cmd_db(int argc, char **argv)
 {
-	static const char *const valued[] = { "db", NULL };
 	struct db_opts o;
 	sqlite3 *db = NULL;
 	char err[768];
-	int rc = parse(argc, argv, &o, 1, valued, usage_db);
+	const char *hint = NULL;
+	int sub;
+	int rc = parse(argc, argv, &o, 1, db_options, sd_help_db);
 	if (rc)
 		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
-	const char *sub = o.npos ? o.pos[0] : NULL;
-	if (!sub || (strcmp(sub, "info") != 0 && strcmp(sub, "migrate") != 0 &&
-		     strcmp(sub, "check") != 0)) {
-		fprintf(stderr, "shakedown db: %s%s%s; use info, migrate or "
-			"check\n", sub ? "unknown subcommand '" : "missing "
-			"subcommand", sub ? sub : "", sub ? "'" : "");
+	if (!o.npos) {
+		fprintf(stderr, "shakedown db: missing subcommand; use info, "
+			"migrate or check\n");
+		return SD_EXIT_USAGE;
+	}
+	if (sd_name_lookup(db_subcommands, o.pos[0], &sub, &hint) != 0) {
+		if (hint)
+			fprintf(stderr, "shakedown db: unknown subcommand '%s'; "
+				"did you mean '%s'?\n", o.pos[0], hint);
+		else
+			fprintf(stderr, "shakedown db: unknown subcommand '%s'; "
+				"use info, migrate or check\n", o.pos[0]);
 		return SD_EXIT_USAGE;
 	}
 	const char *path = sd_db_resolve_path(o.db);
 	rc = open_db(argv[0], o.db, SD_DB_NO_MIGRATE, &db);
 	if (rc)
 		return rc;
-	if (strcmp(sub, "info") == 0) {
+	if (sub == DB_INFO) {
 		if (db_info(db, path) != SD_OK) {
 			fprintf(stderr, "shakedown db: %s: %s\n", path,
 				sqlite3_errmsg(db));
 			rc = SD_EXIT_ENV;
 			goto out;
 		}
-	} else if (strcmp(sub, "migrate") == 0) {
+	} else if (sub == DB_MIGRATE) {
 		int from, to;
 		if (sd_db_migrate(db, &from, &to, err, sizeof(err)) != SD_OK) {
 			fprintf(stderr, "shakedown db: %s: %s\n", path, err);

@@ -1,0 +1,91 @@
+#!/bin/sh
+# cli_options.t - the option tables of the commands: the --format names of
+# run and of the database commands, and db's subcommands, are looked up in
+# name tables (a misspelt name gets "did you mean"); the database commands
+# parse with getopt_long: --opt VALUE and --opt=VALUE, arguments in any
+# order, "--" ends the options, an unknown short or long option is one line
+# and exit 2 without echoing a value, and the first bad argument is named.
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
+W="$top_builddir/test/system/db_writer"
+DB="$TMPD/r.db"
+A=aaaaaaaa-0000-4000-8000-000000000000
+
+# bad WANT-RC REGEX ARGS...: exit WANT-RC, one line on stderr matching REGEX
+bad() {
+	_w=$1 _r=$2; shift 2
+	run "$SHAKEDOWN" "$@"
+	is "$rc" "$_w" "$* : exit $_w"
+	like "$err" "$_r" "$* : says why"
+	is "$(printf '%s\n' "$err" | wc -l)" 1 "$* : in one line"
+}
+
+# run --format
+bad 2 "^shakedown run: --format 'xml' must be table, deepspeed or json$" \
+	run --format xml
+bad 2 "--format 'jsn' must be table, deepspeed or json; did you mean 'json'\?" \
+	run --format jsn
+bad 2 "did you mean 'deepspeed'\?" run --format=deepsped
+
+"$W" -q -u aaaaaaaa-0000-4000-8000- -T 1767225600 -b 10 "$DB"
+is "$?" 0 "a run recorded"
+
+# --format of the database commands
+bad 2 "^shakedown report: unknown format 'xml'; use text, json or csv$" \
+	report --db "$DB" --format xml
+bad 2 "^shakedown report: unknown format 'jsn'; did you mean 'json'\?$" \
+	report --db "$DB" --format jsn
+bad 2 "unknown format 'cvs'; did you mean 'csv'\?" \
+	history --db "$DB" --op all_reduce --format cvs
+for f in text json csv; do
+	run "$SHAKEDOWN" compare "$A" latest --db "$DB" --format "$f"
+	is "$rc" 0 "compare --format $f: exit 0"
+done
+run "$SHAKEDOWN" report --db "$DB" --format csv
+like "$out" "^test,name,dtype,size_bytes" "report --format csv: the measurements as CSV"
+
+# db's subcommands
+bad 2 "^shakedown db: unknown subcommand 'frob'; use info, migrate or check$" \
+	db frob --db "$DB"
+bad 2 "^shakedown db: unknown subcommand 'inof'; did you mean 'info'\?$" \
+	db inof --db "$DB"
+bad 2 "^shakedown db: missing subcommand; use info, migrate or check$" \
+	db --db "$DB"
+run "$SHAKEDOWN" db check --db "$DB"
+is "$rc" 0 "db check: exit 0"
+
+# getopt_long: values with = or apart, options before or after arguments
+run "$SHAKEDOWN" report --format=csv "--db=$DB" latest
+is "$rc" 0 "report --format=csv --db=PATH RUN: exit 0"
+like "$out" "^test,name" "and --format=csv applies"
+run "$SHAKEDOWN" report latest --db "$DB" --format csv
+is "$rc" 0 "report RUN --db PATH --format csv: exit 0"
+run "$SHAKEDOWN" history --db "$DB" --format csv --op=all_reduce --size=1K
+is "$rc" 0 "history --op=... --size=...: exit 0"
+is "$(printf '%s\n' "$out" | wc -l)" 2 "one header line and one row"
+run "$SHAKEDOWN" report --db "$DB" -- latest
+is "$rc" 0 "report --db PATH -- RUN: exit 0"
+bad 2 "^shakedown report: no run '--format'; " report --db "$DB" -- --format
+
+# errors
+bad 2 "^shakedown report: unknown option '--bogus'; see 'shakedown report --help'$" \
+	report --db "$DB" --bogus=s3cret
+unlike "$err" "s3cret" "the value of an unknown option is not echoed"
+bad 2 "^shakedown report: unknown option '-x'; see 'shakedown report --help'$" \
+	report --db "$DB" -x
+bad 2 "^shakedown history: unknown option '--tolerance'" \
+	history --db "$DB" --op all_reduce --tolerance 5
+bad 2 "^shakedown compare: option '--tolerance' needs a value$" \
+	compare "$A" latest --db "$DB" --tolerance
+bad 2 "^shakedown report: unexpected argument 'b'; see 'shakedown report --help'$" \
+	report a b --bogus --db "$DB"
+bad 2 "^shakedown db: unexpected argument 'extra'" db info extra --db "$DB"
+
+# --help wins wherever it stands, and goes to stdout
+for c in report history compare db; do
+	run "$SHAKEDOWN" $c --db "$DB" --help
+	is "$rc" 0 "$c --db PATH --help: exit 0"
+	like "$out" "^usage: shakedown $c" "$c --help: usage on stdout"
+	is "$err" "" "$c --help: nothing on stderr"
+done
+
+done_testing
