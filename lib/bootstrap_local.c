@@ -136,11 +136,23 @@ static const char *local_last_error(struct sd_bootstrap_impl *impl)
 	return c->error;
 }
 
-static int fill_common(struct sd_bootstrap_impl *impl, struct local_ctx *c,
-		       int rank, int size, const char *launcher)
+/* Open a bootstrap of `size` ranks on this host whose collectives are
+ * those of `fns`; fd is the launcher's socket, or -1. */
+static int open_here(int fd, int rank, int size, const char *launcher,
+		     const struct sd_bootstrap *fns,
+		     struct sd_bootstrap_impl **out)
 {
+	struct sd_bootstrap_impl *impl = calloc(1, sizeof(*impl));
+	struct local_ctx *c = calloc(1, sizeof(*c));
+	if (!impl || !c) {
+		free(impl);
+		free(c);
+		return SD_ERR_NOMEM;
+	}
+	c->fd = fd;
 	if (gethostname(c->host, sizeof(c->host) - 1) != 0)
 		sd_strlcpy(c->host, "localhost", sizeof(c->host));
+	impl->bs = *fns;
 	impl->bs.rank = rank;
 	impl->bs.size = size;
 	impl->bs.local_rank = rank;
@@ -153,6 +165,7 @@ static int fill_common(struct sd_bootstrap_impl *impl, struct local_ctx *c,
 	sd_strlcpy(impl->job.nodelist, c->host, sizeof(impl->job.nodelist));
 	impl->job.nnodes = 1;
 	impl->job.tasks_per_node = size;
+	*out = impl;
 	return SD_OK;
 }
 
@@ -168,20 +181,10 @@ int sd_bootstrap_local_open(int fd, struct sd_bootstrap_impl **out, char *err,
 			 "hand");
 		return SD_ERR_BOOTSTRAP;
 	}
-	struct sd_bootstrap_impl *impl = calloc(1, sizeof(*impl));
-	struct local_ctx *c = calloc(1, sizeof(*c));
-	if (!impl || !c) {
-		free(impl);
-		free(c);
-		return SD_ERR_NOMEM;
-	}
-	c->fd = fd;
-	impl->bs.allgather = local_allgather;
-	impl->bs.bcast = local_bcast;
-	impl->bs.barrier = local_barrier;
-	fill_common(impl, c, (int)rank, (int)size, "local");
-	*out = impl;
-	return SD_OK;
+	static const struct sd_bootstrap fns = { .allgather = local_allgather,
+						 .bcast = local_bcast,
+						 .barrier = local_barrier };
+	return open_here(fd, (int)rank, (int)size, "local", &fns, out);
 }
 
 /* single: one process, every collective is a copy */
@@ -206,18 +209,8 @@ static int single_barrier(struct sd_bootstrap *bs)
 int sd_bootstrap_single_open(struct sd_bootstrap_impl **out, char *err,
 			     size_t errlen)
 {
-	struct sd_bootstrap_impl *impl = calloc(1, sizeof(*impl));
-	struct local_ctx *c = calloc(1, sizeof(*c));
-	if (!impl || !c) {
-		free(impl);
-		free(c);
-		return SD_ERR_NOMEM;
-	}
-	c->fd = -1;
-	impl->bs.allgather = single_allgather;
-	impl->bs.bcast = single_bcast;
-	impl->bs.barrier = single_barrier;
-	fill_common(impl, c, 0, 1, "single");
-	*out = impl;
-	return SD_OK;
+	static const struct sd_bootstrap fns = { .allgather = single_allgather,
+						 .bcast = single_bcast,
+						 .barrier = single_barrier };
+	return open_here(-1, 0, 1, "single", &fns, out);
 }

@@ -1,10 +1,11 @@
 /*
  * ctrl.c - the control plane (see ctrl.h).
  *
- * Wire format: a 16-byte header (type, rank, seq, payload length; host byte
- * order: all ranks of a job run the same binary on the same architecture)
- * and the payload.  Rank 0's server thread owns every socket for reading;
- * writes take `wmu`.  Shared state is guarded by `mu`.
+ * Wire format: a 20-byte header (type, rank, group, seq, payload length;
+ * host byte order: all ranks of a job run the same binary on the same
+ * architecture) and the payload.  Rank 0's server thread owns every socket
+ * for reading; writes take `wmu`.  Shared state is guarded by `mu`; `cv`
+ * wakes whoever waits for results, an answer or the verdict.
  */
 
 #include "config.h"
@@ -25,22 +26,25 @@
 #include <unistd.h>
 
 #include "ctrl.h"
-#include "tool.h"
 #include "util.h"
 
 enum msg_type {
 	MSG_HELLO = 1, /* client -> 0: payload pid(4) + host */
-	MSG_PROGRESS,  /* client -> 0: entering seq */
+	MSG_PROGRESS,  /* client -> 0: entering (group, seq) */
 	MSG_RESULT,    /* client -> 0: want_stop(1) + result bytes */
 	MSG_FAIL,      /* client -> 0: status(4) + message */
 	MSG_BYE,       /* client -> 0: finished normally */
 	MSG_GO,        /* 0 -> client: stop(1) */
-	MSG_ABORT,     /* 0 -> client: exit status(4) + message */
-	MSG_FINISH,    /* 0 -> client: exit status(4) */
+	MSG_ABORT,     /* 0 -> client: status(4) + message */
+	MSG_FINISH,    /* 0 -> client: outcome(4) */
 };
 
+/* Seconds the judge waits, after a first failure, for the other ranks of
+ * the step to report theirs. */
+#define JUDGE_DELAY_S 2.0
+
 struct hdr {
-	uint32_t type, rank, seq, len;
+	uint32_t type, rank, group, seq, len;
 };
 
 struct peer {
@@ -49,6 +53,7 @@ struct peer {
 	int lost;
 	int pid;
 	char host[64];
+	int group;          /* the group of the last step it entered */
 	uint32_t seq;       /* last step it entered */
 	int has_res;
 	uint32_t res_seq;
@@ -62,18 +67,23 @@ struct peer {
 };
 
 struct sd_ctrl {
-	int rank, size, timeout_ms;
+	int rank, size;
+	int timeout_ms;     /* start-up, and the current step's */
 	pthread_mutex_t mu, wmu;
 	pthread_cond_t cv;
 	sd_ctrl_abort_fn hook;
 	void *hook_arg;
-	int aborting;
+	int aborting;       /* a verdict is being reached or was */
+	int verdict;        /* its sd_status once reached; SD_OK before */
+	char verdict_msg[2048];
+	char (*gnames)[64]; /* names of groups for messages ("" world) */
+	int ngnames;
 	/* rank 0 */
 	struct peer *peers;
 	char what[256];     /* description of the current step */
-	uint32_t cur_seq;
 	double decide_at;   /* when to judge reported failures; 0: none */
 	uint32_t decide_seq;
+	int decide_group;
 	int finishing;
 	pthread_t thread;
 	int thread_running;
@@ -82,14 +92,17 @@ struct sd_ctrl {
 	int fd;
 	int got_go, go_stop;
 	uint32_t go_seq;
-	int got_finish, finish_status;
+	int got_finish, finish_outcome;
+	uint32_t want_seq;  /* the step being waited for */
 	char host0[64];
 };
 
-static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, uint32_t seq,
-		    const void *a, size_t alen, const void *b, size_t blen)
+static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, int group,
+		    uint32_t seq, const void *a, size_t alen, const void *b,
+		    size_t blen)
 {
-	struct hdr h = { type, (uint32_t)c->rank, seq, (uint32_t)(alen + blen) };
+	struct hdr h = { type, (uint32_t)c->rank, (uint32_t)group, seq,
+			 (uint32_t)(alen + blen) };
 	pthread_mutex_lock(&c->wmu);
 	int rc = sd_send_full(fd, &h, sizeof(h));
 	if (!rc && alen)
@@ -159,46 +172,86 @@ int sd_pick_address(const char *host, int all_local, const char *override_env,
 	return SD_OK;
 }
 
+/* The name of group g for messages, "" for the world; mu held. */
+static const char *group_name(struct sd_ctrl *c, int g)
+{
+	return g >= 0 && g < c->ngnames ? c->gnames[g] : "";
+}
+
 static void peer_name(struct sd_ctrl *c, int r, char *buf, size_t len)
 {
-	snprintf(buf, len, "rank %d (%s, pid %d)", r, c->peers[r].host,
-		 c->peers[r].pid);
+	const char *g = group_name(c, c->peers[r].group);
+	snprintf(buf, len, "rank %d (%s, pid %d)%s%s", r, c->peers[r].host,
+		 c->peers[r].pid, *g ? " in " : "", g);
 }
 
-/* End the process for an abort decided here or by rank 0. */
-static void die(struct sd_ctrl *c, int code, const char *msg)
-	__attribute__((noreturn));
-static void die(struct sd_ctrl *c, int code, const char *msg)
+/*
+ * Reach the verdict (once per process): run the hook, then publish the
+ * verdict so that every waiting and later call returns it.  The hook runs
+ * before any caller sees the verdict, so the tool has stopped the backend
+ * and recorded the end before the main thread unwinds.
+ */
+static void reach_verdict(struct sd_ctrl *c, int status, const char *msg,
+			  int decided_here)
 {
 	pthread_mutex_lock(&c->mu);
-	int first = !c->aborting;
+	if (c->aborting) {
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
 	c->aborting = 1;
+	sd_ctrl_abort_fn hook = c->hook;
+	void *arg = c->hook_arg;
 	pthread_mutex_unlock(&c->mu);
-	if (!first)
-		for (;;)
-			pause(); /* another thread is already exiting */
-	if (c->hook)
-		c->hook(c->hook_arg, code, msg);
-	fflush(stdout);
-	fflush(stderr);
-	_exit(code);
+	if (hook)
+		hook(arg, status, msg, decided_here);
+	pthread_mutex_lock(&c->mu);
+	c->verdict = status ? status : SD_ERR_TIMEOUT;
+	sd_strlcpy(c->verdict_msg, msg, sizeof(c->verdict_msg));
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
 }
 
-/* Rank 0: tell everyone, say why, and exit. */
-static void abort_all(struct sd_ctrl *c, int code, const char *msg)
-	__attribute__((noreturn));
-static void abort_all(struct sd_ctrl *c, int code, const char *msg)
+/* The verdict's status with its message in err; mu held. */
+static int verdict_locked(struct sd_ctrl *c, char *err, size_t errlen)
 {
-	uint32_t st = (uint32_t)code;
+	if (err && errlen)
+		sd_strlcpy(err, c->verdict_msg, errlen);
+	return c->verdict;
+}
+
+/* Rank 0: tell everyone, then reach the verdict here. */
+static void abort_all(struct sd_ctrl *c, int status, const char *msg);
+
+/* mu held: a wait ran out.  Unless a verdict came meanwhile, `msg` becomes
+ * one (rank 0 tells everyone); returns the verdict, mu released. */
+static int give_up(struct sd_ctrl *c, const char *msg, char *err,
+		   size_t errlen)
+{
+	if (!c->verdict) {
+		pthread_mutex_unlock(&c->mu);
+		if (c->rank == 0)
+			abort_all(c, SD_ERR_TIMEOUT, msg);
+		else
+			reach_verdict(c, SD_ERR_TIMEOUT, msg, 1);
+		pthread_mutex_lock(&c->mu);
+	}
+	int v = verdict_locked(c, err, errlen);
+	pthread_mutex_unlock(&c->mu);
+	return v;
+}
+
+static void abort_all(struct sd_ctrl *c, int status, const char *msg)
+{
+	uint32_t st = (uint32_t)status;
 	for (int r = 1; r < c->size; r++)
 		if (c->peers[r].fd >= 0 && !c->peers[r].lost)
-			send_msg(c, c->peers[r].fd, MSG_ABORT, 0, &st,
+			send_msg(c, c->peers[r].fd, MSG_ABORT, 0, 0, &st,
 				 sizeof(st), msg, strlen(msg));
-	fprintf(stderr, "shakedown: %s\n", msg);
-	die(c, code, msg);
+	reach_verdict(c, status, msg, 1);
 }
 
-/* Append "rank list" of ranks where pick(r) holds. */
+/* The ranks where pick(r) holds: names, or a comma list of numbers. */
 static void list_ranks(struct sd_ctrl *c, int (*pick)(struct sd_ctrl *, int),
 		       char *buf, size_t len, int names)
 {
@@ -208,7 +261,7 @@ static void list_ranks(struct sd_ctrl *c, int (*pick)(struct sd_ctrl *, int),
 			continue;
 		size_t u = strlen(buf);
 		if (names) {
-			char nm[128];
+			char nm[160];
 			peer_name(c, r, nm, sizeof(nm));
 			snprintf(buf + u, len - u, "%s%s", u ? ", " : "", nm);
 		} else {
@@ -222,13 +275,15 @@ static int is_failed(struct sd_ctrl *c, int r)
 	return c->peers[r].failed && c->peers[r].fail_seq == c->decide_seq;
 }
 
+/* A rank of the failing group that did not report the failure itself. */
 static int is_suspect(struct sd_ctrl *c, int r)
 {
-	return !is_failed(c, r) && !c->peers[r].lost;
+	return !is_failed(c, r) && !c->peers[r].lost &&
+	       c->peers[r].group == c->decide_group;
 }
 
-/* Rank 0, mu held: ranks reported failures in decide_seq; who is to blame? */
-static void judge(struct sd_ctrl *c) __attribute__((noreturn));
+/* Rank 0, mu held: ranks reported failures in decide_seq; who is to blame?
+ * Unlocks mu and aborts the run. */
 static void judge(struct sd_ctrl *c)
 {
 	char suspects[1024], waiting[256], msg[2048];
@@ -244,12 +299,14 @@ static void judge(struct sd_ctrl *c)
 		if (!is_failed(c, r) || p->fail_status == SD_ERR_TIMEOUT ||
 		    p->fail_status == SD_ERR_PEER)
 			continue;
-		char nm[128];
+		char nm[160];
 		peer_name(c, r, nm, sizeof(nm));
 		snprintf(msg, sizeof(msg), "%s failed in %s: %s", nm, c->what,
 			 p->fail_msg);
+		int st = p->fail_status;
 		pthread_mutex_unlock(&c->mu);
-		abort_all(c, sd_exit_for_status(p->fail_status), msg);
+		abort_all(c, st, msg);
+		return;
 	}
 	list_ranks(c, is_suspect, suspects, sizeof(suspects), 1);
 	list_ranks(c, is_failed, waiting, sizeof(waiting), 0);
@@ -262,25 +319,28 @@ static void judge(struct sd_ctrl *c)
 			 "rank is to blame; suspect the network or the backend "
 			 "(%s)", c->what, first);
 	pthread_mutex_unlock(&c->mu);
-	abort_all(c, SD_EXIT_TIMEOUT, msg);
+	abort_all(c, SD_ERR_TIMEOUT, msg);
 }
 
-static void note_failure(struct sd_ctrl *c, int r, uint32_t seq, int status,
-			 const char *msg)
+static void note_failure(struct sd_ctrl *c, int r, int group, uint32_t seq,
+			 int status, const char *msg)
 {
 	struct peer *p = &c->peers[r];
 	p->failed = 1;
 	p->fail_status = status;
 	p->fail_seq = seq;
+	p->group = group;
 	sd_strlcpy(p->fail_msg, msg, sizeof(p->fail_msg));
 	if (!c->decide_at) {
 		c->decide_seq = seq;
+		c->decide_group = group;
 		/* the others waiting in the same step will report shortly */
-		c->decide_at = sd_now() + 2.0;
+		c->decide_at = sd_now() + JUDGE_DELAY_S;
 	}
 	int all = 1;
 	for (int k = 0; k < c->size; k++)
-		if (!c->peers[k].lost && !is_failed(c, k))
+		if (!c->peers[k].lost && !is_failed(c, k) &&
+		    c->peers[k].group == c->decide_group)
 			all = 0;
 	if (all)
 		c->decide_at = sd_now();
@@ -306,6 +366,10 @@ static void *server_main(void *arg)
 		if (ready > 0 && (pfd[0].revents & POLLIN))
 			return NULL; /* sd_ctrl_destroy */
 		pthread_mutex_lock(&c->mu);
+		if (c->aborting) {
+			pthread_mutex_unlock(&c->mu);
+			return NULL; /* a verdict: nothing left to judge */
+		}
 		for (int r = 1; ready > 0 && r < n; r++) {
 			if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
@@ -313,25 +377,25 @@ static void *server_main(void *arg)
 			char *pl;
 			struct peer *p = &c->peers[r];
 			if (recv_msg(p->fd, &h, &pl)) {
-				if (c->finishing)
+				if (c->finishing) {
 					p->bye = 1;
-				else if (!c->aborting) {
-					char msg[1024], nm[128];
-					p->lost = 1;
-					peer_name(c, r, nm, sizeof(nm));
-					snprintf(msg, sizeof(msg), "%s was lost "
-						 "during %s: its control "
-						 "connection closed (the process "
-						 "died or its host went down)",
-						 nm, c->what);
-					pthread_mutex_unlock(&c->mu);
-					abort_all(c, SD_EXIT_TIMEOUT, msg);
+					continue;
 				}
-				continue;
+				char msg[1024], nm[160];
+				p->lost = 1;
+				peer_name(c, r, nm, sizeof(nm));
+				snprintf(msg, sizeof(msg), "%s was lost during "
+					 "%s: its control connection closed (the "
+					 "process died or its host went down)",
+					 nm, c->what);
+				pthread_mutex_unlock(&c->mu);
+				abort_all(c, SD_ERR_TIMEOUT, msg);
+				return NULL;
 			}
 			switch (h.type) {
 			case MSG_PROGRESS:
 				p->seq = h.seq;
+				p->group = (int)h.group;
 				break;
 			case MSG_RESULT:
 				free(p->res);
@@ -341,18 +405,18 @@ static void *server_main(void *arg)
 				if (p->res)
 					memcpy(p->res, pl + 1, p->res_len);
 				p->res_seq = h.seq;
+				p->group = (int)h.group;
 				p->has_res = 1;
 				pthread_cond_broadcast(&c->cv);
 				break;
-			case MSG_FAIL:
-			{
+			case MSG_FAIL: {
 				uint32_t st = SD_ERR_TIMEOUT;
 				if (h.len >= 4)
 					memcpy(&st, pl, 4);
-				note_failure(c, r, h.seq, (int)st,
+				note_failure(c, r, (int)h.group, h.seq, (int)st,
 					     h.len > 4 ? pl + 4 : "failed");
-			}
 				break;
+			}
 			case MSG_BYE:
 				p->bye = 1;
 				break;
@@ -361,8 +425,10 @@ static void *server_main(void *arg)
 			}
 			free(pl);
 		}
-		if (c->decide_at && sd_now() >= c->decide_at)
-			judge(c); /* unlocks and never returns */
+		if (c->decide_at && sd_now() >= c->decide_at) {
+			judge(c); /* unlocks */
+			return NULL;
+		}
 		pthread_mutex_unlock(&c->mu);
 	}
 	return NULL;
@@ -377,14 +443,23 @@ static void *client_main(void *arg)
 		char *pl;
 		if (recv_msg(c->fd, &h, &pl)) {
 			pthread_mutex_lock(&c->mu);
-			int done = c->got_finish;
+			int done = c->got_finish || c->aborting;
 			pthread_mutex_unlock(&c->mu);
 			if (done)
 				return NULL;
 			snprintf(msg, sizeof(msg), "rank %d: lost contact with "
 				 "rank 0 (%s); aborting", c->rank, c->host0);
-			fprintf(stderr, "shakedown: %s\n", msg);
-			die(c, SD_EXIT_TIMEOUT, msg);
+			reach_verdict(c, SD_ERR_PEER, msg, 1);
+			return NULL;
+		}
+		if (h.type == MSG_ABORT) {
+			uint32_t st = SD_ERR_TIMEOUT;
+			if (h.len >= 4)
+				memcpy(&st, pl, 4);
+			reach_verdict(c, (int)st, h.len > 4 ? pl + 4 : "aborted",
+				      0);
+			free(pl);
+			return NULL;
 		}
 		pthread_mutex_lock(&c->mu);
 		switch (h.type) {
@@ -396,15 +471,8 @@ static void *client_main(void *arg)
 		case MSG_FINISH:
 			c->got_finish = 1;
 			if (h.len >= 4)
-				memcpy(&c->finish_status, pl, 4);
+				memcpy(&c->finish_outcome, pl, 4);
 			break;
-		case MSG_ABORT: {
-			uint32_t code = SD_EXIT_TIMEOUT;
-			if (h.len >= 4)
-				memcpy(&code, pl, 4);
-			pthread_mutex_unlock(&c->mu);
-			die(c, (int)code, h.len > 4 ? pl + 4 : "aborted");
-		}
 		default:
 			break;
 		}
@@ -539,7 +607,7 @@ static int start_client(struct sd_ctrl *c, struct sd_bootstrap *bs,
 	int one = 1;
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	uint32_t pid = (uint32_t)getpid();
-	if (send_msg(c, c->fd, MSG_HELLO, 0, &pid, 4, bs->host,
+	if (send_msg(c, c->fd, MSG_HELLO, 0, 0, &pid, 4, bs->host,
 		     strlen(bs->host) + 1)) {
 		snprintf(err, errlen, "control plane: lost rank 0 at start");
 		return SD_ERR_PEER;
@@ -611,17 +679,54 @@ void sd_ctrl_set_abort_hook(struct sd_ctrl *c, sd_ctrl_abort_fn fn, void *arg)
 	pthread_mutex_unlock(&c->mu);
 }
 
-void sd_ctrl_progress(struct sd_ctrl *c, uint32_t seq, const char *what)
+void sd_ctrl_name_group(struct sd_ctrl *c, int group, const char *name)
 {
+	pthread_mutex_lock(&c->mu);
+	if (group >= c->ngnames) {
+		void *p = realloc(c->gnames, (size_t)(group + 1) *
+						     sizeof(*c->gnames));
+		if (p) {
+			c->gnames = p;
+			for (int g = c->ngnames; g <= group; g++)
+				c->gnames[g][0] = '\0';
+			c->ngnames = group + 1;
+		}
+	}
+	if (group >= 0 && group < c->ngnames)
+		sd_strlcpy(c->gnames[group], name, sizeof(c->gnames[group]));
+	pthread_mutex_unlock(&c->mu);
+}
+
+int sd_ctrl_verdict(struct sd_ctrl *c, const char **msg)
+{
+	pthread_mutex_lock(&c->mu);
+	int v = c->verdict;
+	pthread_mutex_unlock(&c->mu);
+	if (msg)
+		*msg = v ? c->verdict_msg : NULL;
+	return v;
+}
+
+int sd_ctrl_progress(struct sd_ctrl *c, int group, uint32_t seq,
+		     int timeout_ms, const char *what, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->verdict) {
+		int v = verdict_locked(c, err, errlen);
+		pthread_mutex_unlock(&c->mu);
+		return v;
+	}
+	c->timeout_ms = timeout_ms;
 	if (c->rank == 0) {
-		pthread_mutex_lock(&c->mu);
-		c->cur_seq = seq;
 		c->peers[0].seq = seq;
+		c->peers[0].group = group;
 		sd_strlcpy(c->what, what, sizeof(c->what));
 		pthread_mutex_unlock(&c->mu);
-		return;
+		return SD_OK;
 	}
-	send_msg(c, c->fd, MSG_PROGRESS, seq, NULL, 0, NULL, 0);
+	pthread_mutex_unlock(&c->mu);
+	send_msg(c, c->fd, MSG_PROGRESS, group, seq, NULL, 0, NULL, 0);
+	return SD_OK;
 }
 
 static void deadline_ts(struct timespec *ts, double seconds)
@@ -632,36 +737,64 @@ static void deadline_ts(struct timespec *ts, double seconds)
 	ts->tv_nsec = (long)((s - (double)ts->tv_sec) * 1e9);
 }
 
-static int lacks_result(struct sd_ctrl *c, int r)
+/* Wait on cv until pred(c) holds, a verdict is reached, or `seconds`
+ * pass; mu held.  Returns 0 when pred holds, else -1 (verdict or time). */
+static int wait_for(struct sd_ctrl *c, int (*pred)(struct sd_ctrl *),
+		    double seconds)
 {
-	return r > 0 && !c->peers[r].has_res;
+	struct timespec ts;
+	deadline_ts(&ts, seconds);
+	while (!pred(c)) {
+		if (c->verdict)
+			return -1;
+		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) == ETIMEDOUT)
+			return pred(c) ? 0 : -1;
+	}
+	return 0;
 }
 
-int sd_ctrl_exchange(struct sd_ctrl *c, uint32_t seq, const void *mine,
-		     size_t len, void *all, int want_stop, int *stop)
+static int go_arrived(struct sd_ctrl *c)
 {
-	char flag = (char)(want_stop != 0);
-	struct timespec ts;
+	return c->got_go && c->go_seq == c->want_seq;
+}
+
+static int lacks_result(struct sd_ctrl *c, int r)
+{
+	return r > 0 && !(c->peers[r].has_res && c->peers[r].res_seq == c->want_seq);
+}
+
+static int all_results(struct sd_ctrl *c)
+{
+	for (int r = 1; r < c->size; r++)
+		if (lacks_result(c, r))
+			return 0;
+	return 1;
+}
+
+/* Backstop of a rank other than 0 for a rank 0 that stopped answering. */
+static double backstop_s(struct sd_ctrl *c)
+{
+	return 2.0 * c->timeout_ms / 1e3 + 5;
+}
+
+int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
+		     const void *mine, size_t len, void *all, int want_stop,
+		     int *stop, char *err, size_t errlen)
+{
+	char flag = (char)(want_stop != 0), msg[1400];
 	if (c->rank != 0) {
-		if (send_msg(c, c->fd, MSG_RESULT, seq, &flag, 1, mine, len))
-			sd_ctrl_fail(c, seq, SD_ERR_PEER,
-				     "lost the connection to rank 0");
-		/* rank 0 enforces the timeout; this is the backstop for a
-		 * rank 0 that stopped answering altogether */
-		deadline_ts(&ts, 2.0 * c->timeout_ms / 1e3 + 5);
+		if (send_msg(c, c->fd, MSG_RESULT, group, seq, &flag, 1, mine,
+			     len))
+			return sd_ctrl_fail(c, group, seq, SD_ERR_PEER,
+					    "lost the connection to rank 0",
+					    err, errlen);
 		pthread_mutex_lock(&c->mu);
-		while (!(c->got_go && c->go_seq == seq)) {
-			if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) ==
-			    ETIMEDOUT) {
-				char msg[256];
-				pthread_mutex_unlock(&c->mu);
-				snprintf(msg, sizeof(msg), "rank %d: rank 0 (%s) "
-					 "did not answer within %.0f s; aborting",
-					 c->rank, c->host0,
-					 2.0 * c->timeout_ms / 1e3 + 5);
-				fprintf(stderr, "shakedown: %s\n", msg);
-				die(c, SD_EXIT_TIMEOUT, msg);
-			}
+		c->want_seq = seq;
+		if (wait_for(c, go_arrived, backstop_s(c))) {
+			snprintf(msg, sizeof(msg), "rank %d: rank 0 (%s) did not "
+				 "answer within %.0f s; aborting", c->rank,
+				 c->host0, backstop_s(c));
+			return give_up(c, msg, err, errlen);
 		}
 		c->got_go = 0;
 		*stop = c->go_stop;
@@ -669,24 +802,18 @@ int sd_ctrl_exchange(struct sd_ctrl *c, uint32_t seq, const void *mine,
 		return SD_OK;
 	}
 
-	deadline_ts(&ts, c->timeout_ms / 1e3);
+	/* ranks whose operation times out report it at about the timeout:
+	 * wait a little longer, so that the judge can tell the rank that
+	 * hangs from those that waited for it */
 	pthread_mutex_lock(&c->mu);
-	for (;;) {
-		int missing = 0;
-		for (int r = 1; r < c->size; r++)
-			if (!c->peers[r].has_res || c->peers[r].res_seq != seq)
-				missing++;
-		if (!missing)
-			break;
-		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) == ETIMEDOUT) {
-			char names[1024], msg[1400];
-			list_ranks(c, lacks_result, names, sizeof(names), 1);
-			snprintf(msg, sizeof(msg), "%s did not finish %s within "
-				 "%.0f s (the others did)", names, c->what,
-				 c->timeout_ms / 1e3);
-			pthread_mutex_unlock(&c->mu);
-			abort_all(c, SD_EXIT_TIMEOUT, msg);
-		}
+	c->want_seq = seq;
+	if (wait_for(c, all_results, c->timeout_ms / 1e3 + JUDGE_DELAY_S + 1)) {
+		char names[1024];
+		list_ranks(c, lacks_result, names, sizeof(names), 1);
+		snprintf(msg, sizeof(msg), "%s did not finish %s within %.0f s "
+			 "(the others did)", names, c->what,
+			 c->timeout_ms / 1e3);
+		return give_up(c, msg, err, errlen);
 	}
 	int any_stop = want_stop;
 	if (all)
@@ -701,55 +828,67 @@ int sd_ctrl_exchange(struct sd_ctrl *c, uint32_t seq, const void *mine,
 	pthread_mutex_unlock(&c->mu);
 	flag = (char)(any_stop != 0);
 	for (int r = 1; r < c->size; r++)
-		send_msg(c, c->peers[r].fd, MSG_GO, seq, &flag, 1, NULL, 0);
+		send_msg(c, c->peers[r].fd, MSG_GO, 0, seq, &flag, 1, NULL, 0);
 	*stop = any_stop;
 	return SD_OK;
 }
 
-void sd_ctrl_fail(struct sd_ctrl *c, uint32_t seq, int status, const char *msg)
+static int has_verdict(struct sd_ctrl *c)
+{
+	return c->verdict != SD_OK;
+}
+
+int sd_ctrl_fail(struct sd_ctrl *c, int group, uint32_t seq, int status,
+		 const char *msg, char *err, size_t errlen)
 {
 	if (c->rank == 0) {
 		pthread_mutex_lock(&c->mu);
-		note_failure(c, 0, seq, status, msg);
+		if (!c->aborting)
+			note_failure(c, 0, group, seq, status, msg);
 		pthread_mutex_unlock(&c->mu);
 	} else {
 		uint32_t st = (uint32_t)status;
-		send_msg(c, c->fd, MSG_FAIL, seq, &st, 4, msg, strlen(msg) + 1);
+		send_msg(c, c->fd, MSG_FAIL, group, seq, &st, 4, msg,
+			 strlen(msg) + 1);
 	}
-	/* rank 0's judge decides and the abort exits this process; if no
-	 * word comes, give up on our own */
-	sleep((unsigned)(c->timeout_ms / 1000 + 10));
+	/* rank 0's judge decides; if no word comes, give up on our own */
 	char text[512];
 	snprintf(text, sizeof(text), "rank %d: %s (no verdict from rank 0)",
 		 c->rank, msg);
-	fprintf(stderr, "shakedown: %s\n", text);
-	die(c, SD_EXIT_TIMEOUT, text);
+	pthread_mutex_lock(&c->mu);
+	wait_for(c, has_verdict, c->timeout_ms / 1e3 + 10);
+	return give_up(c, text, err, errlen);
 }
 
-int sd_ctrl_finish(struct sd_ctrl *c, int *status)
+static int finish_arrived(struct sd_ctrl *c)
 {
+	return c->got_finish;
+}
+
+int sd_ctrl_finish(struct sd_ctrl *c, int *outcome)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->verdict) {
+		int v = c->verdict;
+		pthread_mutex_unlock(&c->mu);
+		return v;
+	}
 	if (c->rank == 0) {
-		uint32_t st = (uint32_t)*status;
-		pthread_mutex_lock(&c->mu);
+		uint32_t st = (uint32_t)*outcome;
 		c->finishing = 1;
 		pthread_mutex_unlock(&c->mu);
 		for (int r = 1; r < c->size; r++)
-			send_msg(c, c->peers[r].fd, MSG_FINISH, 0, &st, 4, NULL,
-				 0);
+			send_msg(c, c->peers[r].fd, MSG_FINISH, 0, 0, &st, 4,
+				 NULL, 0);
 		return SD_OK;
 	}
-	struct timespec ts;
-	deadline_ts(&ts, 2.0 * c->timeout_ms / 1e3 + 5);
-	pthread_mutex_lock(&c->mu);
-	while (!c->got_finish)
-		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) == ETIMEDOUT)
-			break;
-	int got = c->got_finish;
-	if (got)
-		*status = c->finish_status;
+	int rc = wait_for(c, finish_arrived, backstop_s(c));
+	if (!rc)
+		*outcome = c->finish_outcome;
+	int v = c->verdict;
 	pthread_mutex_unlock(&c->mu);
-	send_msg(c, c->fd, MSG_BYE, 0, NULL, 0, NULL, 0);
-	return got ? SD_OK : SD_ERR_TIMEOUT;
+	send_msg(c, c->fd, MSG_BYE, 0, 0, NULL, 0, NULL, 0);
+	return v ? v : rc ? SD_ERR_TIMEOUT : SD_OK;
 }
 
 void sd_ctrl_destroy(struct sd_ctrl *c)
@@ -782,5 +921,6 @@ void sd_ctrl_destroy(struct sd_ctrl *c)
 		close(c->wake[0]);
 		close(c->wake[1]);
 	}
+	free(c->gnames);
 	free(c);
 }

@@ -13,6 +13,11 @@
 #include "names.h"
 #include "util.h"
 
+static const struct sd_name_row kind_names[] = {
+	{ "corrupt", SD_FAULT_CORRUPT }, { "stall", SD_FAULT_STALL },
+	{ "exit", SD_FAULT_EXIT }, { "kill", SD_FAULT_KILL }, { NULL, 0 }
+};
+
 int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		   size_t errlen)
 {
@@ -35,13 +40,10 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		if (strcmp(kv, "rank") == 0 && !sd_parse_int(v, 0, 1 << 24, &n))
 			f->rank = (int)n;
 		else if (strcmp(kv, "kind") == 0) {
-			f->kind = strcmp(v, "corrupt") == 0 ? SD_FAULT_CORRUPT
-				: strcmp(v, "stall") == 0   ? SD_FAULT_STALL
-				: strcmp(v, "exit") == 0    ? SD_FAULT_EXIT
-				: strcmp(v, "kill") == 0    ? SD_FAULT_KILL
-							    : SD_FAULT_NONE;
-			if (f->kind == SD_FAULT_NONE)
+			int k;
+			if (sd_name_lookup(kind_names, v, &k, NULL))
 				goto bad;
+			f->kind = (enum sd_fault_kind)k;
 		} else if (strcmp(kv, "op") == 0) {
 			enum sd_op op;
 			if (sd_op_from_name(v, &op, NULL))
@@ -95,7 +97,9 @@ void sd_fault_act(struct sd_fault *f)
 		for (;;)
 			sleep(3600);
 	case SD_FAULT_EXIT:
-		_exit(f->code);
+		if (f->exit_fn)
+			f->exit_fn(f->code);
+		break;
 	case SD_FAULT_KILL:
 		raise(SIGKILL);
 		for (;;)

@@ -8,7 +8,9 @@
  *                          check (index=I, default 0)
  *                 stall:   stop answering (sleep) before timed iteration
  *                          iter=N (default 0)
- *                 exit:    _exit(code=C, default 9) before iteration N
+ *                 exit:    end the process with status code=C (default
+ *                          9) before iteration N, through the exit
+ *                          function the tool gives (struct sd_fault)
  *                 kill:    SIGKILL itself before iteration N
  *   op=NAME       only in this operation (default: the first one)
  *   size=BYTES    only at this size (K/M/G suffixes; default: the first)
@@ -35,6 +37,9 @@ struct sd_fault {
 	int code;
 	uint64_t index;
 	int fired;
+	/* ends the process at once with a status (the tool's _exit); kind
+	 * exit does nothing without it */
+	void (*exit_fn)(int status);
 };
 
 /* Parse spec (NULL or "" gives kind NONE).  Returns SD_OK or
@@ -46,7 +51,8 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 int sd_fault_here(const struct sd_fault *f, int rank, enum sd_op op,
 		  uint64_t size, int in_place);
 
-/* Carry out a stall, exit or kill (returns only for corrupt/none). */
+/* Carry out a stall, exit or kill (returns only for corrupt, none, or an
+ * exit without exit_fn). */
 void sd_fault_act(struct sd_fault *f);
 
 #endif

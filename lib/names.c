@@ -4,12 +4,14 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "names.h"
+#include "shakedown/coll.h"
 
 int sd_parse_size(const char *s, uint64_t *out)
 {
@@ -64,7 +66,16 @@ int sd_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
-static const struct sd_name_row dtype_names[] = {
+int sd_parse_duration_ms(const char *s, int *ms)
+{
+	double v;
+	if (sd_parse_seconds(s, &v) || v > 1e6)
+		return -1;
+	*ms = v * 1000 < 1 ? 1 : (int)(v * 1000 + 0.5);
+	return 0;
+}
+
+const struct sd_name_row sd_dtype_names[] = {
 	{ "int8", SD_INT8 }, { "uint8", SD_UINT8 }, { "int32", SD_INT32 },
 	{ "uint32", SD_UINT32 }, { "int64", SD_INT64 },
 	{ "uint64", SD_UINT64 }, { "float16", SD_FLOAT16 },
@@ -79,20 +90,18 @@ static const struct sd_name_row dtype_names[] = {
 	{ NULL, 0 }
 };
 
-static const struct sd_name_row redop_names[] = {
+const struct sd_name_row sd_redop_names[] = {
 	{ "sum", SD_SUM }, { "prod", SD_PROD }, { "min", SD_MIN },
 	{ "max", SD_MAX }, { "avg", SD_AVG }, { "product", SD_PROD },
 	{ "mean", SD_AVG }, { NULL, 0 }
 };
 
-static const struct sd_name_row op_names[] = {
-	{ "all_reduce", SD_OP_ALL_REDUCE }, { "all_gather", SD_OP_ALL_GATHER },
-	{ "reduce_scatter", SD_OP_REDUCE_SCATTER },
-	{ "all_to_all", SD_OP_ALL_TO_ALL }, { "broadcast", SD_OP_BROADCAST },
-	{ "reduce", SD_OP_REDUCE }, { "gather", SD_OP_GATHER },
-	{ "scatter", SD_OP_SCATTER }, { "sendrecv", SD_OP_SENDRECV },
-	{ "pt2pt", SD_OP_PT2PT }, { NULL, 0 }
+/* The names of the operations are their rows' in shakedown/coll.h. */
+#define OP_NAME_ROW(op, name, ...) { name, op },
+const struct sd_name_row sd_op_names[] = {
+	SD_COLLECTIVES(OP_NAME_ROW) { NULL, 0 }
 };
+#undef OP_NAME_ROW
 
 /* Letters in common, ignoring '_' and case: a cheap closeness score. */
 static int closeness(const char *a, const char *b)
@@ -161,16 +170,40 @@ const char *sd_name_of(const struct sd_name_row *rows, int value)
 
 const char *sd_dtype_name(enum sd_dtype t)
 {
-	return sd_name_of(dtype_names, t);
+	return sd_name_of(sd_dtype_names, t);
 }
 
-const char *sd_redop_name(enum sd_redop r) { return sd_name_of(redop_names, r); }
-const char *sd_op_name(enum sd_op op) { return sd_name_of(op_names, op); }
+const char *sd_redop_name(enum sd_redop r)
+{
+	return sd_name_of(sd_redop_names, r);
+}
+
+const char *sd_op_name(enum sd_op op)
+{
+	return sd_name_of(sd_op_names, op);
+}
+
+int sd_name_join(const struct sd_name_row *rows, uint32_t mask, int count,
+		 const char *sep, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int v = 0; v < count; v++) {
+		if (!(mask & (1u << v)))
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s",
+				 used ? sep : "", sd_name_of(rows, v));
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+	}
+	return 0;
+}
 
 int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint)
 {
 	int v;
-	if (sd_name_lookup(dtype_names, name, &v, hint))
+	if (sd_name_lookup(sd_dtype_names, name, &v, hint))
 		return -1;
 	*out = (enum sd_dtype)v;
 	return 0;
@@ -179,7 +212,7 @@ int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint)
 int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint)
 {
 	int v;
-	if (sd_name_lookup(redop_names, name, &v, hint))
+	if (sd_name_lookup(sd_redop_names, name, &v, hint))
 		return -1;
 	*out = (enum sd_redop)v;
 	return 0;
@@ -188,7 +221,7 @@ int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint)
 int sd_op_from_name(const char *name, enum sd_op *out, const char **hint)
 {
 	int v;
-	if (sd_name_lookup(op_names, name, &v, hint))
+	if (sd_name_lookup(sd_op_names, name, &v, hint))
 		return -1;
 	*out = (enum sd_op)v;
 	return 0;

@@ -25,6 +25,12 @@ int sd_parse_int(const char *s, long min, long max, long *out);
 /* Parse seconds with an optional fraction ("30", "0.5"); returns 0 or -1. */
 int sd_parse_seconds(const char *s, double *out);
 
+/* Parse a positive number of seconds with an optional fraction ("30",
+ * "0.5", at most 1000000) into milliseconds: the one place where the
+ * seconds people write become the milliseconds the core counts in.
+ * Returns 0 or -1. */
+int sd_parse_duration_ms(const char *s, int *ms);
+
 /*
  * A table of names: rows of { name, value }, ended by { NULL, 0 }.  The
  * first row of a value is its canonical name; later rows with the same
@@ -43,6 +49,18 @@ int sd_name_lookup(const struct sd_name_row *rows, const char *name, int *out,
 
 /* The canonical name of `value`, or "?". */
 const char *sd_name_of(const struct sd_name_row *rows, int value);
+
+/* Join the canonical names of the values 0..count-1 whose bit is set in
+ * mask, separated by sep; 0, or -1 when buf is too small (then it holds
+ * what fitted). */
+int sd_name_join(const struct sd_name_row *rows, uint32_t mask, int count,
+		 const char *sep, char *buf, size_t len);
+
+/* The tables of data types, reductions and operations (canonical names
+ * first, in enum order). */
+extern const struct sd_name_row sd_dtype_names[];
+extern const struct sd_name_row sd_redop_names[];
+extern const struct sd_name_row sd_op_names[];
 
 /* Names.  *_from_name return 0 and set *out, or -1 (then *hint, when not
  * NULL, points to the closest valid name or NULL). */

@@ -11,7 +11,7 @@
 #include <yaml.h>
 
 #include "plan.h"
-#include "coll.h"
+#include "shakedown/coll.h"
 #include "util.h"
 
 const char sd_default_plan[] =
@@ -46,10 +46,34 @@ struct raw_test {
 	char roots[128];
 	char algo[32];
 	char env[512];
+	char scope[32];
 	uint64_t min_bytes, max_bytes, step_bytes;
 	double step_factor;
-	long iters, warmup;
+	long iters, warmup, check_passes;
+	int per_iter, in_place;
+	enum sd_combine combine;
+	int timeout_ms;
 	int line;
+};
+
+/* The defaults of every field: the one place they are defined. */
+static const struct raw_test field_defaults = {
+	.dtypes = "float32", .redops = "sum", .roots = "0", .algo = "auto",
+	.scope = "world", .min_bytes = 1024, .max_bytes = 16u << 20,
+	.step_factor = 4, .iters = 10, .warmup = 3, .check_passes = 1,
+	.per_iter = 0, .in_place = 1, .combine = SD_COMBINE_AVG,
+	.timeout_ms = SD_PLAN_TIMEOUT_MS,
+};
+
+static const struct sd_name_row combine_names[] = {
+	{ "avg", SD_COMBINE_AVG }, { "min", SD_COMBINE_MIN },
+	{ "max", SD_COMBINE_MAX }, { "rank0", SD_COMBINE_RANK0 },
+	{ NULL, 0 }
+};
+
+static const struct sd_name_row bool_names[] = {
+	{ "true", 1 }, { "false", 0 }, { "yes", 1 }, { "no", 0 },
+	{ "on", 1 }, { "off", 0 }, { "1", 1 }, { "0", 0 }, { NULL, 0 }
 };
 
 struct parse {
@@ -152,6 +176,33 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		sd_strlcpy(t->algo, s, sizeof(t->algo));
 		return 0;
 	}
+	if (strcmp(key, "scope") == 0) {
+		sd_strlcpy(t->scope, s, sizeof(t->scope));
+		return 0;
+	}
+	int *flag = strcmp(key, "per_iter") == 0   ? &t->per_iter
+		    : strcmp(key, "in_place") == 0 ? &t->in_place
+						   : NULL;
+	if (flag) {
+		if (sd_name_lookup(bool_names, s, flag, NULL))
+			return fail(p, v, "%s '%s' must be true or false", key,
+				    s);
+		return 0;
+	}
+	if (strcmp(key, "combine") == 0) {
+		int c;
+		if (sd_name_lookup(combine_names, s, &c, NULL))
+			return fail(p, v, "combine '%s' must be avg, min, max "
+				    "or rank0", s);
+		t->combine = (enum sd_combine)c;
+		return 0;
+	}
+	if (strcmp(key, "timeout") == 0) {
+		if (sd_parse_duration_ms(s, &t->timeout_ms))
+			return fail(p, v, "timeout '%s' must be a positive "
+				    "number of seconds", s);
+		return 0;
+	}
 	uint64_t *size = strcmp(key, "min_bytes") == 0   ? &t->min_bytes
 			 : strcmp(key, "max_bytes") == 0 ? &t->max_bytes
 			 : strcmp(key, "step_bytes") == 0 ? &t->step_bytes
@@ -176,16 +227,19 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 	}
 	long *num = strcmp(key, "iters") == 0    ? &t->iters
 		    : strcmp(key, "warmup") == 0 ? &t->warmup
+		    : strcmp(key, "check") == 0  ? &t->check_passes
 						 : NULL;
 	if (num) {
-		if (sd_parse_int(s, 0, 1000000, num))
+		long most = num == &t->check_passes ? 1000 : 1000000;
+		if (sd_parse_int(s, 0, most, num))
 			return fail(p, v, "%s '%s' must be a whole number "
-				    "from 0 to 1000000", key, s);
+				    "from 0 to %ld", key, s, most);
 		return 0;
 	}
 	return fail(p, v, "unknown key '%s'; plans know op, dtype, redop, "
 		    "root, algo, min_bytes, max_bytes, step_factor, step_bytes, "
-		    "iters, warmup, env", key);
+		    "iters, warmup, check, per_iter, in_place, combine, timeout, "
+		    "scope, env", key);
 }
 
 static int read_mapping(struct parse *p, yaml_node_t *map, struct raw_test *t)
@@ -282,6 +336,25 @@ out:
 	return rc;
 }
 
+size_t sd_size_series(uint64_t min, uint64_t max, double factor,
+		      uint64_t step, uint64_t *out, size_t cap)
+{
+	size_t k = 0;
+	if (min == 0 || max < min)
+		return 0;
+	for (uint64_t s = min; s <= max && k < cap;) {
+		if (out)
+			out[k] = s;
+		k++;
+		uint64_t next = factor > 1 ? (uint64_t)((double)s * factor)
+					   : s + step;
+		if (next <= s)
+			break;
+		s = next;
+	}
+	return k;
+}
+
 /* Expansion into concrete tests. */
 struct expander {
 	struct sd_plan *plan;
@@ -315,10 +388,36 @@ static int push(struct expander *e, const struct sd_test_spec *t)
 			       strtok_r(_buf, ",", &_save));                 \
 	     item; item = strtok_r(NULL, ",", &_save))
 
+/* The ranks per group of `scope` on n ranks: n for world, K for split:K;
+ * 0 with err for a scope that is not one. */
+static int scope_group_size(struct expander *e, const char *scope, int n)
+{
+	long k;
+	if (strcmp(scope, "world") == 0)
+		return n;
+	if (strncmp(scope, "split:", 6) == 0 &&
+	    !sd_parse_int(scope + 6, 1, 1 << 24, &k))
+		return (int)k;
+	snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, or "
+		 "split:K for groups of K consecutive ranks", e->where, scope);
+	return 0;
+}
+
 static int expand_one(struct expander *e, const struct raw_test *r)
 {
 	const char *hint;
 	int rc;
+	int gsize = scope_group_size(e, r->scope, e->nranks);
+	if (!gsize)
+		return SD_ERR_INVALID;
+	if (e->nranks % gsize) {
+		if (!e->strict)
+			return SD_OK; /* the scope does not fit this job */
+		snprintf(e->err, e->errlen, "%s: scope %s needs a multiple of "
+			 "%d ranks, the job has %d", e->where, r->scope, gsize,
+			 e->nranks);
+		return SD_ERR_INVALID;
+	}
 	FOR_EACH_ITEM(r->ops, opname) {
 		enum sd_op op;
 		if (sd_op_from_name(opname, &op, &hint)) {
@@ -328,18 +427,22 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			return SD_ERR_INVALID;
 		}
 		const struct sd_coll *c = sd_coll_get(op);
-		if (e->nranks < c->min_ranks && !e->strict)
+		if (gsize < c->min_ranks && !e->strict)
 			continue;
-		if (e->nranks < c->min_ranks) {
+		if (gsize < c->min_ranks) {
 			snprintf(e->err, e->errlen, "%s: %s needs at least %d "
-				 "ranks, the job has %d; run more ranks or drop "
-				 "it", e->where, c->name, c->min_ranks, e->nranks);
+				 "ranks, the %s has %d; run more ranks or drop "
+				 "it", e->where, c->name, c->min_ranks,
+				 gsize == e->nranks ? "job" : "group", gsize);
 			return SD_ERR_INVALID;
 		}
+		char all_dtypes[256], all_redops[128];
+		sd_name_join(sd_dtype_names, ~0u, SD_DTYPE_COUNT, ",",
+			     all_dtypes, sizeof(all_dtypes));
+		sd_name_join(sd_redop_names, ~0u, SD_REDOP_COUNT, ",",
+			     all_redops, sizeof(all_redops));
 		const char *dtypes = strcmp(r->dtypes, "all") == 0
-			? "int8,uint8,int32,uint32,int64,uint64,float16,"
-			  "bfloat16,float32,float64,fp8_e4m3,fp8_e5m2"
-			: r->dtypes;
+			? all_dtypes : r->dtypes;
 		FOR_EACH_ITEM(dtypes, dname) {
 			struct sd_test_spec t = { 0 };
 			t.op = op;
@@ -356,6 +459,13 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			t.step_factor = r->step_factor;
 			t.iters = r->iters;
 			t.warmup = r->warmup;
+			t.check_passes = r->check_passes;
+			t.per_iter = r->per_iter;
+			t.in_place = r->in_place;
+			t.combine = r->combine;
+			t.timeout_ms = r->timeout_ms;
+			sd_strlcpy(t.scope, r->scope, sizeof(t.scope));
+			t.group_size = gsize;
 			sd_strlcpy(t.algo, r->algo[0] ? r->algo : "auto",
 				   sizeof(t.algo));
 			sd_strlcpy(t.env, r->env, sizeof(t.env));
@@ -375,7 +485,7 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			}
 			const char *redops = !c->reduces ? "sum"
 				: strcmp(r->redops, "all") == 0
-					? "sum,prod,min,max,avg" : r->redops;
+					? all_redops : r->redops;
 			FOR_EACH_ITEM(redops, rname) {
 				if (sd_redop_from_name(rname, &t.redop, &hint)) {
 					snprintf(e->err, e->errlen, "%s: unknown "
@@ -393,7 +503,7 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 					continue;
 				}
 				if (strcmp(r->roots, "all") == 0) {
-					for (int k = 0; k < e->nranks; k++) {
+					for (int k = 0; k < gsize; k++) {
 						t.root = k;
 						if ((rc = push(e, &t)))
 							return rc;
@@ -403,12 +513,12 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 				FOR_EACH_ITEM(r->roots, rootname) {
 					long v;
 					if (sd_parse_int(rootname, 0,
-							 e->nranks - 1, &v)) {
+							 gsize - 1, &v)) {
 						snprintf(e->err, e->errlen,
 							 "%s: root '%s' is not a "
 							 "rank from 0 to %d (or "
 							 "'all')", e->where,
-							 rootname, e->nranks - 1);
+							 rootname, gsize - 1);
 						return SD_ERR_INVALID;
 					}
 					t.root = (int)v;
@@ -421,7 +531,9 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 	return SD_OK;
 }
 
-static void apply_options(struct raw_test *t, const struct sd_run_options *o)
+/* Apply what the caller set; the one place overrides meet the plan. */
+static void apply_overrides(struct raw_test *t,
+			    const struct sd_plan_overrides *o)
 {
 	if (o->dtypes)
 		sd_strlcpy(t->dtypes, o->dtypes, sizeof(t->dtypes));
@@ -431,22 +543,34 @@ static void apply_options(struct raw_test *t, const struct sd_run_options *o)
 		sd_strlcpy(t->roots, o->roots, sizeof(t->roots));
 	if (o->algo)
 		sd_strlcpy(t->algo, o->algo, sizeof(t->algo));
-	if (o->set_min)
+	if (o->scope)
+		sd_strlcpy(t->scope, o->scope, sizeof(t->scope));
+	if (o->set & SD_SET_MIN_BYTES)
 		t->min_bytes = o->min_bytes;
-	if (o->set_max)
+	if (o->set & SD_SET_MAX_BYTES)
 		t->max_bytes = o->max_bytes;
-	if (o->set_factor) {
+	if (o->set & SD_SET_STEP_FACTOR) {
 		t->step_factor = o->step_factor;
 		t->step_bytes = 0;
 	}
-	if (o->set_step) {
+	if (o->set & SD_SET_STEP_BYTES) {
 		t->step_bytes = o->step_bytes;
 		t->step_factor = 1;
 	}
-	if (o->set_iters)
+	if (o->set & SD_SET_ITERS)
 		t->iters = o->iters;
-	if (o->set_warmup)
+	if (o->set & SD_SET_WARMUP)
 		t->warmup = o->warmup;
+	if (o->set & SD_SET_CHECK)
+		t->check_passes = o->check_passes;
+	if (o->set & SD_SET_PER_ITER)
+		t->per_iter = o->per_iter;
+	if (o->set & SD_SET_IN_PLACE)
+		t->in_place = o->in_place;
+	if (o->set & SD_SET_COMBINE)
+		t->combine = o->combine;
+	if (o->set & SD_SET_TIMEOUT)
+		t->timeout_ms = o->timeout_ms;
 }
 
 static int render(struct sd_plan *p)
@@ -473,6 +597,13 @@ static int render(struct sd_plan *p)
 					     (unsigned long long)t->step_bytes);
 		bad |= sd_buf_printf(&b, ", iters: %ld, warmup: %ld, algo: %s",
 				     t->iters, t->warmup, t->algo);
+		bad |= sd_buf_printf(&b, ", check: %ld, per_iter: %s, "
+				     "in_place: %s, combine: %s, timeout: %g, "
+				     "scope: %s", t->check_passes,
+				     t->per_iter ? "true" : "false",
+				     t->in_place ? "true" : "false",
+				     sd_name_of(combine_names, t->combine),
+				     t->timeout_ms / 1e3, t->scope);
 		if (t->env[0]) {
 			/* "A=1 B=2" as env: {A: 1, B: 2} */
 			bad |= sd_buf_printf(&b, ", env: {");
@@ -525,16 +656,14 @@ static char *read_file(const char *path, char *err, size_t errlen)
 	return b.data;
 }
 
-int sd_plan_build(const char *file, const struct sd_run_options *o, int nranks,
-		  struct sd_plan *out, char *err, size_t errlen)
+int sd_plan_build(const char *file, const struct sd_plan_overrides *ov,
+		  int nranks, struct sd_plan *out, char *err, size_t errlen)
 {
+	static const struct sd_plan_overrides none = { 0 };
+	const struct sd_plan_overrides *o = ov ? ov : &none;
 	struct parse p = { .file = file ? file : "<built-in plan>", .err = err,
 			   .errlen = errlen };
-	struct raw_test defaults = { .dtypes = "float32", .redops = "sum",
-				     .roots = "0", .algo = "auto",
-				     .min_bytes = 1024, .max_bytes = 16u << 20,
-				     .step_factor = 4, .iters = 10,
-				     .warmup = 3 };
+	struct raw_test defaults = field_defaults;
 	struct raw_test *raw = NULL;
 	size_t nraw = 0;
 	char *text = NULL;
@@ -560,13 +689,13 @@ int sd_plan_build(const char *file, const struct sd_run_options *o, int nranks,
 		/* --op replaces the plan's tests, keeping its defaults */
 		struct raw_test t = defaults;
 		sd_strlcpy(t.ops, o->ops, sizeof(t.ops));
-		apply_options(&t, o);
+		apply_overrides(&t, o);
 		e.where = "--op";
 		e.strict = 1;
 		rc = expand_one(&e, &t);
 	} else {
 		for (size_t i = 0; i < nraw && !rc; i++) {
-			apply_options(&raw[i], o);
+			apply_overrides(&raw[i], o);
 			snprintf(where, sizeof(where), "%s:%d", p.file,
 				 raw[i].line);
 			e.where = where;
@@ -579,6 +708,9 @@ int sd_plan_build(const char *file, const struct sd_run_options *o, int nranks,
 			 nranks == 1 ? "" : "s");
 		rc = SD_ERR_INVALID;
 	}
+	for (size_t i = 0; !rc && i < out->ntests; i++)
+		if (out->tests[i].timeout_ms > out->timeout_ms)
+			out->timeout_ms = out->tests[i].timeout_ms;
 	if (!rc)
 		rc = render(out);
 fail:

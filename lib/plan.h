@@ -1,13 +1,16 @@
 /*
  * plan.h - the test plan: which collectives, types, reductions, roots and
- * sizes to run.
+ * sizes to run, and how to run them (check passes, per-iteration timing,
+ * in place or not, how per-rank times combine, the timeout, the scope).
  *
  * A plan is YAML (see shakedown(1), PLAN FILES): a `defaults` mapping and a
- * `tests` sequence.  The built-in default plan is compiled in.  Options of
- * the command line apply on top (`--op` replaces the tests; -b/-e/-f/-i/-n/
- * -w/-d/-o/-r/--algo override every test).  The result is expanded (lists
- * and `all` become one test each) and rendered back as canonical text, which
- * is what every rank hashes and what the database records.
+ * `tests` sequence.  The built-in default plan is compiled in, and so are
+ * the defaults of every field (plan.c, one place).  Overrides (the command
+ * line's options) apply on top, once, in sd_plan_build: `ops` replaces the
+ * tests, every other set field overrides every test.  The result is
+ * expanded (lists and `all` become one test each) and rendered back as
+ * canonical text holding every setting of the run, which is what every
+ * rank hashes and what the database records.
  */
 #ifndef SD_PLAN_H
 #define SD_PLAN_H
@@ -15,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "shakedown/backend.h"
-#include "options.h"
+#include "names.h"
 
 /* Most sizes one test may measure (a plan asking for more is refused). */
 #define SD_MAX_SIZES 100000
@@ -31,27 +34,80 @@ struct sd_test_spec {
 	char algo[32];          /* "auto" or a backend algorithm name */
 	char env[512];          /* "NCCL_X=v NCCL_Y=w": run on a fresh
 				   communicator made with these set; "" none */
+	long check_passes;      /* check the data this often per size; 0 off */
+	int per_iter;           /* also time each iteration (percentiles) */
+	int in_place;           /* 1: also measure in place (when the op can) */
+	enum sd_combine combine;/* how per-rank times combine (nccl-tests -a) */
+	int timeout_ms;         /* give up on one operation after this long */
+	char scope[32];         /* "world", or "split:K": the ranks in blocks
+				   of K consecutive ranks, each block a group
+				   measured at the same time as the others */
+	int group_size;         /* ranks per group: the job's, or K */
+};
+
+/* Which fields of struct sd_plan_overrides are set. */
+enum sd_plan_set {
+	SD_SET_MIN_BYTES = 1 << 0,
+	SD_SET_MAX_BYTES = 1 << 1,
+	SD_SET_STEP_BYTES = 1 << 2,
+	SD_SET_STEP_FACTOR = 1 << 3,
+	SD_SET_ITERS = 1 << 4,
+	SD_SET_WARMUP = 1 << 5,
+	SD_SET_CHECK = 1 << 6,
+	SD_SET_PER_ITER = 1 << 7,
+	SD_SET_IN_PLACE = 1 << 8,
+	SD_SET_COMBINE = 1 << 9,
+	SD_SET_TIMEOUT = 1 << 10,
+};
+
+/* What a caller (the command line) sets on top of a plan.  Lists are
+ * comma separated names, or "all"; NULL leaves the plan's value.  Numbers
+ * count only when their bit is in `set`. */
+struct sd_plan_overrides {
+	const char *ops;        /* replaces the plan's tests (keeping defaults) */
+	const char *dtypes, *redops, *roots, *algo, *scope;
+	uint64_t min_bytes, max_bytes, step_bytes;
+	double step_factor;
+	long iters, warmup, check_passes;
+	int per_iter, in_place;
+	enum sd_combine combine;
+	int timeout_ms;
+	unsigned set;           /* enum sd_plan_set bits */
 };
 
 struct sd_plan {
 	char name[64];
 	struct sd_test_spec *tests;
 	size_t ntests;
+	int timeout_ms;         /* the longest of the tests': bounds start-up */
 	char *text;             /* canonical YAML of the expanded plan */
 	char hash[17];          /* hex FNV-1a 64 of text */
 };
 
+/*
+ * The sizes from min to max (inclusive): multiplied by factor when factor
+ * > 1, else increased by step.  Returns the count written (at most cap);
+ * with out == NULL only counts.
+ */
+size_t sd_size_series(uint64_t min, uint64_t max, double factor,
+		      uint64_t step, uint64_t *out, size_t cap);
+
 /* The built-in plan, as YAML text. */
 extern const char sd_default_plan[];
 
+/* The default timeout of one operation, when neither plan nor caller sets
+ * one. */
+#define SD_PLAN_TIMEOUT_MS 60000
+
 /*
  * Build the plan: parse `file` (or the built-in plan when NULL), apply the
- * options, expand for `nranks` ranks.  Returns SD_OK, or SD_ERR_INVALID with
- * "FILE:LINE: what is wrong; what to do" in err (exit status 2), or SD_ERR_IO
- * when the file cannot be read.  Free with sd_plan_free().
+ * overrides `ov` (NULL: none), expand for `nranks` ranks.  Returns SD_OK,
+ * or SD_ERR_INVALID with "FILE:LINE: what is wrong; what to do" in err (a
+ * usage error), also when the file cannot be read.  Free with
+ * sd_plan_free().
  */
-int sd_plan_build(const char *file, const struct sd_run_options *o, int nranks,
-		  struct sd_plan *out, char *err, size_t errlen);
+int sd_plan_build(const char *file, const struct sd_plan_overrides *ov,
+		  int nranks, struct sd_plan *out, char *err, size_t errlen);
 
 void sd_plan_free(struct sd_plan *p);
 

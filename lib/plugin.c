@@ -1,9 +1,15 @@
 /*
  * plugin.c - the backend plugin loader (see plugin.h).
+ *
+ * Every kind of table a plugin can export is described by a struct
+ * table_kind: its symbol, identity and slots (which the core needs).  A
+ * table is copied into the loader's own, full-size one, so that slots an
+ * older plugin lacks read as NULL and the core never reads past it.
  */
 #include "config.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,35 +20,115 @@
 #include "plugin.h"
 #include "util.h"
 
-int sd_plugin_check(const struct sd_backend_ops *ops, const char *path,
-		    char *err, size_t errlen)
+/* A slot of a table: where it is and whether the core needs it. */
+struct slot {
+	const char *name;
+	size_t offset;
+	int required;
+};
+
+/* A kind of table a plugin may export (today: backends; later, workloads
+ * that are not collectives get a kind of their own). */
+struct table_kind {
+	const char *what;       /* "backend" */
+	const char *symbol;     /* SD_BACKEND_SYMBOL */
+	uint32_t magic, abi;
+	size_t size;            /* this build's sizeof the table */
+	const struct slot *slots;
+	size_t nslots;
+};
+
+#define SLOT(f, req) { #f, offsetof(struct sd_backend_ops, f), req }
+static const struct slot backend_slots[] = {
+	SLOT(init, 1), SLOT(fini, 0), SLOT(comm_create, 1),
+	SLOT(comm_split, 0), SLOT(comm_rank, 0), SLOT(comm_size, 0),
+	SLOT(comm_destroy, 1), SLOT(describe_device, 0), SLOT(buf_alloc, 1),
+	SLOT(buf_free, 0), SLOT(fill, 1), SLOT(verify, 1), SLOT(corrupt, 0),
+	SLOT(algo_name, 0), SLOT(prepare, 0), SLOT(run, 1), SLOT(wait, 1),
+	SLOT(barrier, 1), SLOT(abort, 0), SLOT(iter_times, 0),
+};
+#undef SLOT
+
+static const struct table_kind backend_kind = {
+	"backend", SD_BACKEND_SYMBOL, SD_BACKEND_MAGIC, SD_BACKEND_ABI_VERSION,
+	sizeof(struct sd_backend_ops), backend_slots,
+	sizeof(backend_slots) / sizeof(backend_slots[0]),
+};
+
+/* The name of the last slot a table of `size` bytes holds. */
+static const char *last_slot(const struct table_kind *k, size_t size)
 {
-	if (ops->magic != SD_BACKEND_MAGIC) {
-		snprintf(err, errlen, "%s: not a shakedown backend plugin (bad "
+	const char *last = "none";
+	for (size_t i = 0; i < k->nslots; i++)
+		if (k->slots[i].offset + sizeof(void *) <= size)
+			last = k->slots[i].name;
+	return last;
+}
+
+int sd_plugin_check(const struct sd_backend_ops *ops, const char *want,
+		    const char *path, struct sd_backend_ops *out, char *err,
+		    size_t errlen)
+{
+	const struct table_kind *k = &backend_kind;
+	size_t ident = offsetof(struct sd_backend_ops, dtypes);
+	if (ops->magic != k->magic) {
+		snprintf(err, errlen, "%s: not a shakedown %s plugin (bad "
 			 "magic 0x%08x); remove it from the plugin directory",
-			 path, ops->magic);
+			 path, k->what, ops->magic);
 		return SD_ERR_BACKEND;
 	}
-	if (ops->abi_version != SD_BACKEND_ABI_VERSION) {
+	if (ops->abi_version != k->abi) {
 		snprintf(err, errlen, "%s: plugin ABI version %u, but this "
 			 "shakedown needs ABI version %u; rebuild the plugin "
-			 "with this shakedown", path, ops->abi_version,
-			 SD_BACKEND_ABI_VERSION);
+			 "with this shakedown", path, ops->abi_version, k->abi);
 		return SD_ERR_BACKEND;
 	}
-	if (!ops->name || !ops->init || !ops->comm_create || !ops->run ||
-	    !ops->wait || !ops->fill || !ops->verify || !ops->buf_alloc ||
-	    !ops->barrier || !ops->comm_destroy) {
-		snprintf(err, errlen, "%s: plugin lacks required functions; "
-			 "rebuild it", path);
+	size_t size = ops->table_size;
+	if (size < ident) {
+		snprintf(err, errlen, "%s: plugin table of %zu bytes is too short "
+			 "to be one; rebuild the plugin with this shakedown",
+			 path, size);
+		return SD_ERR_BACKEND;
+	}
+	for (size_t i = 0; i < k->nslots; i++) {
+		const struct slot *s = &k->slots[i];
+		if (!s->required || s->offset + sizeof(void *) <= size)
+			continue;
+		snprintf(err, errlen, "%s: plugin built with an older ABI %u "
+			 "table (%zu bytes, up to '%s') that lacks the required "
+			 "slot '%s'; this shakedown's ABI %u table has %zu bytes; "
+			 "rebuild the plugin with this shakedown", path,
+			 ops->abi_version, size, last_slot(k, size), s->name,
+			 k->abi, k->size);
+		return SD_ERR_BACKEND;
+	}
+	/* a table from a newer build has slots this one does not know:
+	 * they are ignored, and so is an older table's missing tail */
+	memset(out, 0, sizeof(*out));
+	memcpy(out, ops, size < k->size ? size : k->size);
+	out->table_size = (uint32_t)k->size;
+	for (size_t i = 0; i < k->nslots; i++) {
+		const struct slot *s = &k->slots[i];
+		void *fn;
+		memcpy(&fn, (const char *)out + s->offset, sizeof(fn));
+		if (s->required && !fn) {
+			snprintf(err, errlen, "%s: plugin lacks the required "
+				 "function '%s'; rebuild it", path, s->name);
+			return SD_ERR_BACKEND;
+		}
+	}
+	if (!out->name || !want || strcmp(out->name, want) != 0) {
+		snprintf(err, errlen, "%s: the plugin says it is backend '%s', "
+			 "not '%s'; rename the file or rebuild the plugin", path,
+			 out->name ? out->name : "?", want ? want : "?");
 		return SD_ERR_BACKEND;
 	}
 	return SD_OK;
 }
 
 /* Try one candidate file; 1 when it does not exist (keep looking). */
-static int try_load(const char *path, struct sd_plugin *out, char *err,
-		    size_t errlen)
+static int try_load(const char *path, const char *name,
+		    struct sd_plugin *out, char *err, size_t errlen)
 {
 	if (access(path, F_OK) != 0)
 		return 1;
@@ -59,13 +145,13 @@ static int try_load(const char *path, struct sd_plugin *out, char *err,
 		dlclose(h);
 		return SD_ERR_BACKEND;
 	}
-	int rc = sd_plugin_check(ops, path, err, errlen);
+	int rc = sd_plugin_check(ops, name, path, &out->table, err, errlen);
 	if (rc) {
 		dlclose(h);
 		return rc;
 	}
 	out->handle = h;
-	out->ops = ops;
+	out->ops = &out->table;
 	sd_strlcpy(out->path, path, sizeof(out->path));
 	return SD_OK;
 }
@@ -111,7 +197,7 @@ int sd_plugin_load(const char *name, struct sd_plugin *out, char *err,
 	for (char *d = strtok_r(copy, ":", &save); d;
 	     d = strtok_r(NULL, ":", &save)) {
 		snprintf(path, sizeof(path), "%s/backend_%s.so", d, name);
-		rc = try_load(path, out, err, errlen);
+		rc = try_load(path, name, out, err, errlen);
 		if (rc != 1)
 			return rc;
 	}

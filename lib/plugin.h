@@ -6,6 +6,8 @@
  * command runs from its build tree, in plugins/NAME/.libs there, then in
  * the installed plugin directory.  The loader checks the ABI identity right
  * after dlopen and refuses a mismatch naming the file and both versions.
+ * A plugin reads only what it is given (struct sd_bootstrap, the op
+ * arguments); the core reads its table through sd_plugin.ops.
  */
 #ifndef SD_PLUGIN_H
 #define SD_PLUGIN_H
@@ -15,7 +17,8 @@
 
 struct sd_plugin {
 	void *handle;
-	const struct sd_backend_ops *ops;
+	const struct sd_backend_ops *ops; /* &table once loaded */
+	struct sd_backend_ops table;      /* the plugin's, full size */
 	char path[4096];
 };
 
@@ -27,9 +30,17 @@ struct sd_plugin {
 int sd_plugin_load(const char *name, struct sd_plugin *out, char *err,
 		   size_t errlen);
 
-/* Check an ops table (exposed for the unit tests); path is for messages. */
-int sd_plugin_check(const struct sd_backend_ops *ops, const char *path,
-		    char *err, size_t errlen);
+/*
+ * Check the table `ops` of a plugin at `path` (for messages) that was
+ * loaded as backend `want`, and copy it into *out (absent slots NULL).
+ * Returns SD_OK, or SD_ERR_BACKEND with err naming the file and what is
+ * wrong: not a plugin, another ABI version (both named), an older table
+ * that lacks a slot the core needs (both sizes and the slot named), or a
+ * plugin whose own name is not the backend asked for.
+ */
+int sd_plugin_check(const struct sd_backend_ops *ops, const char *want,
+		    const char *path, struct sd_backend_ops *out, char *err,
+		    size_t errlen);
 
 void sd_plugin_unload(struct sd_plugin *p);
 

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
 #include "runner.h"
+#include "shakedown/coll.h"
 #include "shakedown/pattern.h"
-#include "tool.h"
 #include "util.h"
 
-/* What each rank hands rank 0 after a measurement. */
+/* What each rank hands rank 0 after a measurement (then, with per_iter,
+ * its per-iteration times). */
 struct rank_result {
 	double time_us;
 	uint64_t wrong;
@@ -28,65 +28,72 @@ struct rank_result {
 
 static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void sink_failed(struct sd_sink *s, const char *event, int rc)
-{
-	fprintf(stderr, "shakedown: warning: result writer '%s' failed in %s "
-		"(status %d); the other writers go on\n", s->ops->name, event,
-		rc);
-}
+static const char *const event_names[] = {
+	"run_begin", "test_begin", "measurement", "test_end", "run_end"
+};
 
-void sd_sinks_test_begin(struct sd_sink *s, int n, const struct sd_test_info *t)
+int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
 {
+	int first = SD_OK;
+	if (!s)
+		return SD_OK;
 	pthread_mutex_lock(&sink_mu);
-	for (int i = 0; i < n; i++) {
-		int rc = s[i].ops->test_begin ? s[i].ops->test_begin(s[i].self, t)
-					      : SD_OK;
-		if (rc)
-			sink_failed(&s[i], "test_begin", rc);
-	}
-	pthread_mutex_unlock(&sink_mu);
-}
-
-void sd_sinks_measurement(struct sd_sink *s, int n,
-			  const struct sd_test_info *t,
-			  const struct sd_measurement *m)
-{
-	pthread_mutex_lock(&sink_mu);
-	for (int i = 0; i < n; i++) {
-		int rc = s[i].ops->measurement
-				 ? s[i].ops->measurement(s[i].self, t, m)
-				 : SD_OK;
-		if (rc)
-			sink_failed(&s[i], "measurement", rc);
-	}
-	pthread_mutex_unlock(&sink_mu);
-}
-
-void sd_sinks_test_end(struct sd_sink *s, int n, const struct sd_test_info *t,
-		       const char *status, const char *message)
-{
-	pthread_mutex_lock(&sink_mu);
-	for (int i = 0; i < n; i++) {
-		int rc = s[i].ops->test_end
-				 ? s[i].ops->test_end(s[i].self, t, status,
-						      message)
-				 : SD_OK;
-		if (rc)
-			sink_failed(&s[i], "test_end", rc);
-	}
-	pthread_mutex_unlock(&sink_mu);
-}
-
-void sd_sinks_run_end(struct sd_sink *s, int n, const struct sd_run_end *e)
-{
-	pthread_mutex_lock(&sink_mu);
-	for (int i = 0; i < n; i++) {
-		int rc = s[i].ops->run_end ? s[i].ops->run_end(s[i].self, e)
+	for (int i = 0; i < s->n; i++) {
+		const struct sd_sink_ops *o = s->v[i].ops;
+		void *self = s->v[i].self;
+		int rc = SD_OK;
+		switch (ev->kind) {
+		case SD_EVENT_RUN_BEGIN:
+			rc = o->run_begin ? o->run_begin(self, ev->run) : SD_OK;
+			break;
+		case SD_EVENT_TEST_BEGIN:
+			rc = o->test_begin ? o->test_begin(self, ev->test)
 					   : SD_OK;
-		if (rc)
-			sink_failed(&s[i], "run_end", rc);
+			break;
+		case SD_EVENT_MEASUREMENT:
+			rc = o->measurement ? o->measurement(self, ev->test,
+							     ev->m)
+					    : SD_OK;
+			break;
+		case SD_EVENT_TEST_END:
+			rc = o->test_end ? o->test_end(self, ev->test,
+						       ev->status, ev->message)
+					 : SD_OK;
+			break;
+		case SD_EVENT_RUN_END:
+			rc = o->run_end ? o->run_end(self, ev->end) : SD_OK;
+			break;
+		}
+		if (rc && !first)
+			first = rc;
+		if (rc && s->warn) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "result writer '%s' failed in "
+				 "%s (status %d); the other writers go on",
+				 o->name, event_names[ev->kind], rc);
+			s->warn(s->warn_arg, msg);
+		}
 	}
 	pthread_mutex_unlock(&sink_mu);
+	return first;
+}
+
+void sd_sinks_close(struct sd_sinks *s)
+{
+	pthread_mutex_lock(&sink_mu);
+	for (int i = 0; i < s->n; i++)
+		if (s->v[i].ops->destroy)
+			s->v[i].ops->destroy(s->v[i].self);
+	s->n = 0;
+	pthread_mutex_unlock(&sink_mu);
+}
+
+void sd_rank_range(int first, int n, char *buf, size_t len)
+{
+	if (n <= 1)
+		snprintf(buf, len, "%d", first);
+	else
+		snprintf(buf, len, "%d-%d", first, first + n - 1);
 }
 
 int sd_runner_algo_index(const struct sd_backend_ops *ops, enum sd_op op,
@@ -100,22 +107,6 @@ int sd_runner_algo_index(const struct sd_backend_ops *ops, enum sd_op op,
 	return -2;
 }
 
-static void list_names(char *buf, size_t len, uint32_t mask, int count,
-		       const char *(*name)(int))
-{
-	buf[0] = '\0';
-	for (int i = 0; i < count; i++) {
-		if (!(mask & (1u << i)))
-			continue;
-		size_t u = strlen(buf);
-		snprintf(buf + u, len - u, "%s%s", u ? ", " : "", name(i));
-	}
-}
-
-static const char *dname(int i) { return sd_dtype_name((enum sd_dtype)i); }
-static const char *rname(int i) { return sd_redop_name((enum sd_redop)i); }
-static const char *oname(int i) { return sd_op_name((enum sd_op)i); }
-
 int sd_runner_check_plan(const struct sd_backend_ops *ops,
 			 const struct sd_plan *plan, char *err, size_t errlen)
 {
@@ -124,26 +115,32 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
 		const struct sd_test_spec *t = &plan->tests[i];
 		const struct sd_coll *c = sd_coll_get(t->op);
 		if (!(ops->ops & (1u << t->op))) {
-			list_names(have, sizeof(have), ops->ops, SD_OP_COUNT,
-				   oname);
+			sd_name_join(sd_op_names, ops->ops, SD_OP_COUNT, ", ",
+				     have, sizeof(have));
 			snprintf(err, errlen, "the %s backend does not support "
 				 "%s; it supports %s", ops->name, c->name, have);
 			return SD_ERR_INVALID;
 		}
 		if (!(ops->dtypes & (1u << t->dtype))) {
-			list_names(have, sizeof(have), ops->dtypes,
-				   SD_DTYPE_COUNT, dname);
+			sd_name_join(sd_dtype_names, ops->dtypes,
+				     SD_DTYPE_COUNT, ", ", have, sizeof(have));
 			snprintf(err, errlen, "the %s backend does not support "
 				 "data type %s; use one of %s", ops->name,
 				 sd_dtype_name(t->dtype), have);
 			return SD_ERR_INVALID;
 		}
 		if (c->reduces && !(ops->redops & (1u << t->redop))) {
-			list_names(have, sizeof(have), ops->redops,
-				   SD_REDOP_COUNT, rname);
+			sd_name_join(sd_redop_names, ops->redops,
+				     SD_REDOP_COUNT, ", ", have, sizeof(have));
 			snprintf(err, errlen, "the %s backend does not support "
 				 "reduction %s; use one of %s", ops->name,
 				 sd_redop_name(t->redop), have);
+			return SD_ERR_INVALID;
+		}
+		if (strcmp(t->scope, "world") != 0 && !ops->comm_split) {
+			snprintf(err, errlen, "the %s backend cannot split its "
+				 "communicator, which scope %s needs; use scope "
+				 "world", ops->name, t->scope);
 			return SD_ERR_INVALID;
 		}
 		if (sd_runner_algo_index(ops, t->op, t->algo) == -2) {
@@ -163,13 +160,14 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
 	return SD_OK;
 }
 
-/* A step failed on this rank: let rank 0 judge; does not return. */
-static void step_failed(struct sd_runner *r, uint32_t seq, int rc,
-			const char *what, const char *err)
+/* A step failed on this rank: let rank 0 judge, and return its verdict. */
+static int step_failed(struct sd_runner *r, const struct sd_group *g,
+		       uint32_t seq, int rc, const char *what, const char *err)
 {
 	char msg[600];
 	snprintf(msg, sizeof(msg), "%s: %s", what, err[0] ? err : "failed");
-	sd_ctrl_fail(r->ctrl, seq, rc, msg);
+	return sd_ctrl_fail(r->ctrl, g->id, seq, rc, msg, r->err,
+			    sizeof(r->err));
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -185,13 +183,12 @@ static double percentile(const double *v, size_t n, double p)
 	return v[k ? k - 1 : 0];
 }
 
-/* Rank 0: turn all ranks' results into one measurement. */
-static void combine(struct sd_runner *r, const struct sd_coll *c,
-		    const struct sd_test_spec *t, const char *all,
-		    size_t stride, size_t sc, size_t rc_, int in_place,
-		    struct sd_measurement *m)
+/* Rank 0: turn the results of one group's n ranks (`res`, `stride` bytes
+ * apart, by group rank) into one measurement. */
+static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
+		    const char *res, int n, size_t stride, size_t sc,
+		    size_t rc_, int in_place, struct sd_measurement *m)
 {
-	int n = r->bs->size;
 	size_t ts = sd_dtype_size(t->dtype);
 	memset(m, 0, sizeof(*m));
 	m->size_bytes = sd_coll_size_bytes(sc, rc_, ts);
@@ -204,7 +201,7 @@ static void combine(struct sd_runner *r, const struct sd_coll *c,
 	double sum = 0;
 	for (int k = 0; k < n; k++) {
 		const struct rank_result *rr =
-			(const void *)(all + (size_t)k * stride);
+			(const void *)(res + (size_t)k * stride);
 		sum += rr->time_us;
 		m->time_us_min = fmin(m->time_us_min, rr->time_us);
 		m->time_us_max = fmax(m->time_us_max, rr->time_us);
@@ -219,21 +216,22 @@ static void combine(struct sd_runner *r, const struct sd_coll *c,
 		}
 	}
 	m->time_us_avg = sum / n;
-	switch (r->opt->combine) {
+	switch (t->combine) {
 	case SD_COMBINE_RANK0:
-		m->time_us = ((const struct rank_result *)(const void *)all)->time_us;
+		m->time_us = ((const struct rank_result *)(const void *)res)
+				     ->time_us;
 		break;
 	case SD_COMBINE_MIN: m->time_us = m->time_us_min; break;
 	case SD_COMBINE_MAX: m->time_us = m->time_us_max; break;
 	default: m->time_us = m->time_us_avg; break;
 	}
-	if (r->opt->per_iter && t->iters > 0) {
+	if (t->per_iter && t->iters > 0) {
 		/* each iteration ends when its slowest rank does */
 		double *it = calloc((size_t)t->iters, sizeof(double));
 		if (it) {
 			for (int k = 0; k < n; k++) {
 				const double *v = (const void *)(
-					all + (size_t)k * stride +
+					res + (size_t)k * stride +
 					sizeof(struct rank_result));
 				for (long i = 0; i < t->iters; i++)
 					it[i] = fmax(it[i], v[i]);
@@ -248,7 +246,7 @@ static void combine(struct sd_runner *r, const struct sd_coll *c,
 		}
 	}
 	m->algbw_gbs = sd_algbw_gbs(m->size_bytes, m->time_us);
-	m->busbw_gbs = m->algbw_gbs * c->busbw_factor(n);
+	m->busbw_gbs = m->algbw_gbs * sd_factor_value(c->busbw, n);
 	m->ds_size_bytes = sc * ts;
 	snprintf(m->ds_description, sizeof(m->ds_description), "%zux%zu", sc,
 		 ts);
@@ -257,18 +255,62 @@ static void combine(struct sd_runner *r, const struct sd_coll *c,
 	m->algo = t->algo;
 }
 
-/* One size and placement on every rank; returns 1 to stop (cancel). */
-static int measure(struct sd_runner *r, struct sd_comm *comm,
-		   const struct sd_test_spec *t, const struct sd_test_info *info,
-		   uint32_t *seq, uint64_t size, int in_place, void *sendbase,
-		   void *recvbase, uint64_t *wrong_out)
+/* One test as it runs on this rank: its spec, its groups (rank 0 reports
+ * for all of them) and this rank's group. */
+struct test_run {
+	const struct sd_test_spec *t;
+	const struct sd_coll *c;
+	struct sd_group *mine;
+	int ngroups;
+	struct sd_test_info *infos; /* rank 0: one per group */
+	uint64_t *wrong;            /* rank 0: per group */
+	void *sendbase, *recvbase;
+	/* rank 0: measurements of groups after the first, held until the
+	 * test ends, since a writer takes one test at a time; group 0's go
+	 * out as they come */
+	struct held { int group; struct sd_measurement m; } *held;
+	size_t nheld, capheld;
+};
+
+/* Rank 0: report one group's measurement now (group 0) or at the end. */
+static int deliver(struct sd_runner *r, struct test_run *tr, int k,
+		   const struct sd_measurement *m)
 {
-	const struct sd_coll *c = sd_coll_get(t->op);
+	tr->wrong[k] += m->wrong;
+	if (k == 0) {
+		struct sd_event ev = { .kind = SD_EVENT_MEASUREMENT,
+				       .test = &tr->infos[0], .m = m };
+		sd_sinks_emit(r->sinks, &ev);
+		return SD_OK;
+	}
+	if (tr->nheld == tr->capheld) {
+		size_t cap = tr->capheld ? tr->capheld * 2 : 64;
+		void *p = realloc(tr->held, cap * sizeof(*tr->held));
+		if (!p)
+			return SD_ERR_NOMEM;
+		tr->held = p;
+		tr->capheld = cap;
+	}
+	tr->held[tr->nheld].group = k;
+	tr->held[tr->nheld++].m = *m;
+	return SD_OK;
+}
+
+/* One size and placement in this rank's group.  Returns SD_OK (with *stop
+ * when the ranks agreed to stop) or the status that ends the run. */
+static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
+		   uint64_t size, int in_place, int *stop)
+{
+	const struct sd_test_spec *t = tr->t;
+	const struct sd_coll *c = tr->c;
+	const struct sd_group *g = tr->mine;
 	const struct sd_backend_ops *ops = r->ops;
-	int me = r->bs->rank, n = r->bs->size, rc;
+	struct sd_comm *comm = g->comm;
+	int me = g->rank, n = g->size, world_me = r->bs->rank, rc;
 	size_t ts = sd_dtype_size(t->dtype), sc, rcount;
 	char err[512] = "", what[256], sz[32];
-	c->counts((size_t)(size / ts), n, &sc, &rcount);
+	char *mine = NULL, *all = NULL;
+	sd_coll_counts(c, (size_t)(size / ts), n, &sc, &rcount);
 
 	struct sd_op_args a = { 0 };
 	a.op = t->op;
@@ -279,86 +321,88 @@ static int measure(struct sd_runner *r, struct sd_comm *comm,
 	a.send_count = sc;
 	a.recv_count = rcount;
 	a.algo = sd_runner_algo_index(ops, t->op, t->algo);
-	a.timeout_ms = (int)(r->opt->timeout_s * 1000);
+	a.timeout_ms = t->timeout_ms;
 	a.seed = *seq * 2654435761u;
-	sd_coll_place(&a, me, sendbase, recvbase);
+	sd_coll_place(&a, me, tr->sendbase, tr->recvbase);
 
 	(*seq)++;
 	sd_format_size(sd_coll_size_bytes(sc, rcount, ts), sz, sizeof(sz));
 	snprintf(what, sizeof(what), "%s %s%s%s %s %s (test %d)", c->name,
 		 sd_dtype_name(t->dtype), c->reduces ? " " : "",
 		 c->reduces ? sd_redop_name(t->redop) : "", sz,
-		 in_place ? "in-place" : "out-of-place", info->index + 1);
-	sd_ctrl_progress(r->ctrl, *seq, what);
+		 in_place ? "in-place" : "out-of-place",
+		 (int)(t - r->plan->tests) + 1);
+	if ((rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->timeout_ms, what,
+				   r->err, sizeof(r->err))))
+		return rc;
 
-	if ((rc = ops->fill(comm, &a, err, sizeof(err))))
-		step_failed(r, *seq, rc, "fill", err);
-	if (ops->prepare && (rc = ops->prepare(comm, &a, err, sizeof(err))))
-		step_failed(r, *seq, rc, "prepare", err);
+#define STEP(call, name)                                                     \
+	do {                                                                 \
+		if ((rc = (call))) {                                         \
+			rc = step_failed(r, g, *seq, rc, name, err);         \
+			goto out;                                            \
+		}                                                            \
+	} while (0)
+
+	STEP(ops->fill(comm, &a, err, sizeof(err)), "fill");
+	if (ops->prepare)
+		STEP(ops->prepare(comm, &a, err, sizeof(err)), "prepare");
 	for (long w = 0; w < t->warmup; w++)
-		if ((rc = ops->run(comm, &a, err, sizeof(err))))
-			step_failed(r, *seq, rc, "warm-up", err);
-	if ((rc = ops->wait(comm, a.timeout_ms, err, sizeof(err))))
-		step_failed(r, *seq, rc, "warm-up", err);
-	if ((rc = ops->barrier(comm, a.timeout_ms, err, sizeof(err))))
-		step_failed(r, *seq, rc, "barrier", err);
+		STEP(ops->run(comm, &a, err, sizeof(err)), "warm-up");
+	STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "warm-up");
+	STEP(ops->barrier(comm, a.timeout_ms, err, sizeof(err)), "barrier");
 
-	int fault_here = sd_fault_here(&r->fault, me, t->op, size, in_place);
+	int fault_here = r->fault &&
+			 sd_fault_here(r->fault, world_me, t->op, size, in_place);
 	size_t stride = sizeof(struct rank_result) +
-			(r->opt->per_iter ? (size_t)t->iters * sizeof(double)
-					  : 0);
-	char *mine = calloc(1, stride);
-	if (!mine)
-		step_failed(r, *seq, SD_ERR_NOMEM, "results", "out of memory");
+			(t->per_iter ? (size_t)t->iters * sizeof(double) : 0);
+	mine = calloc(1, stride);
+	if (!mine && snprintf(err, sizeof(err), "out of memory"))
+		STEP(SD_ERR_NOMEM, "results");
 	struct rank_result *res = (void *)mine;
 	double *iter_us = (void *)(mine + sizeof(struct rank_result));
 
 	/* a backend with device-side times (CUDA events) times each
 	 * iteration itself: no host wait between iterations */
-	int host_per_iter = r->opt->per_iter && !ops->iter_times;
-	a.want_iter_times = r->opt->per_iter && ops->iter_times;
+	int host_per_iter = t->per_iter && !ops->iter_times;
+	a.want_iter_times = t->per_iter && ops->iter_times;
 	double t0 = sd_now(), prev = t0;
 	for (long i = 0; i < t->iters; i++) {
-		if (fault_here && r->fault.kind != SD_FAULT_CORRUPT &&
-		    i == r->fault.iter)
-			sd_fault_act(&r->fault);
-		if ((rc = ops->run(comm, &a, err, sizeof(err))))
-			step_failed(r, *seq, rc, "run", err);
+		if (fault_here && r->fault->kind != SD_FAULT_CORRUPT &&
+		    i == r->fault->iter)
+			sd_fault_act(r->fault);
+		STEP(ops->run(comm, &a, err, sizeof(err)), "run");
 		if (host_per_iter) {
-			if ((rc = ops->wait(comm, a.timeout_ms, err,
-					    sizeof(err))))
-				step_failed(r, *seq, rc, "run", err);
+			STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)),
+			     "run");
 			double now = sd_now();
 			iter_us[i] = (now - prev) * 1e6;
 			prev = now;
 		}
 	}
-	if ((rc = ops->wait(comm, a.timeout_ms, err, sizeof(err))))
-		step_failed(r, *seq, rc, "run", err);
+	STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "run");
 	double t1 = sd_now();
 	a.want_iter_times = 0;
 	res->time_us = t->iters > 0 ? (t1 - t0) * 1e6 / (double)t->iters : 0;
-	if (r->opt->per_iter && !host_per_iter && t->iters > 0 &&
-	    (rc = ops->iter_times(comm, iter_us, t->iters, err, sizeof(err))))
-		step_failed(r, *seq, rc, "per-iteration times", err);
+	if (t->per_iter && !host_per_iter && t->iters > 0)
+		STEP(ops->iter_times(comm, iter_us, t->iters, err, sizeof(err)),
+		     "per-iteration times");
 
 	/* check on fresh data, after timing */
-	for (long pass = 0; pass < r->opt->check_passes; pass++) {
+	for (long pass = 0; pass < t->check_passes; pass++) {
 		struct sd_mismatch mm = { 0 };
 		uint64_t wrong = 0;
-		if ((rc = ops->fill(comm, &a, err, sizeof(err))) ||
-		    (rc = ops->run(comm, &a, err, sizeof(err))) ||
-		    (rc = ops->wait(comm, a.timeout_ms, err, sizeof(err))))
-			step_failed(r, *seq, rc, "check", err);
-		if (fault_here && r->fault.kind == SD_FAULT_CORRUPT &&
+		STEP(ops->fill(comm, &a, err, sizeof(err)), "check");
+		STEP(ops->run(comm, &a, err, sizeof(err)), "check");
+		STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "check");
+		if (fault_here && r->fault->kind == SD_FAULT_CORRUPT &&
 		    pass == 0) {
-			r->fault.fired = 1;
+			r->fault->fired = 1;
 			if (ops->corrupt)
-				ops->corrupt(comm, &a, r->fault.index);
+				ops->corrupt(comm, &a, r->fault->index);
 		}
-		if ((rc = ops->verify(comm, &a, &wrong, &mm, err,
-				      sizeof(err))))
-			step_failed(r, *seq, rc, "verify", err);
+		STEP(ops->verify(comm, &a, &wrong, &mm, err, sizeof(err)),
+		     "verify");
 		res->checked = 1;
 		if (wrong && !res->wrong) {
 			res->first_index = mm.index;
@@ -368,124 +412,212 @@ static int measure(struct sd_runner *r, struct sd_comm *comm,
 		res->wrong += wrong;
 	}
 
-	char *all = me == 0 ? malloc(stride * (size_t)n) : NULL;
-	if (me == 0 && !all)
-		step_failed(r, *seq, SD_ERR_NOMEM, "results", "out of memory");
-	int stop = 0;
-	sd_ctrl_exchange(r->ctrl, *seq, mine, stride, all,
-			 r->cancel && *r->cancel, &stop);
-	if (me == 0) {
-		struct sd_measurement m;
-		combine(r, c, t, all, stride, sc, rcount, in_place, &m);
-		sd_sinks_measurement(r->sinks, r->nsinks, info, &m);
-		*wrong_out += m.wrong;
+	if (world_me == 0 && !(all = malloc(stride * (size_t)r->bs->size)) &&
+	    snprintf(err, sizeof(err), "out of memory"))
+		STEP(SD_ERR_NOMEM, "results");
+#undef STEP
+	rc = sd_ctrl_exchange(r->ctrl, g->id, *seq, mine, stride, all,
+			      r->cancel && *r->cancel, stop, r->err,
+			      sizeof(r->err));
+	if (rc)
+		goto out;
+	if (world_me == 0) {
+		for (int k = 0; k < tr->ngroups; k++) {
+			struct sd_measurement m;
+			combine(c, t, all + (size_t)k * n * stride, n, stride,
+				sc, rcount, in_place, &m);
+			if (deliver(r, tr, k, &m) &&
+			    snprintf(err, sizeof(err), "out of memory")) {
+				rc = step_failed(r, g, *seq, SD_ERR_NOMEM,
+						 "results", err);
+				goto out;
+			}
+		}
 	}
-	if (stop)
+	if (*stop)
 		snprintf(r->cut_short, sizeof(r->cut_short), "%s", what);
+out:
 	free(all);
 	free(mine);
-	return stop;
+	return rc;
+}
+
+/* Rank 0: end group k's test (status from its wrong count, or cut short). */
+static void end_group(struct sd_runner *r, struct test_run *tr, int k,
+		      int stop)
+{
+	char msg[400] = "";
+	struct sd_event ev = { .kind = SD_EVENT_TEST_END,
+			       .test = &tr->infos[k], .status = "passed" };
+	if (stop) {
+		ev.status = "cancelled";
+		snprintf(msg, sizeof(msg), "cut short by a signal during %s",
+			 r->cut_short);
+	} else if (tr->wrong[k]) {
+		ev.status = "failed";
+		snprintf(msg, sizeof(msg), "%llu wrong elements",
+			 (unsigned long long)tr->wrong[k]);
+	}
+	ev.message = msg[0] ? msg : NULL;
+	if (tr->wrong[k])
+		r->wrong_tests++;
+	sd_sinks_emit(r->sinks, &ev);
+}
+
+/* Rank 0: the test is over; group 0 ends, then every other group is
+ * reported whole, one after the other. */
+static void end_test(struct sd_runner *r, struct test_run *tr, int stop)
+{
+	end_group(r, tr, 0, stop);
+	for (int k = 1; k < tr->ngroups; k++) {
+		struct sd_event ev = { .kind = SD_EVENT_TEST_BEGIN,
+				       .test = &tr->infos[k] };
+		sd_sinks_emit(r->sinks, &ev);
+		ev.kind = SD_EVENT_MEASUREMENT;
+		for (size_t i = 0; i < tr->nheld; i++) {
+			if (tr->held[i].group != k)
+				continue;
+			ev.m = &tr->held[i].m;
+			sd_sinks_emit(r->sinks, &ev);
+		}
+		end_group(r, tr, k, stop);
+	}
+}
+
+/* Run test ti on this rank's group; *stop when the ranks stopped. */
+static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
+		    int *index, int *stop)
+{
+	const struct sd_backend_ops *ops = r->ops;
+	const struct sd_test_spec *t = &r->plan->tests[ti];
+	const struct sd_coll *c = sd_coll_get(t->op);
+	int n = r->bs->size, me = r->bs->rank, rc = SD_OK;
+	int k = t->group_size > 0 ? t->group_size : n;
+	size_t ts = sd_dtype_size(t->dtype);
+	char err[512] = "";
+	struct sd_group g = { .id = me / k, .comm = r->comm, .rank = me % k,
+			      .size = k, .first = me / k * k };
+	struct test_run tr = { .t = t, .c = c, .mine = &g, .ngroups = n / k };
+	struct sd_comm *made = NULL, *split = NULL;
+	char (*members)[32] = NULL;
+
+	for (int gi = 0; gi < tr.ngroups; gi++) {
+		char name[96] = "", range[32];
+		sd_rank_range(gi * k, k, range, sizeof(range));
+		if (tr.ngroups > 1)
+			snprintf(name, sizeof(name), "group %d (ranks %s)", gi,
+				 range);
+		sd_ctrl_name_group(r->ctrl, gi, name);
+	}
+	size_t nsizes = sd_size_series(t->min_bytes, t->max_bytes,
+				       t->step_factor, t->step_bytes, NULL,
+				       SD_MAX_SIZES);
+	uint64_t *sizes = calloc(nsizes ? nsizes : 1, sizeof(*sizes));
+	if (me == 0) {
+		tr.infos = calloc((size_t)tr.ngroups, sizeof(*tr.infos));
+		tr.wrong = calloc((size_t)tr.ngroups, sizeof(*tr.wrong));
+		members = calloc((size_t)tr.ngroups, sizeof(*members));
+	}
+	if (!sizes || (me == 0 && (!tr.infos || !tr.wrong || !members))) {
+		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "sizes",
+				 "out of memory");
+		goto out;
+	}
+	sd_size_series(t->min_bytes, t->max_bytes, t->step_factor,
+		       t->step_bytes, sizes, nsizes);
+	/* a test with its own library environment (NCCL_*) runs on a fresh
+	 * communicator made with it, and groups smaller than the job on a
+	 * split (both collective) */
+	const char *step = NULL;
+	if (t->env[0]) {
+		struct sd_comm_config cfg = { .timeout_ms = t->timeout_ms,
+					      .iface = r->iface, .env = t->env };
+		step = "creating the communicator for the test's env";
+		if ((rc = ops->comm_create(r->bs, &cfg, &made, err,
+					   sizeof(err))))
+			made = NULL;
+		else
+			g.comm = made;
+	}
+	if (!rc && tr.ngroups > 1) {
+		step = "splitting the communicator into groups";
+		if ((rc = ops->comm_split(g.comm, g.id, g.rank, &split, err,
+					  sizeof(err))))
+			split = NULL;
+		else
+			g.comm = split;
+	}
+	if (rc) {
+		rc = step_failed(r, &g, *seq + 1, rc, step, err);
+		goto out;
+	}
+	size_t bytes = sd_coll_buffer_bytes(c, t->max_bytes, ts, k);
+	if ((rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.sendbase, err,
+				 sizeof(err))) ||
+	    (rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.recvbase, err,
+				 sizeof(err)))) {
+		rc = step_failed(r, &g, *seq + 1, rc, "allocating buffers", err);
+		goto out;
+	}
+	if (me == 0) {
+		for (int gi = 0; gi < tr.ngroups; gi++) {
+			sd_rank_range(gi * k, k, members[gi], sizeof(members[gi]));
+			tr.infos[gi] = (struct sd_test_info){
+				.index = (*index)++, .name = c->name,
+				.op = t->op, .dtype = t->dtype,
+				.redop = t->redop, .has_redop = c->reduces,
+				.root = t->root, .scope = t->scope,
+				.algo = t->algo, .nranks = k, .group = gi,
+				.members = members[gi],
+			};
+		}
+		if (r->on_test)
+			r->on_test(r->on_test_arg, ti, r->plan->ntests,
+				   &tr.infos[0]);
+		struct sd_event ev = { .kind = SD_EVENT_TEST_BEGIN,
+				       .test = &tr.infos[0] };
+		sd_sinks_emit(r->sinks, &ev);
+	}
+	for (size_t si = 0; si < nsizes && !*stop; si++) {
+		size_t s, rcount;
+		sd_coll_counts(c, (size_t)(sizes[si] / ts), k, &s, &rcount);
+		if (s == 0 && rcount == 0)
+			continue; /* too small to split over k ranks */
+		if ((rc = measure(r, &tr, seq, sizes[si], 0, stop)))
+			goto out;
+		if (!*stop && c->has_in_place && t->in_place &&
+		    (rc = measure(r, &tr, seq, sizes[si], 1, stop)))
+			goto out;
+	}
+	if (me == 0)
+		end_test(r, &tr, *stop);
+out:
+	if (ops->buf_free) {
+		if (tr.sendbase)
+			ops->buf_free(g.comm, tr.sendbase);
+		if (tr.recvbase)
+			ops->buf_free(g.comm, tr.recvbase);
+	}
+	if (split)
+		ops->comm_destroy(split);
+	if (made)
+		ops->comm_destroy(made);
+	free(sizes);
+	free(tr.infos);
+	free(tr.wrong);
+	free(tr.held);
+	free(members);
+	return rc;
 }
 
 int sd_runner_run(struct sd_runner *r)
 {
-	const struct sd_backend_ops *ops = r->ops;
-	int n = r->bs->size, me = r->bs->rank;
 	uint32_t seq = 0;
-	int stop = 0;
-	char err[512] = "";
-
-	for (size_t ti = 0; ti < r->plan->ntests && !stop; ti++) {
-		const struct sd_test_spec *t = &r->plan->tests[ti];
-		const struct sd_coll *c = sd_coll_get(t->op);
-		size_t ts = sd_dtype_size(t->dtype);
-		struct sd_test_info info = {
-			.index = (int)ti, .name = c->name, .op = t->op,
-			.dtype = t->dtype, .redop = t->redop,
-			.has_redop = c->reduces, .root = t->root,
-			.scope = "world", .algo = t->algo, .nranks = n,
-		};
-		size_t nsizes = sd_size_series(t->min_bytes, t->max_bytes,
-					       t->step_factor, t->step_bytes,
-					       NULL, SD_MAX_SIZES);
-		uint64_t *sizes = calloc(nsizes ? nsizes : 1, sizeof(*sizes));
-		if (!sizes)
-			step_failed(r, seq + 1, SD_ERR_NOMEM, "sizes",
-				    "out of memory");
-		sd_size_series(t->min_bytes, t->max_bytes, t->step_factor,
-			       t->step_bytes, sizes, nsizes);
-		/* a test with its own library environment (NCCL_*) runs on a
-		 * fresh communicator made with it (collective over all ranks) */
-		struct sd_comm *comm = r->comm;
-		if (t->env[0]) {
-			struct sd_comm_config cfg = {
-				.timeout_ms = (int)(r->opt->timeout_s * 1000),
-				.iface = r->opt->iface, .env = t->env };
-			int crc = ops->comm_create(r->bs, &cfg, &comm, err,
-						   sizeof(err));
-			if (crc)
-				step_failed(r, seq + 1, crc, "creating the "
-					    "communicator for the test's env",
-					    err);
-		}
-		size_t bytes = sd_coll_buffer_bytes(c, t->max_bytes, ts, n);
-		void *sendbase = NULL, *recvbase = NULL;
-		int rc = ops->buf_alloc(comm, bytes ? bytes : ts, &sendbase,
-					err, sizeof(err));
-		if (!rc)
-			rc = ops->buf_alloc(comm, bytes ? bytes : ts,
-					    &recvbase, err, sizeof(err));
-		if (rc)
-			step_failed(r, seq + 1, rc, "allocating buffers", err);
-		if (me == 0) {
-			sd_sinks_test_begin(r->sinks, r->nsinks, &info);
-			if (r->opt->progress)
-				fprintf(stderr, "\r\033[K[%zu/%zu] %s %s ",
-					ti + 1, r->plan->ntests, c->name,
-					sd_dtype_name(t->dtype));
-		}
-		uint64_t wrong = 0;
-		for (size_t si = 0; si < nsizes && !stop; si++) {
-			size_t s, rcount;
-			c->counts((size_t)(sizes[si] / ts), n, &s, &rcount);
-			if (s == 0 && rcount == 0)
-				continue; /* too small to split over n ranks */
-			stop = measure(r, comm, t, &info, &seq, sizes[si], 0,
-				       sendbase, recvbase, &wrong);
-			if (!stop && c->has_in_place && r->opt->in_place)
-				stop = measure(r, comm, t, &info, &seq,
-					       sizes[si], 1, sendbase, recvbase,
-					       &wrong);
-		}
-		free(sizes);
-		if (ops->buf_free) {
-			ops->buf_free(comm, sendbase);
-			ops->buf_free(comm, recvbase);
-		}
-		if (comm != r->comm)
-			ops->comm_destroy(comm);
-		if (me == 0) {
-			char msg[400] = "";
-			const char *status = "passed";
-			if (stop) {
-				status = "cancelled";
-				snprintf(msg, sizeof(msg), "cut short by a "
-					 "signal during %s", r->cut_short);
-			} else if (wrong) {
-				status = "failed";
-				snprintf(msg, sizeof(msg), "%llu wrong "
-					 "elements", (unsigned long long)wrong);
-			}
-			sd_sinks_test_end(r->sinks, r->nsinks, &info, status,
-					  msg[0] ? msg : NULL);
-		}
-		if (wrong)
-			r->wrong_tests++;
-	}
-	if (me == 0 && r->opt->progress)
-		fprintf(stderr, "\r\033[K");
-	r->cancelled = stop;
-	if (stop)
-		return SD_EXIT_CANCELLED;
-	return r->wrong_tests ? SD_EXIT_CHECK : SD_EXIT_OK;
+	int stop = 0, index = 0, rc = SD_OK;
+	r->err[0] = '\0';
+	for (size_t ti = 0; ti < r->plan->ntests && !stop && !rc; ti++)
+		rc = run_test(r, ti, &seq, &index, &stop);
+	if (rc)
+		return rc;
+	return stop ? SD_ERR_CANCELLED : SD_OK;
 }

@@ -1,13 +1,16 @@
 /*
- * runner.h - run a plan on a communicator: for each test and size, fill,
- * warm up, time, check, combine across ranks and report to the sinks.
+ * runner.h - run a plan: for each test, its groups (the world, or the
+ * blocks of a split, measured at the same time), and for each size: fill,
+ * warm up, time, check, combine across the group's ranks and report to the
+ * sinks.
  *
  * The measurement method is nccl-tests': per size and placement (out of
  * place, then in place), `warmup` untimed iterations, a barrier, `iters`
  * timed iterations between two clock reads with one wait at the end; the
  * per-iteration time is the elapsed time divided by iters, then combined
- * across ranks (-a: average by default).  Checks run after timing, on
- * freshly filled buffers, `check_passes` times.
+ * across the group's ranks (the test's `combine`: average by default).
+ * Checks run after timing, on freshly filled buffers, `check_passes` times.
+ * Everything a test needs is in its plan entry (struct sd_test_spec).
  */
 #ifndef SD_RUNNER_H
 #define SD_RUNNER_H
@@ -17,25 +20,37 @@
 #include "bootstrap.h"
 #include "ctrl.h"
 #include "fault.h"
-#include "options.h"
 #include "plan.h"
 #include "sink.h"
 
+/* A set of ranks measured together on one communicator. */
+struct sd_group {
+	int id;              /* its index within the test's scope, 0.. */
+	struct sd_comm *comm;/* this rank's communicator for the group */
+	int rank;            /* this rank's index in the group */
+	int size;            /* ranks in the group */
+	int first;           /* world rank of its rank 0 (groups are blocks
+				of consecutive world ranks) */
+};
+
 struct sd_runner {
-	const struct sd_run_options *opt;
 	const struct sd_plan *plan;
 	struct sd_bootstrap *bs;
 	const struct sd_backend_ops *ops;
-	struct sd_comm *comm;
+	struct sd_comm *comm;      /* the world */
+	const char *iface;         /* for communicators made per test */
 	struct sd_ctrl *ctrl;
-	struct sd_sink *sinks;     /* rank 0 only */
-	int nsinks;
-	struct sd_fault fault;
+	struct sd_sinks *sinks;    /* rank 0 only; NULL on the others */
+	struct sd_fault *fault;
 	volatile sig_atomic_t *cancel; /* set by SIGTERM/SIGINT */
+	/* told when a test starts on rank 0 (a progress line); may be NULL */
+	void (*on_test)(void *arg, size_t index, size_t count,
+			const struct sd_test_info *t);
+	void *on_test_arg;
 	/* filled by the run */
 	int wrong_tests;           /* tests with wrong data */
-	int cancelled;             /* stopped by a signal */
 	char cut_short[256];       /* what a cancel interrupted */
+	char err[2048];            /* why sd_runner_run failed */
 };
 
 /* Index of algorithm `name` for op in the backend, -1 for "auto", or -2
@@ -51,19 +66,16 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
 			 const struct sd_plan *plan, char *err, size_t errlen);
 
 /*
- * Run every test.  Returns the exit status: 0 passed, 1 wrong data, 5
- * cancelled; timeouts and lost ranks end the process through the control
- * plane (exit 4); backend errors return 3 after reporting to the sinks.
+ * Run every test.  Returns SD_OK when the plan ran to its end (then
+ * r->wrong_tests counts the tests with wrong data), SD_ERR_CANCELLED when
+ * the ranks stopped for a signal (r->cut_short says during what), or the
+ * status of the failure with r->err saying why: the control plane's
+ * verdict when a rank failed, timed out or was lost (every rank returns
+ * the same), or a local failure before any step.
  */
 int sd_runner_run(struct sd_runner *r);
 
-/* Deliver an event to every sink, reporting (not stopping at) failures. */
-void sd_sinks_test_begin(struct sd_sink *s, int n, const struct sd_test_info *t);
-void sd_sinks_measurement(struct sd_sink *s, int n,
-			  const struct sd_test_info *t,
-			  const struct sd_measurement *m);
-void sd_sinks_test_end(struct sd_sink *s, int n, const struct sd_test_info *t,
-		       const char *status, const char *message);
-void sd_sinks_run_end(struct sd_sink *s, int n, const struct sd_run_end *e);
+/* The ranks first..first+n-1 as text: "3" or "0-3". */
+void sd_rank_range(int first, int n, char *buf, size_t len);
 
 #endif

@@ -1,13 +1,14 @@
 /*
  * sink.h - where results go.
  *
- * The runner reports a run as a stream of events to every open sink: the
- * printers (text table, DeepSpeed table, JSON lines; sink_text.c) and the
- * SQLite recorder (db/).  Only rank 0 has sinks.  Callbacks return SD_OK or
- * an sd_status; a failing sink is reported and the run goes on with the
- * others, so a result is never lost because one writer failed.
- * Calls are serialised by the runner (src/results.c); run_end may come from
- * the watchdog thread when a run is aborted.
+ * A run is a stream of events delivered to every open sink: the printers
+ * (text table, DeepSpeed table, JSON lines; src/sink_text.c) and the SQLite
+ * recorder (lib/db/sink_db.c).  Only rank 0 has sinks.  Callbacks return
+ * SD_OK or an sd_status; a failing sink is reported through the set's warn
+ * callback and the others go on, so a result is never lost because one
+ * writer failed.  sd_sinks_emit() is the one fan-out; it serialises calls,
+ * since run_end may come from the control plane's thread when a run is
+ * aborted.
  */
 #ifndef SD_SINK_H
 #define SD_SINK_H
@@ -36,7 +37,7 @@ struct sd_run_info {
 	double started_at;        /* seconds since the epoch */
 	const char *command_line; /* argv joined with spaces, quoted as needed */
 	const char *plan_text;    /* the effective plan, as text */
-	const char *plan_hash;    /* hex SHA-256-like digest of plan_text */
+	const char *plan_hash;    /* 16 hex digits: FNV-1a 64 of plan_text */
 	const char *tool_version;
 	const char *backend;
 	const char *backend_version;
@@ -57,9 +58,12 @@ struct sd_test_info {
 	enum sd_redop redop;  /* meaningful when has_redop */
 	int has_redop;
 	int root;             /* -1 when the op has no root */
-	const char *scope;    /* "world" (later: "node:NAME", "pair:A,B") */
+	const char *scope;    /* "world", or "split:K" */
 	const char *algo;     /* backend algorithm, "auto" when chosen per size */
-	int nranks;           /* ranks taking part */
+	int nranks;           /* ranks taking part (the group's) */
+	int group;            /* index of the group within its scope, 0.. */
+	const char *members;  /* the group's world ranks as ranges: "0-3",
+				 "4,6" */
 };
 
 struct sd_measurement {
@@ -112,5 +116,44 @@ struct sd_sink {
 	const struct sd_sink_ops *ops;
 	void *self;
 };
+
+/* The events of a run. */
+enum sd_event_kind {
+	SD_EVENT_RUN_BEGIN,
+	SD_EVENT_TEST_BEGIN,
+	SD_EVENT_MEASUREMENT,
+	SD_EVENT_TEST_END,
+	SD_EVENT_RUN_END,
+};
+
+struct sd_event {
+	enum sd_event_kind kind;
+	const struct sd_run_info *run;     /* RUN_BEGIN */
+	const struct sd_test_info *test;   /* TEST_*, MEASUREMENT */
+	const struct sd_measurement *m;    /* MEASUREMENT */
+	const char *status, *message;      /* TEST_END */
+	const struct sd_run_end *end;      /* RUN_END */
+};
+
+/* The open sinks of a run. */
+struct sd_sinks {
+	struct sd_sink v[4];
+	int n;
+	/* told about a writer that failed, with a one-line message; may be
+	 * NULL */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
+};
+
+/*
+ * Deliver one event to every sink, in order, serialised with other calls
+ * (any thread).  A sink that fails is named through s->warn and the others
+ * still get the event.  Returns SD_OK, or the status of the first sink
+ * that failed.  s may be NULL (nothing to do).
+ */
+int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev);
+
+/* Close every sink (destroy) and empty the set. */
+void sd_sinks_close(struct sd_sinks *s);
 
 #endif

@@ -96,6 +96,8 @@ CREATE TABLE tests (
 	message TEXT,
 	started_at TEXT,
 	finished_at TEXT,
+	members TEXT,                -- since version 3: the world ranks of the
+	                             -- group that ran it, as ranges ('0-3')
 	UNIQUE (run_id, test_index)
 ) STRICT;
 
@@ -288,4 +290,4 @@ FROM runs r
 	LEFT JOIN jobs j ON j.run_id = r.id
 GROUP BY r.id, t.op, t.dtype, m.size_bytes;
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;

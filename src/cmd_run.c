@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
-#include "coll.h"
+#include "shakedown/coll.h"
 #include "commands.h"
 #include "ctrl.h"
 #include "fault.h"
@@ -53,7 +54,7 @@ void cmd_run_usage(FILE *out)
 enum long_only {
 	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_PLAN, OPT_OP, OPT_ALGO,
 	OPT_PER_ITER, OPT_NO_IN_PLACE, OPT_FORMAT, OPT_NO_PROGRESS, OPT_DB,
-	OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CACERT,
+	OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CACERT, OPT_SCOPE,
 };
 
 static const struct option long_options[] = {
@@ -72,6 +73,7 @@ static const struct option long_options[] = {
 	{ "redop", required_argument, NULL, 'o' },
 	{ "root", required_argument, NULL, 'r' },
 	{ "algo", required_argument, NULL, OPT_ALGO },
+	{ "scope", required_argument, NULL, OPT_SCOPE },
 	{ "check", required_argument, NULL, 'c' },
 	{ "average", required_argument, NULL, 'a' },
 	{ "per-iter", no_argument, NULL, OPT_PER_ITER },
@@ -167,7 +169,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case OPT_OP:
 			if (check_list(optarg, "op", chk_op))
 				return SD_EXIT_USAGE;
-			o->ops = optarg;
+			o->plan.ops = optarg;
 			break;
 		case 'b':
 		case 'e':
@@ -178,76 +180,87 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 					    "with an optional K, M or G suffix",
 					    ch, optarg);
 			if (ch == 'b') {
-				o->min_bytes = s;
-				o->set_min = 1;
+				o->plan.min_bytes = s;
+				o->plan.set |= SD_SET_MIN_BYTES;
 			} else if (ch == 'e') {
-				o->max_bytes = s;
-				o->set_max = 1;
+				o->plan.max_bytes = s;
+				o->plan.set |= SD_SET_MAX_BYTES;
 			} else {
-				o->step_bytes = s;
-				o->set_step = 1;
+				o->plan.step_bytes = s;
+				o->plan.set |= SD_SET_STEP_BYTES;
 			}
 			break;
 		}
 		case 'f': {
 			char *end;
 			errno = 0;
-			o->step_factor = strtod(optarg, &end);
-			if (errno || *end || !(o->step_factor > 1) ||
-			    o->step_factor > 1024)
+			o->plan.step_factor = strtod(optarg, &end);
+			if (errno || *end || !(o->plan.step_factor > 1) ||
+			    o->plan.step_factor > 1024)
 				USAGE_ERROR("-f '%s' must be a factor above 1",
 					    optarg);
-			o->set_factor = 1;
+			o->plan.set |= SD_SET_STEP_FACTOR;
 			break;
 		}
 		case 'n':
-			if (sd_parse_int(optarg, 1, 1000000, &o->iters))
+			if (sd_parse_int(optarg, 1, 1000000, &o->plan.iters))
 				USAGE_ERROR("-n '%s' must be a number of "
 					    "iterations from 1 to 1000000",
 					    optarg);
-			o->set_iters = 1;
+			o->plan.set |= SD_SET_ITERS;
 			break;
 		case 'w':
-			if (sd_parse_int(optarg, 0, 1000000, &o->warmup))
+			if (sd_parse_int(optarg, 0, 1000000, &o->plan.warmup))
 				USAGE_ERROR("-w '%s' must be a number of "
 					    "iterations from 0 to 1000000",
 					    optarg);
-			o->set_warmup = 1;
+			o->plan.set |= SD_SET_WARMUP;
 			break;
 		case 'd':
 			if (check_list(optarg, "data type", chk_dtype))
 				return SD_EXIT_USAGE;
-			o->dtypes = optarg;
+			o->plan.dtypes = optarg;
 			break;
 		case 'o':
 			if (check_list(optarg, "reduction", chk_redop))
 				return SD_EXIT_USAGE;
-			o->redops = optarg;
+			o->plan.redops = optarg;
 			break;
 		case 'r':
 			if (strcmp(optarg, "all") != 0 &&
 			    sd_parse_int(optarg, 0, 1 << 24, &v))
 				USAGE_ERROR("-r '%s' must be a rank or 'all'",
 					    optarg);
-			o->roots = optarg;
+			o->plan.roots = optarg;
 			break;
-		case OPT_ALGO: o->algo = optarg; break;
+		case OPT_ALGO: o->plan.algo = optarg; break;
+		case OPT_SCOPE: o->plan.scope = optarg; break;
 		case 'c':
-			if (sd_parse_int(optarg, 0, 1000, &o->check_passes))
+			if (sd_parse_int(optarg, 0, 1000,
+					 &o->plan.check_passes))
 				USAGE_ERROR("-c '%s' must be a number of check "
 					    "passes from 0 to 1000", optarg);
+			o->plan.set |= SD_SET_CHECK;
 			break;
 		case 'a':
-			if (sd_combine_from_name(optarg, &o->combine))
+			if (sd_combine_from_name(optarg, &o->plan.combine))
 				USAGE_ERROR("-a '%s' must be avg, min, max or "
 					    "rank0", optarg);
+			o->plan.set |= SD_SET_COMBINE;
 			break;
-		case OPT_PER_ITER: o->per_iter = 1; break;
-		case OPT_NO_IN_PLACE: o->in_place = 0; break;
+		case OPT_PER_ITER:
+			o->plan.per_iter = 1;
+			o->plan.set |= SD_SET_PER_ITER;
+			break;
+		case OPT_NO_IN_PLACE:
+			o->plan.in_place = 0;
+			o->plan.set |= SD_SET_IN_PLACE;
+			break;
 		case 'T':
-			if (sd_parse_seconds(optarg, &o->timeout_s))
+			if (sd_parse_duration_ms(optarg, &o->plan.timeout_ms))
 				USAGE_ERROR("--timeout '%s' must be a positive "
 					    "number of seconds", optarg);
+			o->plan.set |= SD_SET_TIMEOUT;
 			break;
 		case OPT_FORMAT: {
 			/* the output formats of run, by name */
@@ -286,11 +299,14 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 	if (optind < argc)
 		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help run'",
 			    argv[optind]);
-	if (o->set_min && o->set_max && o->min_bytes > o->max_bytes)
+	unsigned both = SD_SET_MIN_BYTES | SD_SET_MAX_BYTES;
+	if ((o->plan.set & both) == both &&
+	    o->plan.min_bytes > o->plan.max_bytes)
 		USAGE_ERROR("-b (%llu bytes) is larger than -e (%llu bytes)",
-			    (unsigned long long)o->min_bytes,
-			    (unsigned long long)o->max_bytes);
-	if (o->set_step && o->set_factor)
+			    (unsigned long long)o->plan.min_bytes,
+			    (unsigned long long)o->plan.max_bytes);
+	both = SD_SET_STEP_BYTES | SD_SET_STEP_FACTOR;
+	if ((o->plan.set & both) == both)
 		USAGE_ERROR("-f and -i exclude each other; pick one");
 	if (!o->upload_url)
 		o->upload_url = getenv("SHAKEDOWN_UPLOAD_URL");
@@ -310,9 +326,9 @@ struct run_ctx {
 	struct sd_plugin plugin;
 	struct sd_comm *comm;
 	struct sd_ctrl *ctrl;
-	struct sd_sink sinks[2];
-	int nsinks;
-	int aborted;
+	struct sd_sinks sinks;
+	int db_sink;            /* index of the database in sinks, or -1 */
+	int abort_exit;         /* exit status of the verdict, once reached */
 };
 
 /* Report an error of this rank on stderr: plainly for a single process,
@@ -328,13 +344,25 @@ static void rank_error(const struct sd_bootstrap *bs, const char *what,
 			bs->host, what, *what ? ": " : "", err);
 }
 
-/* Agree on a start-up phase: the worst status of any rank (0 when all are
- * fine).  A failed allgather counts as a bootstrap failure. */
-static int agree(struct sd_bootstrap *bs, int mine)
+/* The bootstrap's own words for its last failure, or `fallback`. */
+static const char *boot_error(struct sd_bootstrap_impl *b, const char *fallback)
 {
+	const char *e = b && b->last_error ? b->last_error(b) : NULL;
+	return e && *e ? e : fallback;
+}
+
+/* Agree on a start-up phase: the worst status of any rank (0 when all are
+ * fine).  A failed allgather counts as a bootstrap failure, said in the
+ * bootstrap's own words. */
+static int agree(struct run_ctx *c, int mine)
+{
+	struct sd_bootstrap *bs = &c->boot->bs;
 	int32_t v = mine, all[bs->size];
-	if (bs->allgather(bs, &v, all, sizeof(v)))
+	if (bs->allgather(bs, &v, all, sizeof(v))) {
+		rank_error(bs, "bootstrap", boot_error(c->boot,
+						       "allgather failed"));
 		return SD_EXIT_ENV;
+	}
 	int worst = 0;
 	for (int r = 0; r < bs->size; r++)
 		if (all[r] > worst)
@@ -342,23 +370,64 @@ static int agree(struct sd_bootstrap *bs, int mine)
 	return worst;
 }
 
-/* The abort hook: record the end, stop the backend. */
-static void on_abort(void *arg, int exit_status, const char *msg)
+static void warn_writer(void *arg, const char *msg)
+{
+	fprintf(stderr, "shakedown: warning: %s\n", msg);
+}
+
+/* The last resort: a rank whose main thread is stuck inside a library
+ * call (or a planted stall) after a verdict ends here, a moment later. */
+#define LAST_RESORT_S 2
+
+static void *last_resort(void *arg)
 {
 	struct run_ctx *c = arg;
-	c->aborted = 1;
-	if (c->boot->bs.rank == 0 && c->nsinks) {
-		struct sd_run_end e = { .status = exit_status ==
-							  SD_EXIT_CANCELLED
-							  ? "cancelled"
-							  : "failed",
-					.exit_status = exit_status,
-					.message = msg,
-					.finished_at = sd_wall_now() };
-		sd_sinks_run_end(c->sinks, c->nsinks, &e);
+	sleep(LAST_RESORT_S);
+	fflush(stdout);
+	fflush(stderr);
+	_exit(c->abort_exit);
+}
+
+/* The control plane reached a verdict: say why (where it was decided),
+ * record the end of the run, stop the backend, and arm the last resort.
+ * The main thread then unwinds and exits with the same status. */
+static void on_abort(void *arg, int status, const char *msg, int decided_here)
+{
+	struct run_ctx *c = arg;
+	pthread_t th;
+	c->abort_exit = sd_exit_for_status(status);
+	if (decided_here)
+		fprintf(stderr, "shakedown: %s\n", msg);
+	if (c->boot->bs.rank == 0) {
+		struct sd_run_end e = {
+			.status = c->abort_exit == SD_EXIT_CANCELLED
+					  ? "cancelled" : "failed",
+			.exit_status = c->abort_exit,
+			.message = msg,
+			.finished_at = sd_wall_now() };
+		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
+		sd_sinks_emit(&c->sinks, &ev);
 	}
 	if (c->plugin.ops && c->plugin.ops->abort && c->comm)
 		c->plugin.ops->abort(c->comm);
+	if (pthread_create(&th, NULL, last_resort, c) == 0)
+		pthread_detach(th);
+}
+
+/* A planted `exit` fault ends the process at once. */
+static void fault_exit(int code)
+{
+	fflush(stdout);
+	fflush(stderr);
+	_exit(code);
+}
+
+/* A progress line on a terminal, on rank 0. */
+static void show_progress(void *arg, size_t index, size_t count,
+			  const struct sd_test_info *t)
+{
+	fprintf(stderr, "\r\033[K[%zu/%zu] %s %s ", index + 1, count, t->name,
+		sd_dtype_name(t->dtype));
 }
 
 static char *host_env_json(const struct sd_backend_ops *ops)
@@ -414,6 +483,9 @@ static int rank_main(void *arg)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	c->db_sink = -1;
+	c->sinks.warn = warn_writer;
+	c->fault.exit_fn = fault_exit;
 
 	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
 	if (rc) {
@@ -423,22 +495,25 @@ static int rank_main(void *arg)
 	struct sd_bootstrap *bs = &c->boot->bs;
 
 	/* the plan, and every rank agreeing on it */
-	rc = sd_plan_build(o->plan_file, o, bs->size, &plan, err, sizeof(err));
+	rc = sd_plan_build(o->plan_file, &o->plan, bs->size, &plan, err,
+			   sizeof(err));
 	if (rc && bs->rank == 0)
 		fprintf(stderr, "shakedown: %s\n", err);
-	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	{
+		/* the plan text holds every setting of the tests; the backend
+		 * and a planted fault complete what the ranks must share */
 		char mine[17], all[bs->size][17];
-		char opts[256];
-		snprintf(opts, sizeof(opts), "%s|%ld|%d|%d|%d|%g|%d",
-			 o->backend, o->check_passes, o->in_place, o->per_iter,
-			 (int)o->combine, o->timeout_s, (int)c->fault.kind);
+		char extra[128];
+		snprintf(extra, sizeof(extra), "|%s|%d", o->backend,
+			 (int)c->fault.kind);
 		uint64_t h = sd_fnv1a(SD_FNV_INIT, plan.text, strlen(plan.text));
-		h = sd_fnv1a(h, opts, strlen(opts));
+		h = sd_fnv1a(h, extra, strlen(extra));
 		snprintf(mine, sizeof(mine), "%016llx", (unsigned long long)h);
 		if (bs->allgather(bs, mine, all, sizeof(mine))) {
-			rank_error(bs, "bootstrap", "allgather failed");
+			rank_error(bs, "bootstrap",
+				   boot_error(c->boot, "allgather failed"));
 			goto out;
 		}
 		for (int r = 1; r < bs->size; r++)
@@ -466,20 +541,19 @@ static int rank_main(void *arg)
 	} else if (bs->local_rank == 0) {
 		rank_error(bs, "", err);
 	}
-	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
-	struct sd_comm_config cfg = { .timeout_ms = (int)(o->timeout_s * 1000),
+	struct sd_comm_config cfg = { .timeout_ms = plan.timeout_ms,
 				      .iface = o->iface };
 	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
 	if (rc)
 		rank_error(bs, "creating the communicator", err);
-	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
-	rc = sd_ctrl_start(bs, (int)(o->timeout_s * 1000), &c->ctrl, err,
-			   sizeof(err));
+	rc = sd_ctrl_start(bs, plan.timeout_ms, &c->ctrl, err, sizeof(err));
 	if (rc)
 		rank_error(bs, "", err);
-	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 
 	/* who is who */
@@ -494,7 +568,8 @@ static int rank_main(void *arg)
 	    sd_bootstrap_allgatherv(bs, envjson ? envjson : "",
 				    envjson ? strlen(envjson) : 0, &envs, &lens,
 				    &offs)) {
-		rank_error(bs, "bootstrap", "exchanging rank information failed");
+		rank_error(bs, "bootstrap: exchanging rank information",
+			   boot_error(c->boot, "failed"));
 		status = SD_EXIT_ENV;
 		goto out;
 	}
@@ -514,26 +589,26 @@ static int rank_main(void *arg)
 			envs[offs[r] + lens[r]] = '\0';
 			hosts[nhosts++].json = envs + offs[r];
 		}
-		rc = sd_text_sink_open(o->format, stdout, &c->sinks[c->nsinks]);
+		struct sd_sink *next = &c->sinks.v[c->sinks.n];
+		rc = sd_text_sink_open(o->format, stdout, next);
 		if (!rc)
-			c->nsinks++;
+			c->sinks.n++;
+		next = &c->sinks.v[c->sinks.n];
 		if (!rc) {
-			rc = sd_db_sink_open(o->db, c->cmdline,
-					     &c->sinks[c->nsinks], err,
+			rc = sd_db_sink_open(o->db, c->cmdline, next, err,
 					     sizeof(err));
 			if (rc)
 				fprintf(stderr, "shakedown: %s\n", err);
-			else if (c->sinks[c->nsinks].ops) {
-				const char *note =
-					sd_db_sink_note(&c->sinks[c->nsinks]);
+			else if (next->ops) {
+				const char *note = sd_db_sink_note(next);
 				if (note)
 					fprintf(stderr, "shakedown: note: %s\n",
 						note);
-				c->nsinks++;
+				c->db_sink = c->sinks.n++;
 			}
 		}
 	}
-	if ((status = agree(bs, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
 
@@ -558,22 +633,28 @@ static int rank_main(void *arg)
 			.plan_name = plan.name,
 		};
 		sd_strlcpy(info.uuid, uuid, sizeof(info.uuid));
-		for (int i = 0; i < c->nsinks; i++)
-			if (c->sinks[i].ops->run_begin &&
-			    (rc = c->sinks[i].ops->run_begin(c->sinks[i].self,
-							     &info)))
-				fprintf(stderr, "shakedown: warning: result "
-					"writer '%s' could not record the run "
-					"(status %d)\n", c->sinks[i].ops->name,
-					rc);
+		struct sd_event ev = { .kind = SD_EVENT_RUN_BEGIN, .run = &info };
+		sd_sinks_emit(&c->sinks, &ev);
 	}
 
 	struct sd_runner runner = {
-		.opt = o, .plan = &plan, .bs = bs, .ops = c->plugin.ops,
-		.comm = c->comm, .ctrl = c->ctrl, .sinks = c->sinks,
-		.nsinks = c->nsinks, .fault = c->fault, .cancel = &cancel_flag,
+		.plan = &plan, .bs = bs, .ops = c->plugin.ops, .comm = c->comm,
+		.iface = o->iface, .ctrl = c->ctrl,
+		.sinks = bs->rank == 0 ? &c->sinks : NULL, .fault = &c->fault,
+		.cancel = &cancel_flag,
+		.on_test = bs->rank == 0 && o->progress ? show_progress : NULL,
 	};
-	status = sd_runner_run(&runner);
+	rc = sd_runner_run(&runner);
+	if (bs->rank == 0 && o->progress)
+		fprintf(stderr, "\r\033[K");
+	if (rc && rc != SD_ERR_CANCELLED) {
+		/* the verdict: said and recorded by on_abort */
+		status = sd_exit_for_status(rc);
+		goto out;
+	}
+	status = rc == SD_ERR_CANCELLED ? SD_EXIT_CANCELLED
+		 : runner.wrong_tests	? SD_EXIT_CHECK
+					: SD_EXIT_OK;
 
 	if (bs->rank == 0) {
 		char msg[400] = "";
@@ -594,19 +675,21 @@ static int rank_main(void *arg)
 		struct sd_run_end e = { .status = st, .exit_status = status,
 					.message = msg[0] ? msg : NULL,
 					.finished_at = sd_wall_now() };
-		sd_sinks_run_end(c->sinks, c->nsinks, &e);
-		if (c->nsinks > 1)
+		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
+		sd_sinks_emit(&c->sinks, &ev);
+		if (c->db_sink >= 0)
 			fprintf(o->format == SD_FORMAT_JSON ? stderr : stdout,
 				"# results recorded in %s (run %s); "
 				"'shakedown report' shows them\n",
-				sd_db_sink_path(&c->sinks[1]), uuid);
+				sd_db_sink_path(&c->sinks.v[c->db_sink]), uuid);
 	}
 	sd_ctrl_finish(c->ctrl, &status);
 	finished = 1;
 
 	if (bs->rank == 0 && o->upload_url) {
-		const char *db = c->nsinks > 1 ? sd_db_sink_path(&c->sinks[1])
-					       : NULL;
+		const char *db = c->db_sink >= 0
+					 ? sd_db_sink_path(&c->sinks.v[c->db_sink])
+					 : NULL;
 		if (!db)
 			fprintf(stderr, "shakedown: warning: --upload needs the "
 				"results database (not --db none); the report "
@@ -620,10 +703,8 @@ out:
 	/* leave together: rank 0 closing first would look like a lost rank 0 */
 	if (c->ctrl && !finished)
 		sd_ctrl_finish(c->ctrl, &status);
-	for (int i = 0; i < c->nsinks; i++)
-		if (c->sinks[i].ops->destroy)
-			c->sinks[i].ops->destroy(c->sinks[i].self);
-	c->nsinks = 0;
+	sd_sinks_close(&c->sinks);
+	c->db_sink = -1;
 	sd_ctrl_destroy(c->ctrl);
 	c->ctrl = NULL;
 	if (c->comm)
@@ -681,8 +762,10 @@ int cmd_run(int argc, char **argv)
 				"ranks; under srun, drop --local\n");
 			return SD_EXIT_USAGE;
 		}
-		return sd_local_launch(ctx.opt.local_ranks,
-				       (int)(ctx.opt.timeout_s * 1000) + 5000,
+		int round_ms = (ctx.opt.plan.set & SD_SET_TIMEOUT)
+				       ? ctx.opt.plan.timeout_ms
+				       : SD_PLAN_TIMEOUT_MS;
+		return sd_local_launch(ctx.opt.local_ranks, round_ms + 5000,
 				       rank_main, &ctx);
 	}
 	return rank_main(&ctx);

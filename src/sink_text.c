@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
+#include "shakedown/coll.h"
 #include "sink_text.h"
 #include "util.h"
 
@@ -113,6 +113,12 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 		snprintf(tt->label + u, sizeof(tt->label) - u, " root %d",
 			 ti->root);
 	}
+	if (ti->scope && strcmp(ti->scope, "world") != 0) {
+		/* a group of a split: which one, in the header and summary */
+		size_t u = strlen(tt->label);
+		snprintf(tt->label + u, sizeof(tt->label) - u, " %s ranks %s",
+			 ti->scope, ti->members ? ti->members : "?");
+	}
 	if (t->fmt == SD_FORMAT_TABLE) {
 		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s\n",
 			ti->index + 1, tt->label, ti->nranks, ti->algo);
@@ -198,7 +204,8 @@ static void json_line(struct text_sink *t, const struct sd_test_info *ti,
 		sd_buf_printf(&b, "\"%s\"", sd_redop_name(ti->redop));
 	else
 		sd_buf_printf(&b, "null");
-	sd_buf_printf(&b, ",\"root\":%d,\"scope\":\"%s\",\"nranks\":%d,"
+	sd_buf_printf(&b, ",\"root\":%d,\"scope\":\"%s\",\"members\":\"%s\","
+		      "\"nranks\":%d,"
 		      "\"algo\":\"%s\",\"size_bytes\":%zu,\"count\":%zu,"
 		      "\"in_place\":%s,\"iters\":%d,\"warmup_iters\":%d,"
 		      "\"time_us\":%.3f,\"time_us_min\":%.3f,"
@@ -207,7 +214,8 @@ static void json_line(struct text_sink *t, const struct sd_test_info *ti,
 		      "\"ds_size_bytes\":%zu,\"ds_description\":\"%s\","
 		      "\"ds_duration_us\":%.3f,\"ds_throughput_gbps\":%.6f,"
 		      "\"ds_busbw_gbps\":%.6f,\"checked\":%s,\"wrong\":%" PRIu64,
-		      ti->root, ti->scope, ti->nranks, ti->algo, m->size_bytes,
+		      ti->root, ti->scope, ti->members ? ti->members : "",
+		      ti->nranks, ti->algo, m->size_bytes,
 		      m->count, m->in_place ? "true" : "false", m->iters,
 		      m->warmup_iters, m->time_us, m->time_us_min,
 		      m->time_us_avg, m->time_us_max, m->algbw_gbs,

@@ -2,12 +2,20 @@
  * backend.h - the ABI between shakedown and its backend plugins.
  *
  * A backend plugin is a shared object that exports one symbol,
- * `shakedown_backend`, of type `const struct sd_backend_ops`.  The loader
- * (src/plugin.c) checks `magic` and `abi_version` right after dlopen and
- * refuses a mismatch.  Rules for changing this file:
+ * `shakedown_backend`, of type `const struct sd_backend_ops`, filled with
+ * designated initialisers and SD_BACKEND_IDENTITY(name, version).  The
+ * loader (lib/plugin.c) checks the identity right after dlopen: the magic,
+ * the ABI version, the size of the table and the plugin's own name against
+ * the backend asked for.  Rules for changing this file:
  *   - identity fields stay first and never move;
- *   - new slots are only appended at the end of a struct;
+ *   - new slots are only appended at the end of a struct, and are optional
+ *     (the loader gives a plugin built with an older, shorter table NULL
+ *     for the slots it lacks; a slot the core cannot do without makes the
+ *     loader refuse such a plugin, naming the slot);
  *   - any change to an existing slot's meaning bumps SD_BACKEND_ABI_VERSION.
+ * Workloads that are not collectives (a GEMM, a training step) will get a
+ * table of their own under another symbol, checked by the same loader
+ * with its own list of slots (lib/plugin.c, struct table_kind).
  *
  * Every function returns an `int` status (enum sd_status).  On failure a
  * human-readable message (lower case, no trailing full stop, naming the
@@ -20,13 +28,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shakedown/coll.h" /* enum sd_op and the table of collectives */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define SD_BACKEND_MAGIC 0x5344424bu /* "SDBK" */
-#define SD_BACKEND_ABI_VERSION 1u
+#define SD_BACKEND_ABI_VERSION 2u
 #define SD_BACKEND_SYMBOL "shakedown_backend"
+
+/* The identity of a plugin's table, first in its initialiser. */
+#define SD_BACKEND_IDENTITY(name_, version_)                                 \
+	.magic = SD_BACKEND_MAGIC, .abi_version = SD_BACKEND_ABI_VERSION,    \
+	.table_size = (uint32_t)sizeof(struct sd_backend_ops),              \
+	.reserved = 0, .name = (name_), .version = (version_)
 
 /* Status codes shared by the core and plugins. */
 enum sd_status {
@@ -67,21 +83,6 @@ enum sd_redop {
 	SD_MAX,
 	SD_AVG,
 	SD_REDOP_COUNT
-};
-
-/* Operations.  The order is part of the ABI. */
-enum sd_op {
-	SD_OP_ALL_REDUCE = 0,
-	SD_OP_ALL_GATHER,
-	SD_OP_REDUCE_SCATTER,
-	SD_OP_ALL_TO_ALL,
-	SD_OP_BROADCAST,
-	SD_OP_REDUCE,
-	SD_OP_GATHER,
-	SD_OP_SCATTER,
-	SD_OP_SENDRECV, /* ring: rank r sends to r+1 and receives from r-1 */
-	SD_OP_PT2PT,    /* DeepSpeed's: rank 0 sends to rank 1, others idle */
-	SD_OP_COUNT
 };
 
 /*
@@ -149,15 +150,23 @@ struct sd_comm_config {
 	 * NCCL_* settings), or NULL */
 	const char *env;
 };
-#define SD_COMM_CONFIG_HAS_ENV 1
 
 struct sd_comm; /* opaque, defined by each plugin */
 
+/*
+ * The table of a backend.  Slots the core needs: init, comm_create,
+ * comm_destroy, buf_alloc, fill, verify, run, wait, barrier.  Every other
+ * slot may be NULL (the core does without, or refuses only what needs it:
+ * a split scope needs comm_split).
+ */
 struct sd_backend_ops {
 	/* identity: never moves */
 	uint32_t magic;        /* SD_BACKEND_MAGIC */
 	uint32_t abi_version;  /* SD_BACKEND_ABI_VERSION */
-	const char *name;      /* "gloo", "nccl" */
+	uint32_t table_size;   /* sizeof(struct sd_backend_ops) where the
+				  plugin was built: slots past it are absent */
+	uint32_t reserved;     /* 0 */
+	const char *name;      /* "gloo", "nccl": the NAME of backend_NAME.so */
 	const char *version;   /* plugin and library versions, for reports */
 
 	/* Bit masks of supported (1u << enum value). */

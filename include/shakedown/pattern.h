@@ -20,11 +20,7 @@
 
 #include "shakedown/backend.h"
 
-#if defined(__CUDACC__)
-#define SD_HD __host__ __device__
-#else
-#define SD_HD
-#endif
+/* SD_HD (host and device functions) comes with shakedown/coll.h. */
 
 /* Size of one element in bytes. */
 static inline SD_HD size_t sd_dtype_size(enum sd_dtype t)
@@ -192,10 +188,10 @@ static inline SD_HD void sd_store_bits(enum sd_dtype t, void *buf, uint64_t idx,
 	}
 }
 
+/* Whether op reduces (its inputs are built for a reduction). */
 static inline SD_HD int sd_op_is_reduction(enum sd_op op)
 {
-	return op == SD_OP_ALL_REDUCE || op == SD_OP_REDUCE ||
-	       op == SD_OP_REDUCE_SCATTER;
+	return sd_coll_desc(op).reduces;
 }
 
 static inline SD_HD uint64_t sd_min_u64(uint64_t a, uint64_t b)
@@ -294,54 +290,46 @@ static inline SD_HD double sd_pattern_reduced(const struct sd_op_args *a, int n,
 }
 
 /*
- * Whether rank `me` checks recv index j at all, and the value expected there.
- * Returns 0 when the rank receives nothing for this op (non-root of reduce
- * and gather, idle ranks of pt2pt).
+ * Whether rank `me` checks recv index j at all, and the value expected there
+ * (the op's row in shakedown/coll.h says which).  Returns 0 when the rank
+ * receives nothing for this op (non-root of reduce and gather, idle ranks
+ * of pt2pt).
  */
 static inline SD_HD int sd_pattern_expect(const struct sd_op_args *a, int me,
 					  int n, uint64_t j, double *out)
 {
+	struct sd_coll c = sd_coll_desc(a->op);
 	uint64_t sc = a->send_count, rc = a->recv_count;
-	switch (a->op) {
-	case SD_OP_ALL_REDUCE:
+	if (c.op == SD_OP_COUNT || !sd_role_has(c.receives, me, a->root))
+		return 0;
+	switch (c.expect) {
+	case SD_EXPECT_REDUCED:
 		*out = sd_pattern_reduced(a, n, j);
 		return 1;
-	case SD_OP_REDUCE:
-		if (me != a->root)
-			return 0;
-		*out = sd_pattern_reduced(a, n, j);
-		return 1;
-	case SD_OP_REDUCE_SCATTER:
+	case SD_EXPECT_REDUCED_BLOCK:
 		*out = sd_pattern_reduced(a, n, (uint64_t)me * rc + j);
 		return 1;
-	case SD_OP_ALL_GATHER:
+	case SD_EXPECT_CONCAT:
 		*out = sd_pattern_data(a->dtype, (int)(j / sc), j % sc, a->seed);
 		return 1;
-	case SD_OP_GATHER:
-		if (me != a->root)
-			return 0;
-		*out = sd_pattern_data(a->dtype, (int)(j / sc), j % sc, a->seed);
-		return 1;
-	case SD_OP_BROADCAST:
+	case SD_EXPECT_ROOT:
 		*out = sd_pattern_data(a->dtype, a->root, j, a->seed);
 		return 1;
-	case SD_OP_SCATTER:
+	case SD_EXPECT_ROOT_BLOCK:
 		*out = sd_pattern_data(a->dtype, a->root, (uint64_t)me * rc + j,
 				       a->seed);
 		return 1;
-	case SD_OP_ALL_TO_ALL: {
-		uint64_t c = rc / (uint64_t)n;
-		int peer = (int)(j / c);
-		*out = sd_pattern_data(a->dtype, peer, (uint64_t)me * c + j % c,
-				       a->seed);
+	case SD_EXPECT_TRANSPOSE: {
+		uint64_t blk = rc / (uint64_t)n;
+		int peer = (int)(j / blk);
+		*out = sd_pattern_data(a->dtype, peer,
+				       (uint64_t)me * blk + j % blk, a->seed);
 		return 1;
 	}
-	case SD_OP_SENDRECV:
+	case SD_EXPECT_PREV:
 		*out = sd_pattern_data(a->dtype, (me + n - 1) % n, j, a->seed);
 		return 1;
-	case SD_OP_PT2PT:
-		if (me != 1)
-			return 0;
+	case SD_EXPECT_RANK0:
 		*out = sd_pattern_data(a->dtype, 0, j, a->seed);
 		return 1;
 	default:
@@ -353,11 +341,38 @@ static inline SD_HD int sd_pattern_expect(const struct sd_op_args *a, int me,
  * pt2pt: rank 0 only). */
 static inline SD_HD int sd_pattern_sends(const struct sd_op_args *a, int me)
 {
-	if (a->op == SD_OP_BROADCAST || a->op == SD_OP_SCATTER)
-		return me == a->root;
-	if (a->op == SD_OP_PT2PT)
-		return me == 0;
-	return 1;
+	return sd_role_has(sd_coll_desc(a->op).sends, me, a->root);
+}
+
+/*
+ * Point a->sendbuf and a->recvbuf into the two buffers of rank `me`: out of
+ * place they are `sendbase` and `recvbase`; in place both are inside
+ * `recvbase` at nccl-tests' offsets (the op's `place`).  Counts, dtype and
+ * op must be set.
+ */
+static inline void sd_coll_place(struct sd_op_args *a, int me, void *sendbase,
+				 void *recvbase)
+{
+	size_t ts = sd_dtype_size(a->dtype);
+	char *r = (char *)recvbase;
+	if (!a->in_place) {
+		a->sendbuf = sendbase;
+		a->recvbuf = recvbase;
+		return;
+	}
+	switch (sd_coll_desc(a->op).place) {
+	case SD_PLACE_SEND_IN_RECV:
+		a->recvbuf = r;
+		a->sendbuf = r + (size_t)me * a->send_count * ts;
+		break;
+	case SD_PLACE_RECV_IN_SEND:
+		a->sendbuf = r;
+		a->recvbuf = r + (size_t)me * a->recv_count * ts;
+		break;
+	default:
+		a->sendbuf = a->recvbuf = r;
+		break;
+	}
 }
 
 #endif

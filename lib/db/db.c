@@ -32,6 +32,7 @@ struct migration {
 
 static const struct migration migrations[] = {
 	{ 2, sd_db_migration_0002_sql },
+	{ 3, sd_db_migration_0003_sql },
 };
 
 const char *sd_db_resolve_path(const char *path_or_null)
@@ -623,7 +624,9 @@ static const char report_sql[] =
 "  FROM (SELECT * FROM ranks WHERE run_id = r.id ORDER BY rank) k)),"
 " 'tests', json((SELECT json_group_array(json_object("
 "  'index', t.test_index, 'name', t.name, 'op', t.op, 'dtype', t.dtype,"
-"  'redop', t.redop, 'root', t.root, 'scope', t.scope, 'algo', t.algo,"
+"  'redop', t.redop, 'root', t.root, 'scope', t.scope,"
+"  'members', (SELECT members FROM tests WHERE id = t.test_id),"
+"  'algo', t.algo,"
 "  'nranks', t.nranks, 'status', t.status, 'message', t.message,"
 "  'started_at', t.started_at, 'finished_at', t.finished_at,"
 "  'peak_busbw_gbs', t.peak_busbw_gbs, 'wrong', t.wrong,"

@@ -21,7 +21,7 @@
 #include "sink.h"
 
 /* The schema version this binary creates and understands. */
-#define SD_DB_SCHEMA_VERSION 2
+#define SD_DB_SCHEMA_VERSION 3
 /* The version of the JSON report document (its "schema_version"). */
 #define SD_DB_REPORT_VERSION 1
 /* PRAGMA application_id of a shakedown database ("SDBB"). */
@@ -144,8 +144,5 @@ const char *sd_db_sink_path(const struct sd_sink *s);
  * ("results.db is on nfs: using a rollback journal, not WAL").
  */
 const char *sd_db_sink_note(const struct sd_sink *s);
-
-/* The UUID of the run the sink recorded ("" before run_begin). */
-const char *sd_db_sink_run_uuid(const struct sd_sink *s);
 
 #endif

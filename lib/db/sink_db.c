@@ -43,13 +43,12 @@ struct db_sink {
 	char *path;
 	char *cmdline;
 	char note[512];
-	char uuid[37];
 	int64_t run_id;          /* 0 before run_begin */
 	int ended;               /* run_end seen */
 	/* the test in progress */
 	int test_open;
 	struct sd_test_info test;
-	char test_name[64], test_scope[128], test_algo[64];
+	char test_name[64], test_scope[128], test_algo[64], test_members[64];
 	char test_started_at[32];
 	struct meas *meas;
 	size_t nmeas, capmeas;
@@ -62,8 +61,10 @@ struct db_sink {
 
 static const char ins_test_sql[] =
 	"INSERT INTO tests (run_id, test_index, name, op, dtype, redop, root, "
-	" scope, algo, nranks, status, message, started_at, finished_at) "
-	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+	" scope, algo, nranks, status, message, started_at, finished_at, "
+	" members) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+	" ?15)";
 
 static const char ins_meas_sql[] =
 	"INSERT INTO measurements (test_id, size_bytes, count, in_place, "
@@ -264,7 +265,6 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 	}
 	if (exec(s->db, "COMMIT") != SD_OK)
 		goto rollback;
-	sd_strlcpy(s->uuid, run->uuid, sizeof(s->uuid));
 	if (pthread_create(&s->hb, NULL, heartbeat_main, s) == 0)
 		s->hb_started = 1;
 	rc = SD_OK;
@@ -293,6 +293,9 @@ static int db_test_begin(void *self, const struct sd_test_info *test)
 	s->test.name = s->test_name;
 	s->test.scope = s->test_scope;
 	s->test.algo = s->test_algo;
+	sd_strlcpy(s->test_members, test->members ? test->members : "",
+		   sizeof(s->test_members));
+	s->test.members = s->test_members;
 	now_iso(s->test_started_at);
 	s->nmeas = 0;
 	pthread_mutex_unlock(&s->mu);
@@ -381,6 +384,7 @@ static int write_test(struct db_sink *s, const char *status,
 	bind_str(st, 12, message);
 	bind_str(st, 13, s->test_started_at);
 	bind_str(st, 14, now);
+	bind_str(st, 15, t->members && *t->members ? t->members : NULL);
 	if (step_done(st) != SD_OK)
 		goto rollback;
 	int64_t test_id = sqlite3_last_insert_rowid(s->db);
@@ -601,11 +605,4 @@ const char *sd_db_sink_note(const struct sd_sink *s)
 		return NULL;
 	const struct db_sink *d = s->self;
 	return d->note[0] ? d->note : NULL;
-}
-
-const char *sd_db_sink_run_uuid(const struct sd_sink *s)
-{
-	if (!s || s->ops != &db_sink_ops)
-		return "";
-	return ((const struct db_sink *)s->self)->uuid;
 }

@@ -62,6 +62,7 @@
 #include <gloo/types.h>
 
 #include "shakedown/backend.h"
+#include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "shakedown/pattern_host.h"
 
@@ -753,13 +754,9 @@ void build(const build_ctx &b, sd_prepared &p)
 
 const char *op_name(enum sd_op op)
 {
-	static const char *const names[] = {
-		"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-		"broadcast", "reduce", "gather", "scatter", "sendrecv", "pt2pt"
-	};
-	return (int)op >= 0 && op < SD_OP_COUNT ? names[op] : "op";
+	const struct sd_coll *c = sd_coll_get(op);
+	return c ? c->name : "op";
 }
-
 /* Whether prepared `p` was built for exactly these args. */
 bool same_args(const sd_prepared &p, const sd_op_args *a)
 {
@@ -799,9 +796,7 @@ int check_args(const sd_comm *c, const sd_op_args *a, char *err,
 					     op_name(a->op));
 		return SD_ERR_INVALID;
 	}
-	bool rooted = a->op == SD_OP_BROADCAST || a->op == SD_OP_REDUCE ||
-		      a->op == SD_OP_GATHER || a->op == SD_OP_SCATTER;
-	if (rooted && (a->root < 0 || a->root >= c->size)) {
+	if (sd_coll_get(a->op)->rooted && (a->root < 0 || a->root >= c->size)) {
 		put_err(err, errlen, "gloo: root " + std::to_string(a->root) +
 					     " is not a rank of this "
 					     "communicator of " +
@@ -1324,35 +1319,32 @@ void g_abort(struct sd_comm *c)
 extern "C" {
 extern const struct sd_backend_ops shakedown_backend;
 const struct sd_backend_ops shakedown_backend = {
-	SD_BACKEND_MAGIC,
-	SD_BACKEND_ABI_VERSION,
-	"gloo",
-	SD_GLOO_VERSION,
-	(1u << SD_FLOAT32) | (1u << SD_FLOAT64) | (1u << SD_FLOAT16) |
-		(1u << SD_INT8) | (1u << SD_UINT8) | (1u << SD_INT32) |
-		(1u << SD_INT64),
-	(1u << SD_SUM) | (1u << SD_PROD) | (1u << SD_MIN) | (1u << SD_MAX) |
-		(1u << SD_AVG),
-	(1u << SD_OP_COUNT) - 1,
-	g_init,
-	g_fini,
-	g_comm_create,
-	g_comm_split,
-	g_comm_rank,
-	g_comm_size,
-	g_comm_destroy,
-	g_describe_device,
-	g_buf_alloc,
-	g_buf_free,
-	g_fill,
-	g_verify,
-	g_corrupt,
-	g_algo_name,
-	g_prepare,
-	g_run,
-	g_wait,
-	g_barrier,
-	g_abort,
-	nullptr, /* iter_times: host timing after wait() */
+	SD_BACKEND_IDENTITY("gloo", SD_GLOO_VERSION),
+	.dtypes = (1u << SD_FLOAT32) | (1u << SD_FLOAT64) | (1u << SD_FLOAT16) |
+		  (1u << SD_INT8) | (1u << SD_UINT8) | (1u << SD_INT32) |
+		  (1u << SD_INT64),
+	.redops = (1u << SD_SUM) | (1u << SD_PROD) | (1u << SD_MIN) |
+		  (1u << SD_MAX) | (1u << SD_AVG),
+	.ops = (1u << SD_OP_COUNT) - 1,
+	.init = g_init,
+	.fini = g_fini,
+	.comm_create = g_comm_create,
+	.comm_split = g_comm_split,
+	.comm_rank = g_comm_rank,
+	.comm_size = g_comm_size,
+	.comm_destroy = g_comm_destroy,
+	.describe_device = g_describe_device,
+	.buf_alloc = g_buf_alloc,
+	.buf_free = g_buf_free,
+	.fill = g_fill,
+	.verify = g_verify,
+	.corrupt = g_corrupt,
+	.algo_name = g_algo_name,
+	.prepare = g_prepare,
+	.run = g_run,
+	.wait = g_wait,
+	.barrier = g_barrier,
+	.abort = g_abort,
+	.iter_times = nullptr, /* host timing after wait() */
 };
 }

@@ -377,7 +377,6 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 		snprintf(err, errlen, "out of memory");
 		return SD_ERR_NOMEM;
 	}
-#ifdef SD_COMM_CONFIG_HAS_ENV
 	/* NCCL reads NCCL_* when a communicator is made: a test's own
 	 * environment needs its own communicator */
 	if (cfg && cfg->env &&
@@ -385,7 +384,6 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 		comm_free(c);
 		return rc;
 	}
-#endif
 	memset(&u, 0, sizeof(u));
 	if (bs->rank == 0 && (r = ncclGetUniqueId(&u.id)) != ncclSuccess) {
 		u.status = SD_ERR_BACKEND;
@@ -671,8 +669,7 @@ static int check_args(struct sd_comm *c, const struct sd_op_args *a,
 			 "was aborted", c->rank, g.host);
 		return SD_ERR_CANCELLED;
 	}
-	if ((int)a->op < 0 || a->op >= SD_OP_COUNT ||
-	    sd_nccl_redop(a->redop) < 0) {
+	if (!sd_coll_get(a->op) || sd_nccl_redop(a->redop) < 0) {
 		snprintf(err, errlen, "operation %d or reduction %d is unknown "
 			 "to the nccl backend", (int)a->op, (int)a->redop);
 		return SD_ERR_INVALID;
@@ -772,8 +769,10 @@ static int nccl_prepare(struct sd_comm *c, const struct sd_op_args *a,
 	if (rc)
 		return rc;
 	c->ev_n = 0; /* a new series of run() calls */
-	if (a->op == SD_OP_PT2PT && c->size < 2) {
-		snprintf(err, errlen, "pt2pt needs at least 2 ranks");
+	const struct sd_coll *d = sd_coll_get(a->op);
+	if (c->size < d->min_ranks) {
+		snprintf(err, errlen, "%s needs at least %d ranks", d->name,
+			 d->min_ranks);
 		return SD_ERR_INVALID;
 	}
 	return SD_OK;
@@ -1011,11 +1010,9 @@ static int nccl_barrier(struct sd_comm *c, int timeout_ms, char *err,
 }
 
 const struct sd_backend_ops shakedown_backend = {
-	.magic = SD_BACKEND_MAGIC,
-	.abi_version = SD_BACKEND_ABI_VERSION,
-	.name = "nccl",
-	.version = "nccl " STR(NCCL_MAJOR) "." STR(NCCL_MINOR) "."
-		   STR(NCCL_PATCH) " (shakedown " PACKAGE_VERSION ")",
+	SD_BACKEND_IDENTITY("nccl", "nccl " STR(NCCL_MAJOR) "."
+			    STR(NCCL_MINOR) "." STR(NCCL_PATCH)
+			    " (shakedown " PACKAGE_VERSION ")"),
 	.dtypes = (((1u << SD_DTYPE_COUNT) - 1) &
 		   ~((1u << SD_FP8_E4M3) | (1u << SD_FP8_E5M2))) |
 		  SD_NCCL_FP8_MASK,

@@ -28,7 +28,7 @@
 
 #include "shakedown/backend.h"
 #include "shakedown/pattern.h"
-#include "coll.h"
+#include "shakedown/coll.h"
 #include "../unit/tap.h"
 
 #define MAXN 8
@@ -173,7 +173,7 @@ static uint64_t one_op(struct sd_comm *c, struct sd_op_args *a, void *sb,
 
 static void set_counts(struct sd_op_args *a, size_t count, int n)
 {
-	sd_coll_get(a->op)->counts(count, n, &a->send_count, &a->recv_count);
+	sd_coll_counts(sd_coll_get(a->op), count, n, &a->send_count, &a->recv_count);
 }
 
 static int is_pow2(int n)

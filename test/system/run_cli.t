@@ -53,7 +53,7 @@ is "$(printf '%s\n' "$err" | wc -l)" 1 "missing backend: one line"
 SHAKEDOWN_PLUGIN_DIR="$top_builddir/test/system/.libs" \
 	run "$SHAKEDOWN" run --local 1 --backend badabi --db none
 is "$rc" 3 "plugin of another ABI: exit 3"
-like "$err" "backend_badabi.so: plugin ABI version 999, but this shakedown needs ABI version 1" \
+like "$err" "backend_badabi.so: plugin ABI version 1000, but this shakedown needs ABI version 2" \
 	"ABI mismatch names the file and both versions"
 
 done_testing

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
+#include "plan.h"
+#include "shakedown/coll.h"
 #include "names.h"
 #include "shakedown/pattern_host.h"
 #include "shakedown/pattern.h"
@@ -88,12 +89,12 @@ static void test_counts(void)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct sd_coll *c = sd_coll_get(rows[i].op);
 		size_t s, r;
-		c->counts(262144, rows[i].n, &s, &r);
+		sd_coll_counts(c, 262144, rows[i].n, &s, &r);
 		is_int(s, rows[i].send, "%s n=%d send count", c->name,
 		       rows[i].n);
 		is_int(r, rows[i].recv, "%s n=%d recv count", c->name,
 		       rows[i].n);
-		is_dbl(c->busbw_factor(rows[i].n), rows[i].busbw, 1e-12,
+		is_dbl(sd_factor_value(c->busbw, rows[i].n), rows[i].busbw, 1e-12,
 		       "%s n=%d busbw factor", c->name, rows[i].n);
 		/* DeepSpeed: 1 MB in 1000 us is 1e9 B/s = 8 Gbps before factors */
 		double tput, busbw;
@@ -199,7 +200,7 @@ static void test_host_roundtrip(void)
 	for (int op = 0; op < SD_OP_COUNT; op++) {
 		const struct sd_coll *c = sd_coll_get(op);
 		size_t sc, rc;
-		c->counts(C, N, &sc, &rc);
+		sd_coll_counts(c, C, N, &sc, &rc);
 		float recv[64];
 		struct sd_op_args a = { .op = op, .dtype = SD_FLOAT32,
 					.redop = SD_SUM, .root = 1,
@@ -224,8 +225,45 @@ static void test_host_roundtrip(void)
 	}
 }
 
+/* The table is one source: its by-value form (for device code), its
+ * host rows and the names parsed from the command line agree, and every
+ * row's kinds are consistent with its flags. */
+static void test_descriptor(void)
+{
+	for (int op = 0; op < SD_OP_COUNT; op++) {
+		const struct sd_coll *h = sd_coll_get((enum sd_op)op);
+		struct sd_coll d = sd_coll_desc((enum sd_op)op);
+		enum sd_op parsed;
+		ok(h && (int)h->op == op && d.op == h->op &&
+		   strcmp(d.name, h->name) == 0 && d.rooted == h->rooted &&
+		   d.reduces == h->reduces && d.counts == h->counts &&
+		   d.place == h->place && d.expect == h->expect &&
+		   d.sends == h->sends && d.receives == h->receives &&
+		   d.busbw == h->busbw && d.ds_tput == h->ds_tput &&
+		   d.ds_busbw == h->ds_busbw,
+		   "%s: host row and by-value row agree", h ? h->name : "?");
+		ok(sd_op_from_name(h->name, &parsed, NULL) == 0 &&
+		   (int)parsed == op && strcmp(sd_op_name(parsed), h->name) == 0,
+		   "%s: the name table is the descriptor's", h->name);
+		ok(h->reduces == (h->expect == SD_EXPECT_REDUCED ||
+				  h->expect == SD_EXPECT_REDUCED_BLOCK),
+		   "%s: reduces exactly when it expects a reduction", h->name);
+		ok(!(h->sends == SD_ROLE_ROOT || h->receives == SD_ROLE_ROOT) ||
+		   h->rooted, "%s: a root role only in a rooted op", h->name);
+	}
+	ok(sd_coll_get(SD_OP_COUNT) == NULL &&
+	   sd_coll_desc(SD_OP_COUNT).op == SD_OP_COUNT,
+	   "past the last op there is no row");
+	char all[256];
+	sd_name_join(sd_op_names, ~0u, SD_OP_COUNT, ",", all, sizeof(all));
+	is_int(strcmp(all, "all_reduce,all_gather,reduce_scatter,all_to_all,"
+		       "broadcast,reduce,gather,scatter,sendrecv,pt2pt"), 0,
+	       "every op by name, in table order");
+}
+
 int main(void)
 {
+	test_descriptor();
 	test_sizes();
 	test_names();
 	test_counts();

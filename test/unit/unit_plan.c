@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "plan.h"
+#include "util.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/sd_unit_plan_XXXXXX";
@@ -69,15 +70,38 @@ int main(void)
 		  0, "is not an NCCL_* name with a plain value" },
 		{ "tests:\n  - {op: all_reduce, env: NCCL_ALGO}\n", 2, 0,
 		  "'env' must be a mapping" },
+		/* the settings of the run live in the plan */
+		{ "defaults: {check: 3, per_iter: true, in_place: no, "
+		  "combine: max, timeout: 2.5}\ntests:\n  - op: all_reduce\n",
+		  2, 1, NULL },
+		{ "tests:\n  - {op: all_reduce, check: 1001}\n", 2, 0,
+		  "check '1001' must be a whole number from 0 to 1000" },
+		{ "tests:\n  - {op: all_reduce, per_iter: maybe}\n", 2, 0,
+		  "per_iter 'maybe' must be true or false" },
+		{ "tests:\n  - {op: all_reduce, combine: mean}\n", 2, 0,
+		  "combine 'mean' must be avg, min, max or rank0" },
+		{ "tests:\n  - {op: all_reduce, timeout: 0}\n", 2, 0,
+		  "timeout '0' must be a positive number of seconds" },
+		{ "tests:\n  - {op: all_reduce, scope: split:2}\n", 4, 1, NULL },
+		{ "tests:\n  - {op: all_reduce, scope: split:2}\n", 3, 0,
+		  "no test of the plan fits" }, /* skipped: 3 is not 2k */
+		{ "tests:\n  - {op: broadcast, scope: split:2, root: all}\n", 4,
+		  2, NULL }, /* roots are ranks of the group */
+		{ "tests:\n  - {op: broadcast, scope: split:2, root: 2}\n", 4,
+		  0, "root '2' is not a rank from 0 to 1" },
+		{ "tests:\n  - {op: pt2pt, scope: split:1}\n", 2, 0,
+		  "no test of the plan fits" }, /* pt2pt needs 2 per group */
+		{ "tests:\n  - {op: all_reduce, scope: node}\n", 2, 0,
+		  "plan.yaml:2: unknown scope 'node'; use world, or split:K" },
 	};
-	struct sd_run_options o;
+	struct sd_plan_overrides o;
 	struct sd_plan p;
 	char err[512];
 
 	if (!mkdtemp(dir))
 		return 1;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		sd_run_options_init(&o);
+		memset(&o, 0, sizeof(o));
 		err[0] = '\0';
 		int rc = sd_plan_build(write_plan(rows[i].text), &o,
 				       rows[i].nranks, &p, err, sizeof(err));
@@ -96,7 +120,7 @@ int main(void)
 	}
 
 	/* env is kept per test and shown in the canonical text */
-	sd_run_options_init(&o);
+	memset(&o, 0, sizeof(o));
 	ok(sd_plan_build(write_plan("defaults: {env: {NCCL_ALGO: Tree}}\n"
 				    "tests:\n  - op: all_reduce\n"
 				    "  - {op: broadcast, env: {NCCL_PROTO: LL}}\n"),
@@ -107,6 +131,47 @@ int main(void)
 	   "env from defaults and tests, rendered in the canonical text");
 	sd_plan_free(&p);
 
+	/* every setting is a field of the test and is in the text: the
+	 * plan's, then the overrides' on top, with defaults from one place */
+	memset(&o, 0, sizeof(o));
+	ok(sd_plan_build(write_plan("defaults: {check: 3, timeout: 2.5}\n"
+				    "tests:\n  - {op: all_reduce}\n"
+				    "  - {op: all_gather, scope: split:2, "
+				    "combine: min}\n"),
+			 &o, 4, &p, err, sizeof(err)) == 0 && p.ntests == 2 &&
+	   p.tests[0].check_passes == 3 && p.tests[0].timeout_ms == 2500 &&
+	   p.tests[0].in_place == 1 && p.tests[0].per_iter == 0 &&
+	   p.tests[0].combine == SD_COMBINE_AVG &&
+	   strcmp(p.tests[0].scope, "world") == 0 &&
+	   p.tests[0].group_size == 4 && p.tests[1].group_size == 2 &&
+	   p.tests[1].combine == SD_COMBINE_MIN && p.timeout_ms == 2500 &&
+	   strstr(p.text, "check: 3, per_iter: false, in_place: true, "
+		  "combine: avg, timeout: 2.5, scope: world}") &&
+	   strstr(p.text, "combine: min, timeout: 2.5, scope: split:2}"),
+	   "run settings are test fields, rendered in the canonical text");
+	char settings_hash[17];
+	sd_strlcpy(settings_hash, p.hash, sizeof(settings_hash));
+	sd_plan_free(&p);
+	o.check_passes = 0;
+	o.timeout_ms = 9000;
+	o.per_iter = 1;
+	o.in_place = 0;
+	o.scope = "split:4";
+	o.set = SD_SET_CHECK | SD_SET_TIMEOUT | SD_SET_PER_ITER |
+		SD_SET_IN_PLACE;
+	ok(sd_plan_build(write_plan("defaults: {check: 3, timeout: 2.5}\n"
+				    "tests:\n  - {op: all_reduce}\n"
+				    "  - {op: all_gather, scope: split:2, "
+				    "combine: min}\n"),
+			 &o, 4, &p, err, sizeof(err)) == 0 && p.ntests == 2 &&
+	   p.tests[1].check_passes == 0 && p.tests[1].timeout_ms == 9000 &&
+	   p.tests[1].per_iter == 1 && p.tests[1].in_place == 0 &&
+	   p.tests[1].group_size == 4 &&
+	   strcmp(p.hash, settings_hash) != 0,
+	   "overrides apply to every test and change the hash");
+	sd_plan_free(&p);
+	memset(&o, 0, sizeof(o));
+
 	/* the example plan shipped in plans/ builds */
 	char example[512];
 	snprintf(example, sizeof(example), "%s/plans/example.yaml",
@@ -116,7 +181,7 @@ int main(void)
 	sd_plan_free(&p);
 
 	/* the built-in plan: every collective */
-	sd_run_options_init(&o);
+	memset(&o, 0, sizeof(o));
 	ok(sd_plan_build(NULL, &o, 4, &p, err, sizeof(err)) == 0 &&
 	   p.ntests == 10, "built-in plan has all 10 collectives on 4 ranks");
 	char hash[17];
@@ -128,7 +193,7 @@ int main(void)
 
 	/* options override every test and change the hash */
 	o.max_bytes = 64 << 20;
-	o.set_max = 1;
+	o.set |= SD_SET_MAX_BYTES;
 	o.dtypes = "float64";
 	ok(sd_plan_build(NULL, &o, 4, &p, err, sizeof(err)) == 0 &&
 	   p.tests[3].max_bytes == (64u << 20) && p.tests[3].dtype == SD_FLOAT64,
@@ -139,7 +204,7 @@ int main(void)
 	sd_plan_free(&p);
 
 	/* --op replaces the tests; unknown ops and too few ranks are errors */
-	sd_run_options_init(&o);
+	memset(&o, 0, sizeof(o));
 	o.ops = "all_to_all,broadcast";
 	ok(sd_plan_build(NULL, &o, 3, &p, err, sizeof(err)) == 0 &&
 	   p.ntests == 2 && p.tests[0].op == SD_OP_ALL_TO_ALL,

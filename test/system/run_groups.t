@@ -1,0 +1,74 @@
+#!/bin/sh
+# run_groups.t - a test may run on groups of the job's ranks: with scope
+# split:2 on 4 local ranks the two pairs are measured at the same time on
+# communicator splits, each recorded as its own test with its members; a
+# hang in one group names that group's ranks and no rank of the other.
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
+have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
+command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
+
+DB="$TMPD/groups.db"
+S="$SHAKEDOWN run --no-progress --op all_reduce,broadcast -b 1K -e 64K -n 3 -w 1"
+
+run -t 120 $S --local 4 --scope split:2 --db "$DB"
+is "$rc" 0 "split:2 on 4 ranks: exit 0"
+like "$out" "# Test 1: all_reduce float32 sum split:2 ranks 0-1, 2 ranks" \
+	"the first group's test is named by its members"
+like "$out" "# Test 2: all_reduce float32 sum split:2 ranks 2-3, 2 ranks" \
+	"the second group's test is named by its members"
+like "$out" "4 of 4 tests passed" "two ops x two groups, all passed"
+q() { sqlite3 -batch "$DB" "$1"; }
+is "$(q "SELECT group_concat(op || ' ' || scope || ' ' || members || ' ' ||
+	nranks || ' ' || status, '; ') FROM (SELECT * FROM tests ORDER BY
+	test_index)")" \
+	"all_reduce split:2 0-1 2 passed; all_reduce split:2 2-3 2 passed; broadcast split:2 0-1 2 passed; broadcast split:2 2-3 2 passed" \
+	"each group recorded as a test with its members and size"
+is "$(q "SELECT count(DISTINCT t.id) FROM tests t JOIN measurements m
+	ON m.test_id = t.id")" 4 "every group test has measurements"
+is "$(q "SELECT count(*) FROM measurements m JOIN tests t ON t.id =
+	m.test_id WHERE t.op = 'all_reduce' AND m.algbw_gbs > 0 AND
+	abs(m.busbw_gbs - m.algbw_gbs) > 1e-9 * m.algbw_gbs")" 0 \
+	"busbw uses the group's size (all_reduce on 2 ranks: factor 1)"
+is "$(q "SELECT sum(wrong) FROM measurements")" 0 "no wrong data in any group"
+like "$(q "SELECT plan_text FROM runs")" "scope: split:2" \
+	"the recorded plan holds the scope"
+run -t 30 $SHAKEDOWN report --db "$DB" --format json
+like "$out" '"members": ?"2-3"' "the report document carries the members"
+
+# a planted stall in one group: that group's ranks are named
+SHAKEDOWN_FAULT=rank=3,kind=stall,size=4K run -t 60 $S --local 4 \
+	--scope split:2 --db none -T 3
+is "$rc" 4 "a stalled rank in group 1: exit 4"
+like "$err" "rank 3 \([^)]*pid [0-9]+\) in group 1 \(ranks 2-3\) did not complete all_reduce float32 sum 4K .* within 3 s; rank 2 gave up waiting" \
+	"the stalled rank is named with its group, its partner as the one that waited"
+unlike "$err" "rank [01] \([^)]*\)( in group 0 \(ranks 0-1\))? did not complete" \
+	"no rank of the healthy group is blamed"
+ok "awk 'BEGIN { exit !($secs < 25) }'" \
+	"ended within the timeout plus a few seconds (${secs} s)"
+
+# scopes that do not fit
+run -t 30 $S --local 4 --scope split:3 --db none
+is "$rc" 2 "split:3 on 4 ranks: exit 2"
+like "$err" "scope split:3 needs a multiple of 3 ranks, the job has 4" \
+	"says why"
+run -t 30 $S --local 2 --scope node --db none
+is "$rc" 2 "an unknown scope: exit 2"
+like "$err" "unknown scope 'node'; use world, or split:K" "names the scopes"
+
+# in a plan file, a test whose scope does not fit the job is skipped
+cat >"$TMPD/plan.yaml" <<'YAML'
+defaults: {min_bytes: 1K, max_bytes: 4K, iters: 2, warmup: 1}
+tests:
+  - {op: all_reduce, scope: split:2}
+  - {op: all_gather, scope: split:3}
+  - {op: broadcast}
+YAML
+run -t 60 $SHAKEDOWN run --no-progress --local 4 --plan "$TMPD/plan.yaml" \
+	--db "$TMPD/plan.db"
+is "$rc" 0 "a plan mixing scopes: exit 0"
+is "$(sqlite3 -batch "$TMPD/plan.db" "SELECT group_concat(op || ':' ||
+	scope || ':' || members, ' ') FROM (SELECT * FROM tests ORDER BY
+	test_index)")" \
+	"all_reduce:split:2:0-1 all_reduce:split:2:2-3 broadcast:world:0-3" \
+	"split groups, the unfitting scope skipped, then the world"
+done_testing
