@@ -200,32 +200,20 @@ int sd_name_join(const struct sd_name_row *rows, uint32_t mask, int count,
 	return 0;
 }
 
-int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint)
-{
-	int v;
-	if (sd_name_lookup(sd_dtype_names, name, &v, hint))
-		return -1;
-	*out = (enum sd_dtype)v;
-	return 0;
-}
-
-int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint)
-{
-	int v;
-	if (sd_name_lookup(sd_redop_names, name, &v, hint))
-		return -1;
-	*out = (enum sd_redop)v;
-	return 0;
-}
-
-int sd_op_from_name(const char *name, enum sd_op *out, const char **hint)
-{
-	int v;
-	if (sd_name_lookup(sd_op_names, name, &v, hint))
-		return -1;
-	*out = (enum sd_op)v;
-	return 0;
-}
+/* The parsers of the enumerations whose tables are above. */
+#define FROM_NAME(fn, type, rows)                                            \
+	int fn(const char *name, type *out, const char **hint)               \
+	{                                                                    \
+		int v;                                                       \
+		if (sd_name_lookup(rows, name, &v, hint))                    \
+			return -1;                                           \
+		*out = (type)v;                                              \
+		return 0;                                                    \
+	}
+FROM_NAME(sd_dtype_from_name, enum sd_dtype, sd_dtype_names)
+FROM_NAME(sd_redop_from_name, enum sd_redop, sd_redop_names)
+FROM_NAME(sd_op_from_name, enum sd_op, sd_op_names)
+#undef FROM_NAME
 
 int sd_combine_from_name(const char *name, enum sd_combine *out)
 {

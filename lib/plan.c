@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,22 +48,18 @@ struct raw_test {
 	char algo[32];
 	char env[512];
 	char scope[32];
-	uint64_t min_bytes, max_bytes, step_bytes;
-	double step_factor;
-	long iters, warmup, check_passes;
-	int per_iter, in_place;
-	enum sd_combine combine;
-	int timeout_ms;
+	struct sd_test_settings cfg;
 	int line;
 };
 
 /* The defaults of every field: the one place they are defined. */
 static const struct raw_test field_defaults = {
 	.dtypes = "float32", .redops = "sum", .roots = "0", .algo = "auto",
-	.scope = "world", .min_bytes = 1024, .max_bytes = 16u << 20,
-	.step_factor = 4, .iters = 10, .warmup = 3, .check_passes = 1,
-	.per_iter = 0, .in_place = 1, .combine = SD_COMBINE_AVG,
-	.timeout_ms = SD_PLAN_TIMEOUT_MS,
+	.scope = "world",
+	.cfg = { .min_bytes = 1024, .max_bytes = 16u << 20, .step_factor = 4,
+		 .iters = 10, .warmup = 3, .check_passes = 1, .per_iter = 0,
+		 .in_place = 1, .combine = SD_COMBINE_AVG,
+		 .timeout_ms = SD_PLAN_TIMEOUT_MS },
 };
 
 static const struct sd_name_row combine_names[] = {
@@ -180,8 +177,8 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		sd_strlcpy(t->scope, s, sizeof(t->scope));
 		return 0;
 	}
-	int *flag = strcmp(key, "per_iter") == 0   ? &t->per_iter
-		    : strcmp(key, "in_place") == 0 ? &t->in_place
+	int *flag = strcmp(key, "per_iter") == 0   ? &t->cfg.per_iter
+		    : strcmp(key, "in_place") == 0 ? &t->cfg.in_place
 						   : NULL;
 	if (flag) {
 		if (sd_name_lookup(bool_names, s, flag, NULL))
@@ -194,43 +191,43 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		if (sd_name_lookup(combine_names, s, &c, NULL))
 			return fail(p, v, "combine '%s' must be avg, min, max "
 				    "or rank0", s);
-		t->combine = (enum sd_combine)c;
+		t->cfg.combine = (enum sd_combine)c;
 		return 0;
 	}
 	if (strcmp(key, "timeout") == 0) {
-		if (sd_parse_duration_ms(s, &t->timeout_ms))
+		if (sd_parse_duration_ms(s, &t->cfg.timeout_ms))
 			return fail(p, v, "timeout '%s' must be a positive "
 				    "number of seconds", s);
 		return 0;
 	}
-	uint64_t *size = strcmp(key, "min_bytes") == 0   ? &t->min_bytes
-			 : strcmp(key, "max_bytes") == 0 ? &t->max_bytes
-			 : strcmp(key, "step_bytes") == 0 ? &t->step_bytes
+	uint64_t *size = strcmp(key, "min_bytes") == 0   ? &t->cfg.min_bytes
+			 : strcmp(key, "max_bytes") == 0 ? &t->cfg.max_bytes
+			 : strcmp(key, "step_bytes") == 0 ? &t->cfg.step_bytes
 							  : NULL;
 	if (size) {
 		if (sd_parse_size(s, size) || *size == 0)
 			return fail(p, v, "%s '%s' is not a size; use a number "
 				    "with an optional K, M or G suffix", key, s);
-		if (size == &t->step_bytes)
-			t->step_factor = 1; /* a step replaces the factor */
+		if (size == &t->cfg.step_bytes)
+			t->cfg.step_factor = 1; /* a step replaces the factor */
 		return 0;
 	}
 	if (strcmp(key, "step_factor") == 0) {
 		char *end;
 		errno = 0;
-		t->step_factor = strtod(s, &end);
-		if (errno || *end || t->step_factor < 1)
+		t->cfg.step_factor = strtod(s, &end);
+		if (errno || *end || t->cfg.step_factor < 1)
 			return fail(p, v, "step_factor '%s' must be a number "
 				    ">= 1", s);
-		t->step_bytes = 0;
+		t->cfg.step_bytes = 0;
 		return 0;
 	}
-	long *num = strcmp(key, "iters") == 0    ? &t->iters
-		    : strcmp(key, "warmup") == 0 ? &t->warmup
-		    : strcmp(key, "check") == 0  ? &t->check_passes
+	long *num = strcmp(key, "iters") == 0    ? &t->cfg.iters
+		    : strcmp(key, "warmup") == 0 ? &t->cfg.warmup
+		    : strcmp(key, "check") == 0  ? &t->cfg.check_passes
 						 : NULL;
 	if (num) {
-		long most = num == &t->check_passes ? 1000 : 1000000;
+		long most = num == &t->cfg.check_passes ? 1000 : 1000000;
 		if (sd_parse_int(s, 0, most, num))
 			return fail(p, v, "%s '%s' must be a whole number "
 				    "from 0 to %ld", key, s, most);
@@ -453,30 +450,20 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 					 hint ? hint : "", hint ? "'?" : "");
 				return SD_ERR_INVALID;
 			}
-			t.min_bytes = r->min_bytes;
-			t.max_bytes = r->max_bytes;
-			t.step_bytes = r->step_bytes;
-			t.step_factor = r->step_factor;
-			t.iters = r->iters;
-			t.warmup = r->warmup;
-			t.check_passes = r->check_passes;
-			t.per_iter = r->per_iter;
-			t.in_place = r->in_place;
-			t.combine = r->combine;
-			t.timeout_ms = r->timeout_ms;
+			t.cfg = r->cfg;
 			sd_strlcpy(t.scope, r->scope, sizeof(t.scope));
 			t.group_size = gsize;
 			sd_strlcpy(t.algo, r->algo[0] ? r->algo : "auto",
 				   sizeof(t.algo));
 			sd_strlcpy(t.env, r->env, sizeof(t.env));
-			if (t.min_bytes > t.max_bytes) {
+			if (t.cfg.min_bytes > t.cfg.max_bytes) {
 				snprintf(e->err, e->errlen, "%s: min_bytes "
 					 "(-b) is larger than max_bytes (-e)",
 					 e->where);
 				return SD_ERR_INVALID;
 			}
-			if (sd_size_series(t.min_bytes, t.max_bytes,
-					   t.step_factor, t.step_bytes, NULL,
+			if (sd_size_series(t.cfg.min_bytes, t.cfg.max_bytes,
+					   t.cfg.step_factor, t.cfg.step_bytes, NULL,
 					   SD_MAX_SIZES + 1) > SD_MAX_SIZES) {
 				snprintf(e->err, e->errlen, "%s: more than %d "
 					 "sizes from min_bytes to max_bytes; use "
@@ -531,6 +518,28 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 	return SD_OK;
 }
 
+/* The settings an override may set: its bit and where it is. */
+#define SETTABLE(bit, f)                                                     \
+	{ bit, offsetof(struct sd_test_settings, f),                         \
+	  sizeof(((struct sd_test_settings *)0)->f) }
+static const struct {
+	unsigned bit;
+	size_t offset, size;
+} settable[] = {
+	SETTABLE(SD_SET_MIN_BYTES, min_bytes),
+	SETTABLE(SD_SET_MAX_BYTES, max_bytes),
+	SETTABLE(SD_SET_STEP_BYTES, step_bytes),
+	SETTABLE(SD_SET_STEP_FACTOR, step_factor),
+	SETTABLE(SD_SET_ITERS, iters),
+	SETTABLE(SD_SET_WARMUP, warmup),
+	SETTABLE(SD_SET_CHECK, check_passes),
+	SETTABLE(SD_SET_PER_ITER, per_iter),
+	SETTABLE(SD_SET_IN_PLACE, in_place),
+	SETTABLE(SD_SET_COMBINE, combine),
+	SETTABLE(SD_SET_TIMEOUT, timeout_ms),
+};
+#undef SETTABLE
+
 /* Apply what the caller set; the one place overrides meet the plan. */
 static void apply_overrides(struct raw_test *t,
 			    const struct sd_plan_overrides *o)
@@ -545,32 +554,16 @@ static void apply_overrides(struct raw_test *t,
 		sd_strlcpy(t->algo, o->algo, sizeof(t->algo));
 	if (o->scope)
 		sd_strlcpy(t->scope, o->scope, sizeof(t->scope));
-	if (o->set & SD_SET_MIN_BYTES)
-		t->min_bytes = o->min_bytes;
-	if (o->set & SD_SET_MAX_BYTES)
-		t->max_bytes = o->max_bytes;
-	if (o->set & SD_SET_STEP_FACTOR) {
-		t->step_factor = o->step_factor;
-		t->step_bytes = 0;
-	}
-	if (o->set & SD_SET_STEP_BYTES) {
-		t->step_bytes = o->step_bytes;
-		t->step_factor = 1;
-	}
-	if (o->set & SD_SET_ITERS)
-		t->iters = o->iters;
-	if (o->set & SD_SET_WARMUP)
-		t->warmup = o->warmup;
-	if (o->set & SD_SET_CHECK)
-		t->check_passes = o->check_passes;
-	if (o->set & SD_SET_PER_ITER)
-		t->per_iter = o->per_iter;
-	if (o->set & SD_SET_IN_PLACE)
-		t->in_place = o->in_place;
-	if (o->set & SD_SET_COMBINE)
-		t->combine = o->combine;
-	if (o->set & SD_SET_TIMEOUT)
-		t->timeout_ms = o->timeout_ms;
+	for (size_t i = 0; i < sizeof(settable) / sizeof(settable[0]); i++)
+		if (o->set & settable[i].bit)
+			memcpy((char *)&t->cfg + settable[i].offset,
+			       (const char *)&o->cfg + settable[i].offset,
+			       settable[i].size);
+	/* a step and a factor exclude each other: the one set wins */
+	if (o->set & SD_SET_STEP_FACTOR)
+		t->cfg.step_bytes = 0;
+	if (o->set & SD_SET_STEP_BYTES)
+		t->cfg.step_factor = 1;
 }
 
 static int render(struct sd_plan *p)
@@ -587,23 +580,23 @@ static int render(struct sd_plan *p)
 		if (t->root >= 0)
 			bad |= sd_buf_printf(&b, ", root: %d", t->root);
 		bad |= sd_buf_printf(&b, ", min_bytes: %llu, max_bytes: %llu",
-				     (unsigned long long)t->min_bytes,
-				     (unsigned long long)t->max_bytes);
-		if (t->step_factor > 1)
+				     (unsigned long long)t->cfg.min_bytes,
+				     (unsigned long long)t->cfg.max_bytes);
+		if (t->cfg.step_factor > 1)
 			bad |= sd_buf_printf(&b, ", step_factor: %g",
-					     t->step_factor);
+					     t->cfg.step_factor);
 		else
 			bad |= sd_buf_printf(&b, ", step_bytes: %llu",
-					     (unsigned long long)t->step_bytes);
+					     (unsigned long long)t->cfg.step_bytes);
 		bad |= sd_buf_printf(&b, ", iters: %ld, warmup: %ld, algo: %s",
-				     t->iters, t->warmup, t->algo);
+				     t->cfg.iters, t->cfg.warmup, t->algo);
 		bad |= sd_buf_printf(&b, ", check: %ld, per_iter: %s, "
 				     "in_place: %s, combine: %s, timeout: %g, "
-				     "scope: %s", t->check_passes,
-				     t->per_iter ? "true" : "false",
-				     t->in_place ? "true" : "false",
-				     sd_name_of(combine_names, t->combine),
-				     t->timeout_ms / 1e3, t->scope);
+				     "scope: %s", t->cfg.check_passes,
+				     t->cfg.per_iter ? "true" : "false",
+				     t->cfg.in_place ? "true" : "false",
+				     sd_name_of(combine_names, t->cfg.combine),
+				     t->cfg.timeout_ms / 1e3, t->scope);
 		if (t->env[0]) {
 			/* "A=1 B=2" as env: {A: 1, B: 2} */
 			bad |= sd_buf_printf(&b, ", env: {");
@@ -709,8 +702,8 @@ int sd_plan_build(const char *file, const struct sd_plan_overrides *ov,
 		rc = SD_ERR_INVALID;
 	}
 	for (size_t i = 0; !rc && i < out->ntests; i++)
-		if (out->tests[i].timeout_ms > out->timeout_ms)
-			out->timeout_ms = out->tests[i].timeout_ms;
+		if (out->tests[i].cfg.timeout_ms > out->timeout_ms)
+			out->timeout_ms = out->tests[i].cfg.timeout_ms;
 	if (!rc)
 		rc = render(out);
 fail:

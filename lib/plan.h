@@ -23,29 +23,35 @@
 /* Most sizes one test may measure (a plan asking for more is refused). */
 #define SD_MAX_SIZES 100000
 
-struct sd_test_spec {
-	enum sd_op op;
-	enum sd_dtype dtype;
-	enum sd_redop redop;
-	int root;               /* -1 for ops without a root */
-	uint64_t min_bytes, max_bytes, step_bytes;
-	double step_factor;
+/* How a test is measured: its sizes, iterations and checks. */
+struct sd_test_settings {
+	uint64_t min_bytes, max_bytes;
+	uint64_t step_bytes;    /* add this per size (when step_factor is 1) */
+	double step_factor;     /* or multiply by this (> 1) */
 	long iters, warmup;
-	char algo[32];          /* "auto" or a backend algorithm name */
-	char env[512];          /* "NCCL_X=v NCCL_Y=w": run on a fresh
-				   communicator made with these set; "" none */
 	long check_passes;      /* check the data this often per size; 0 off */
 	int per_iter;           /* also time each iteration (percentiles) */
 	int in_place;           /* 1: also measure in place (when the op can) */
 	enum sd_combine combine;/* how per-rank times combine (nccl-tests -a) */
 	int timeout_ms;         /* give up on one operation after this long */
+};
+
+struct sd_test_spec {
+	enum sd_op op;
+	enum sd_dtype dtype;
+	enum sd_redop redop;
+	int root;               /* -1 for ops without a root */
+	struct sd_test_settings cfg;
+	char algo[32];          /* "auto" or a backend algorithm name */
+	char env[512];          /* "NCCL_X=v NCCL_Y=w": run on a fresh
+				   communicator made with these set; "" none */
 	char scope[32];         /* "world", or "split:K": the ranks in blocks
 				   of K consecutive ranks, each block a group
 				   measured at the same time as the others */
 	int group_size;         /* ranks per group: the job's, or K */
 };
 
-/* Which fields of struct sd_plan_overrides are set. */
+/* Which fields of struct sd_plan_overrides' cfg are set. */
 enum sd_plan_set {
 	SD_SET_MIN_BYTES = 1 << 0,
 	SD_SET_MAX_BYTES = 1 << 1,
@@ -66,13 +72,8 @@ enum sd_plan_set {
 struct sd_plan_overrides {
 	const char *ops;        /* replaces the plan's tests (keeping defaults) */
 	const char *dtypes, *redops, *roots, *algo, *scope;
-	uint64_t min_bytes, max_bytes, step_bytes;
-	double step_factor;
-	long iters, warmup, check_passes;
-	int per_iter, in_place;
-	enum sd_combine combine;
-	int timeout_ms;
-	unsigned set;           /* enum sd_plan_set bits */
+	struct sd_test_settings cfg;
+	unsigned set;           /* enum sd_plan_set bits: which of cfg count */
 };
 
 struct sd_plan {

@@ -114,27 +114,31 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
 	for (size_t i = 0; i < plan->ntests; i++) {
 		const struct sd_test_spec *t = &plan->tests[i];
 		const struct sd_coll *c = sd_coll_get(t->op);
-		if (!(ops->ops & (1u << t->op))) {
-			sd_name_join(sd_op_names, ops->ops, SD_OP_COUNT, ", ",
-				     have, sizeof(have));
+		/* what the test needs against what the backend has */
+		const struct {
+			int needed, has;
+			const struct sd_name_row *names;
+			uint32_t mask;
+			int count;
+			const char *what, *name, *advice;
+		} need[] = {
+			{ 1, !!(ops->ops & (1u << t->op)), sd_op_names,
+			  ops->ops, SD_OP_COUNT, "", c->name, "it supports" },
+			{ 1, !!(ops->dtypes & (1u << t->dtype)), sd_dtype_names,
+			  ops->dtypes, SD_DTYPE_COUNT, "data type ",
+			  sd_dtype_name(t->dtype), "use one of" },
+			{ c->reduces, !!(ops->redops & (1u << t->redop)),
+			  sd_redop_names, ops->redops, SD_REDOP_COUNT,
+			  "reduction ", sd_redop_name(t->redop), "use one of" },
+		};
+		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
+			if (!need[k].needed || need[k].has)
+				continue;
+			sd_name_join(need[k].names, need[k].mask, need[k].count,
+				     ", ", have, sizeof(have));
 			snprintf(err, errlen, "the %s backend does not support "
-				 "%s; it supports %s", ops->name, c->name, have);
-			return SD_ERR_INVALID;
-		}
-		if (!(ops->dtypes & (1u << t->dtype))) {
-			sd_name_join(sd_dtype_names, ops->dtypes,
-				     SD_DTYPE_COUNT, ", ", have, sizeof(have));
-			snprintf(err, errlen, "the %s backend does not support "
-				 "data type %s; use one of %s", ops->name,
-				 sd_dtype_name(t->dtype), have);
-			return SD_ERR_INVALID;
-		}
-		if (c->reduces && !(ops->redops & (1u << t->redop))) {
-			sd_name_join(sd_redop_names, ops->redops,
-				     SD_REDOP_COUNT, ", ", have, sizeof(have));
-			snprintf(err, errlen, "the %s backend does not support "
-				 "reduction %s; use one of %s", ops->name,
-				 sd_redop_name(t->redop), have);
+				 "%s%s; %s %s", ops->name, need[k].what,
+				 need[k].name, need[k].advice, have);
 			return SD_ERR_INVALID;
 		}
 		if (strcmp(t->scope, "world") != 0 && !ops->comm_split) {
@@ -194,8 +198,8 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 	m->size_bytes = sd_coll_size_bytes(sc, rc_, ts);
 	m->count = m->size_bytes / ts;
 	m->in_place = in_place;
-	m->iters = (int)t->iters;
-	m->warmup_iters = (int)t->warmup;
+	m->iters = (int)t->cfg.iters;
+	m->warmup_iters = (int)t->cfg.warmup;
 	m->first_wrong_rank = -1;
 	m->time_us_min = INFINITY;
 	double sum = 0;
@@ -216,7 +220,7 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 		}
 	}
 	m->time_us_avg = sum / n;
-	switch (t->combine) {
+	switch (t->cfg.combine) {
 	case SD_COMBINE_RANK0:
 		m->time_us = ((const struct rank_result *)(const void *)res)
 				     ->time_us;
@@ -225,23 +229,23 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 	case SD_COMBINE_MAX: m->time_us = m->time_us_max; break;
 	default: m->time_us = m->time_us_avg; break;
 	}
-	if (t->per_iter && t->iters > 0) {
+	if (t->cfg.per_iter && t->cfg.iters > 0) {
 		/* each iteration ends when its slowest rank does */
-		double *it = calloc((size_t)t->iters, sizeof(double));
+		double *it = calloc((size_t)t->cfg.iters, sizeof(double));
 		if (it) {
 			for (int k = 0; k < n; k++) {
 				const double *v = (const void *)(
 					res + (size_t)k * stride +
 					sizeof(struct rank_result));
-				for (long i = 0; i < t->iters; i++)
+				for (long i = 0; i < t->cfg.iters; i++)
 					it[i] = fmax(it[i], v[i]);
 			}
-			qsort(it, (size_t)t->iters, sizeof(double), cmp_double);
+			qsort(it, (size_t)t->cfg.iters, sizeof(double), cmp_double);
 			m->have_percentiles = 1;
 			m->iter_us_min = it[0];
-			m->iter_us_p50 = percentile(it, (size_t)t->iters, 50);
-			m->iter_us_p99 = percentile(it, (size_t)t->iters, 99);
-			m->iter_us_max = it[t->iters - 1];
+			m->iter_us_p50 = percentile(it, (size_t)t->cfg.iters, 50);
+			m->iter_us_p99 = percentile(it, (size_t)t->cfg.iters, 99);
+			m->iter_us_max = it[t->cfg.iters - 1];
 			free(it);
 		}
 	}
@@ -321,7 +325,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	a.send_count = sc;
 	a.recv_count = rcount;
 	a.algo = sd_runner_algo_index(ops, t->op, t->algo);
-	a.timeout_ms = t->timeout_ms;
+	a.timeout_ms = t->cfg.timeout_ms;
 	a.seed = *seq * 2654435761u;
 	sd_coll_place(&a, me, tr->sendbase, tr->recvbase);
 
@@ -332,7 +336,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		 c->reduces ? sd_redop_name(t->redop) : "", sz,
 		 in_place ? "in-place" : "out-of-place",
 		 (int)(t - r->plan->tests) + 1);
-	if ((rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->timeout_ms, what,
+	if ((rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->cfg.timeout_ms, what,
 				   r->err, sizeof(r->err))))
 		return rc;
 
@@ -347,7 +351,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	STEP(ops->fill(comm, &a, err, sizeof(err)), "fill");
 	if (ops->prepare)
 		STEP(ops->prepare(comm, &a, err, sizeof(err)), "prepare");
-	for (long w = 0; w < t->warmup; w++)
+	for (long w = 0; w < t->cfg.warmup; w++)
 		STEP(ops->run(comm, &a, err, sizeof(err)), "warm-up");
 	STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "warm-up");
 	STEP(ops->barrier(comm, a.timeout_ms, err, sizeof(err)), "barrier");
@@ -355,7 +359,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	int fault_here = r->fault &&
 			 sd_fault_here(r->fault, world_me, t->op, size, in_place);
 	size_t stride = sizeof(struct rank_result) +
-			(t->per_iter ? (size_t)t->iters * sizeof(double) : 0);
+			(t->cfg.per_iter ? (size_t)t->cfg.iters * sizeof(double) : 0);
 	mine = calloc(1, stride);
 	if (!mine && snprintf(err, sizeof(err), "out of memory"))
 		STEP(SD_ERR_NOMEM, "results");
@@ -364,10 +368,10 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 
 	/* a backend with device-side times (CUDA events) times each
 	 * iteration itself: no host wait between iterations */
-	int host_per_iter = t->per_iter && !ops->iter_times;
-	a.want_iter_times = t->per_iter && ops->iter_times;
+	int host_per_iter = t->cfg.per_iter && !ops->iter_times;
+	a.want_iter_times = t->cfg.per_iter && ops->iter_times;
 	double t0 = sd_now(), prev = t0;
-	for (long i = 0; i < t->iters; i++) {
+	for (long i = 0; i < t->cfg.iters; i++) {
 		if (fault_here && r->fault->kind != SD_FAULT_CORRUPT &&
 		    i == r->fault->iter)
 			sd_fault_act(r->fault);
@@ -383,13 +387,13 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "run");
 	double t1 = sd_now();
 	a.want_iter_times = 0;
-	res->time_us = t->iters > 0 ? (t1 - t0) * 1e6 / (double)t->iters : 0;
-	if (t->per_iter && !host_per_iter && t->iters > 0)
-		STEP(ops->iter_times(comm, iter_us, t->iters, err, sizeof(err)),
+	res->time_us = t->cfg.iters > 0 ? (t1 - t0) * 1e6 / (double)t->cfg.iters : 0;
+	if (t->cfg.per_iter && !host_per_iter && t->cfg.iters > 0)
+		STEP(ops->iter_times(comm, iter_us, t->cfg.iters, err, sizeof(err)),
 		     "per-iteration times");
 
 	/* check on fresh data, after timing */
-	for (long pass = 0; pass < t->check_passes; pass++) {
+	for (long pass = 0; pass < t->cfg.check_passes; pass++) {
 		struct sd_mismatch mm = { 0 };
 		uint64_t wrong = 0;
 		STEP(ops->fill(comm, &a, err, sizeof(err)), "check");
@@ -509,8 +513,8 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 				 range);
 		sd_ctrl_name_group(r->ctrl, gi, name);
 	}
-	size_t nsizes = sd_size_series(t->min_bytes, t->max_bytes,
-				       t->step_factor, t->step_bytes, NULL,
+	size_t nsizes = sd_size_series(t->cfg.min_bytes, t->cfg.max_bytes,
+				       t->cfg.step_factor, t->cfg.step_bytes, NULL,
 				       SD_MAX_SIZES);
 	uint64_t *sizes = calloc(nsizes ? nsizes : 1, sizeof(*sizes));
 	if (me == 0) {
@@ -523,14 +527,14 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 				 "out of memory");
 		goto out;
 	}
-	sd_size_series(t->min_bytes, t->max_bytes, t->step_factor,
-		       t->step_bytes, sizes, nsizes);
+	sd_size_series(t->cfg.min_bytes, t->cfg.max_bytes, t->cfg.step_factor,
+		       t->cfg.step_bytes, sizes, nsizes);
 	/* a test with its own library environment (NCCL_*) runs on a fresh
 	 * communicator made with it, and groups smaller than the job on a
 	 * split (both collective) */
 	const char *step = NULL;
 	if (t->env[0]) {
-		struct sd_comm_config cfg = { .timeout_ms = t->timeout_ms,
+		struct sd_comm_config cfg = { .timeout_ms = t->cfg.timeout_ms,
 					      .iface = r->iface, .env = t->env };
 		step = "creating the communicator for the test's env";
 		if ((rc = ops->comm_create(r->bs, &cfg, &made, err,
@@ -551,7 +555,7 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		rc = step_failed(r, &g, *seq + 1, rc, step, err);
 		goto out;
 	}
-	size_t bytes = sd_coll_buffer_bytes(c, t->max_bytes, ts, k);
+	size_t bytes = sd_coll_buffer_bytes(c, t->cfg.max_bytes, ts, k);
 	if ((rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.sendbase, err,
 				 sizeof(err))) ||
 	    (rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.recvbase, err,
@@ -585,7 +589,7 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 			continue; /* too small to split over k ranks */
 		if ((rc = measure(r, &tr, seq, sizes[si], 0, stop)))
 			goto out;
-		if (!*stop && c->has_in_place && t->in_place &&
+		if (!*stop && c->has_in_place && t->cfg.in_place &&
 		    (rc = measure(r, &tr, seq, sizes[si], 1, stop)))
 			goto out;
 	}

@@ -16,11 +16,12 @@
 #include "shakedown/backend.h"
 #include "util.h"
 
-int sd_send_full(int fd, const void *buf, size_t len)
+/* Move exactly len bytes through fd, retrying after signals. */
+static int full(int fd, char *p, size_t len, int sending)
 {
-	const char *p = buf;
 	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		ssize_t n = sending ? send(fd, p, len, MSG_NOSIGNAL)
+				    : recv(fd, p, len, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -31,19 +32,14 @@ int sd_send_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int sd_send_full(int fd, const void *buf, size_t len)
+{
+	return full(fd, (char *)(uintptr_t)buf, len, 1);
+}
+
 int sd_recv_full(int fd, void *buf, size_t len)
 {
-	char *p = buf;
-	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return full(fd, buf, len, 0);
 }
 
 double sd_now(void)

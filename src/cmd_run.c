@@ -180,13 +180,13 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 					    "with an optional K, M or G suffix",
 					    ch, optarg);
 			if (ch == 'b') {
-				o->plan.min_bytes = s;
+				o->plan.cfg.min_bytes = s;
 				o->plan.set |= SD_SET_MIN_BYTES;
 			} else if (ch == 'e') {
-				o->plan.max_bytes = s;
+				o->plan.cfg.max_bytes = s;
 				o->plan.set |= SD_SET_MAX_BYTES;
 			} else {
-				o->plan.step_bytes = s;
+				o->plan.cfg.step_bytes = s;
 				o->plan.set |= SD_SET_STEP_BYTES;
 			}
 			break;
@@ -194,23 +194,23 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case 'f': {
 			char *end;
 			errno = 0;
-			o->plan.step_factor = strtod(optarg, &end);
-			if (errno || *end || !(o->plan.step_factor > 1) ||
-			    o->plan.step_factor > 1024)
+			o->plan.cfg.step_factor = strtod(optarg, &end);
+			if (errno || *end || !(o->plan.cfg.step_factor > 1) ||
+			    o->plan.cfg.step_factor > 1024)
 				USAGE_ERROR("-f '%s' must be a factor above 1",
 					    optarg);
 			o->plan.set |= SD_SET_STEP_FACTOR;
 			break;
 		}
 		case 'n':
-			if (sd_parse_int(optarg, 1, 1000000, &o->plan.iters))
+			if (sd_parse_int(optarg, 1, 1000000, &o->plan.cfg.iters))
 				USAGE_ERROR("-n '%s' must be a number of "
 					    "iterations from 1 to 1000000",
 					    optarg);
 			o->plan.set |= SD_SET_ITERS;
 			break;
 		case 'w':
-			if (sd_parse_int(optarg, 0, 1000000, &o->plan.warmup))
+			if (sd_parse_int(optarg, 0, 1000000, &o->plan.cfg.warmup))
 				USAGE_ERROR("-w '%s' must be a number of "
 					    "iterations from 0 to 1000000",
 					    optarg);
@@ -237,27 +237,27 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case OPT_SCOPE: o->plan.scope = optarg; break;
 		case 'c':
 			if (sd_parse_int(optarg, 0, 1000,
-					 &o->plan.check_passes))
+					 &o->plan.cfg.check_passes))
 				USAGE_ERROR("-c '%s' must be a number of check "
 					    "passes from 0 to 1000", optarg);
 			o->plan.set |= SD_SET_CHECK;
 			break;
 		case 'a':
-			if (sd_combine_from_name(optarg, &o->plan.combine))
+			if (sd_combine_from_name(optarg, &o->plan.cfg.combine))
 				USAGE_ERROR("-a '%s' must be avg, min, max or "
 					    "rank0", optarg);
 			o->plan.set |= SD_SET_COMBINE;
 			break;
 		case OPT_PER_ITER:
-			o->plan.per_iter = 1;
+			o->plan.cfg.per_iter = 1;
 			o->plan.set |= SD_SET_PER_ITER;
 			break;
 		case OPT_NO_IN_PLACE:
-			o->plan.in_place = 0;
+			o->plan.cfg.in_place = 0;
 			o->plan.set |= SD_SET_IN_PLACE;
 			break;
 		case 'T':
-			if (sd_parse_duration_ms(optarg, &o->plan.timeout_ms))
+			if (sd_parse_duration_ms(optarg, &o->plan.cfg.timeout_ms))
 				USAGE_ERROR("--timeout '%s' must be a positive "
 					    "number of seconds", optarg);
 			o->plan.set |= SD_SET_TIMEOUT;
@@ -301,10 +301,10 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 			    argv[optind]);
 	unsigned both = SD_SET_MIN_BYTES | SD_SET_MAX_BYTES;
 	if ((o->plan.set & both) == both &&
-	    o->plan.min_bytes > o->plan.max_bytes)
+	    o->plan.cfg.min_bytes > o->plan.cfg.max_bytes)
 		USAGE_ERROR("-b (%llu bytes) is larger than -e (%llu bytes)",
-			    (unsigned long long)o->plan.min_bytes,
-			    (unsigned long long)o->plan.max_bytes);
+			    (unsigned long long)o->plan.cfg.min_bytes,
+			    (unsigned long long)o->plan.cfg.max_bytes);
 	both = SD_SET_STEP_BYTES | SD_SET_STEP_FACTOR;
 	if ((o->plan.set & both) == both)
 		USAGE_ERROR("-f and -i exclude each other; pick one");
@@ -763,7 +763,7 @@ int cmd_run(int argc, char **argv)
 			return SD_EXIT_USAGE;
 		}
 		int round_ms = (ctx.opt.plan.set & SD_SET_TIMEOUT)
-				       ? ctx.opt.plan.timeout_ms
+				       ? ctx.opt.plan.cfg.timeout_ms
 				       : SD_PLAN_TIMEOUT_MS;
 		return sd_local_launch(ctx.opt.local_ranks, round_ms + 5000,
 				       rank_main, &ctx);

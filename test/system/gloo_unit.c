@@ -29,6 +29,7 @@
 #include "shakedown/backend.h"
 #include "shakedown/pattern.h"
 #include "shakedown/coll.h"
+#include "util.h"
 #include "../unit/tap.h"
 
 #define MAXN 8
@@ -38,43 +39,13 @@ static int result_fd = -1; /* rank 0 writes "0|name\n" / "1|name\n" here */
 
 /* ---- the bootstrap: every collective is an allgather via the parent ---- */
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-	while (len) {
-		ssize_t w = write(fd, c, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t len)
-{
-	char *c = p;
-	while (len) {
-		ssize_t r = read(fd, c, len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		c += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
 static int bs_allgather(struct sd_bootstrap *bs, const void *send, void *recv,
 			size_t len)
 {
 	int fd = (int)(intptr_t)bs->ctx;
 	uint64_t l = len;
-	if (write_all(fd, &l, sizeof(l)) || write_all(fd, send, len) ||
-	    read_all(fd, recv, len * (size_t)bs->size))
+	if (sd_send_full(fd, &l, sizeof(l)) || sd_send_full(fd, send, len) ||
+	    sd_recv_full(fd, recv, len * (size_t)bs->size))
 		return SD_ERR_BOOTSTRAP;
 	return SD_OK;
 }
@@ -102,7 +73,7 @@ static int hub(const int *fds, int n)
 	for (;;) {
 		int gone = 0;
 		for (int r = 0; r < n; r++)
-			if (read_all(fds[r], &lens[r], sizeof(lens[r])))
+			if (sd_recv_full(fds[r], &lens[r], sizeof(lens[r])))
 				gone++;
 		if (gone == n)
 			return 0;
@@ -111,10 +82,10 @@ static int hub(const int *fds, int n)
 		char *all = malloc(lens[0] * (size_t)n + 1);
 		for (int r = 0; r < n; r++)
 			if (lens[r] != lens[0] ||
-			    read_all(fds[r], all + (size_t)r * lens[0], lens[0]))
+			    sd_recv_full(fds[r], all + (size_t)r * lens[0], lens[0]))
 				return -1;
 		for (int r = 0; r < n; r++)
-			if (write_all(fds[r], all, lens[0] * (size_t)n))
+			if (sd_send_full(fds[r], all, lens[0] * (size_t)n))
 				return -1;
 		free(all);
 	}
@@ -141,7 +112,7 @@ static void report(int good, const char *fmt, ...)
 	if (g_bs->rank != 0)
 		return;
 	snprintf(line, sizeof(line), "%d|%s\n", good ? 1 : 0, name);
-	if (write_all(result_fd, line, strlen(line)))
+	if (sd_send_full(result_fd, line, strlen(line)))
 		exit(3);
 }
 
@@ -472,7 +443,7 @@ static int run_ranks(int n)
 {
 	int fds[MAXN], res[2];
 	pid_t pids[MAXN];
-	if (pipe(res))
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, res))
 		return -1;
 	for (int r = 0; r < n; r++) {
 		int sv[2];

@@ -133,18 +133,19 @@ int main(void)
 
 	/* every setting is a field of the test and is in the text: the
 	 * plan's, then the overrides' on top, with defaults from one place */
+	static const char settings_plan[] =
+		"defaults: {check: 3, timeout: 2.5}\n"
+		"tests:\n  - {op: all_reduce}\n"
+		"  - {op: all_gather, scope: split:2, combine: min}\n";
 	memset(&o, 0, sizeof(o));
-	ok(sd_plan_build(write_plan("defaults: {check: 3, timeout: 2.5}\n"
-				    "tests:\n  - {op: all_reduce}\n"
-				    "  - {op: all_gather, scope: split:2, "
-				    "combine: min}\n"),
+	ok(sd_plan_build(write_plan(settings_plan),
 			 &o, 4, &p, err, sizeof(err)) == 0 && p.ntests == 2 &&
-	   p.tests[0].check_passes == 3 && p.tests[0].timeout_ms == 2500 &&
-	   p.tests[0].in_place == 1 && p.tests[0].per_iter == 0 &&
-	   p.tests[0].combine == SD_COMBINE_AVG &&
+	   p.tests[0].cfg.check_passes == 3 && p.tests[0].cfg.timeout_ms == 2500 &&
+	   p.tests[0].cfg.in_place == 1 && p.tests[0].cfg.per_iter == 0 &&
+	   p.tests[0].cfg.combine == SD_COMBINE_AVG &&
 	   strcmp(p.tests[0].scope, "world") == 0 &&
 	   p.tests[0].group_size == 4 && p.tests[1].group_size == 2 &&
-	   p.tests[1].combine == SD_COMBINE_MIN && p.timeout_ms == 2500 &&
+	   p.tests[1].cfg.combine == SD_COMBINE_MIN && p.timeout_ms == 2500 &&
 	   strstr(p.text, "check: 3, per_iter: false, in_place: true, "
 		  "combine: avg, timeout: 2.5, scope: world}") &&
 	   strstr(p.text, "combine: min, timeout: 2.5, scope: split:2}"),
@@ -152,20 +153,17 @@ int main(void)
 	char settings_hash[17];
 	sd_strlcpy(settings_hash, p.hash, sizeof(settings_hash));
 	sd_plan_free(&p);
-	o.check_passes = 0;
-	o.timeout_ms = 9000;
-	o.per_iter = 1;
-	o.in_place = 0;
+	o.cfg.check_passes = 0;
+	o.cfg.timeout_ms = 9000;
+	o.cfg.per_iter = 1;
+	o.cfg.in_place = 0;
 	o.scope = "split:4";
 	o.set = SD_SET_CHECK | SD_SET_TIMEOUT | SD_SET_PER_ITER |
 		SD_SET_IN_PLACE;
-	ok(sd_plan_build(write_plan("defaults: {check: 3, timeout: 2.5}\n"
-				    "tests:\n  - {op: all_reduce}\n"
-				    "  - {op: all_gather, scope: split:2, "
-				    "combine: min}\n"),
+	ok(sd_plan_build(write_plan(settings_plan),
 			 &o, 4, &p, err, sizeof(err)) == 0 && p.ntests == 2 &&
-	   p.tests[1].check_passes == 0 && p.tests[1].timeout_ms == 9000 &&
-	   p.tests[1].per_iter == 1 && p.tests[1].in_place == 0 &&
+	   p.tests[1].cfg.check_passes == 0 && p.tests[1].cfg.timeout_ms == 9000 &&
+	   p.tests[1].cfg.per_iter == 1 && p.tests[1].cfg.in_place == 0 &&
 	   p.tests[1].group_size == 4 &&
 	   strcmp(p.hash, settings_hash) != 0,
 	   "overrides apply to every test and change the hash");
@@ -192,11 +190,11 @@ int main(void)
 	sd_plan_free(&p);
 
 	/* options override every test and change the hash */
-	o.max_bytes = 64 << 20;
+	o.cfg.max_bytes = 64 << 20;
 	o.set |= SD_SET_MAX_BYTES;
 	o.dtypes = "float64";
 	ok(sd_plan_build(NULL, &o, 4, &p, err, sizeof(err)) == 0 &&
-	   p.tests[3].max_bytes == (64u << 20) && p.tests[3].dtype == SD_FLOAT64,
+	   p.tests[3].cfg.max_bytes == (64u << 20) && p.tests[3].dtype == SD_FLOAT64,
 	   "-e and -d override the plan");
 	ok(strcmp(p.hash, hash) != 0, "overrides change the plan hash");
 	ok(strstr(p.text, "max_bytes: 67108864") != NULL,
