@@ -55,6 +55,8 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		} else if (strcmp(kv, "in_place") == 0 &&
 			   !sd_parse_int(v, 0, 1, &n))
 			f->in_place = (int)n;
+		else if (strcmp(kv, "at") == 0 && strcmp(v, "start") == 0)
+			f->at_start = 1;
 		else if (strcmp(kv, "iter") == 0 &&
 			 !sd_parse_int(v, 0, 1 << 30, &n))
 			f->iter = n;
@@ -80,10 +82,17 @@ bad:
 	return SD_OK;
 }
 
+int sd_fault_at_start(const struct sd_fault *f, int rank)
+{
+	return f->at_start && !f->fired && f->rank == rank &&
+	       (f->kind == SD_FAULT_EXIT || f->kind == SD_FAULT_KILL);
+}
+
 int sd_fault_here(const struct sd_fault *f, int rank, enum sd_op op,
 		  uint64_t size, int in_place)
 {
-	return f->kind != SD_FAULT_NONE && !f->fired && f->rank == rank &&
+	return f->kind != SD_FAULT_NONE && !f->fired && !f->at_start &&
+	       f->rank == rank &&
 	       (f->op < 0 || f->op == (int)op) &&
 	       (f->size == 0 || f->size == size) &&
 	       (f->in_place < 0 || f->in_place == in_place);

@@ -15,6 +15,9 @@
  *   op=NAME       only in this operation (default: the first one)
  *   size=BYTES    only at this size (K/M/G suffixes; default: the first)
  *   in_place=0|1  only out of place / in place (default: either)
+ *   at=start      exit or kill at start-up instead, right after the
+ *                 bootstrap is open (the others are then in a start-up
+ *                 rendezvous)
  * The fault fires once.
  */
 #ifndef SD_FAULT_H
@@ -36,6 +39,7 @@ struct sd_fault {
 	long iter;
 	int code;
 	uint64_t index;
+	int at_start;     /* at=start */
 	int fired;
 	/* ends the process at once with a status (the tool's _exit); kind
 	 * exit does nothing without it */
@@ -46,6 +50,9 @@ struct sd_fault {
  * SD_ERR_INVALID with err naming the bad part. */
 int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		   size_t errlen);
+
+/* Whether a start-up fault applies to this rank now. */
+int sd_fault_at_start(const struct sd_fault *f, int rank);
 
 /* Whether the fault applies to this rank and measurement now. */
 int sd_fault_here(const struct sd_fault *f, int rank, enum sd_op op,

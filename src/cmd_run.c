@@ -493,6 +493,8 @@ static int rank_main(void *arg)
 		return SD_EXIT_ENV;
 	}
 	struct sd_bootstrap *bs = &c->boot->bs;
+	if (sd_fault_at_start(&c->fault, bs->rank))
+		sd_fault_act(&c->fault);
 
 	/* the plan, and every rank agreeing on it */
 	rc = sd_plan_build(o->plan_file, &o->plan, bs->size, &plan, err,

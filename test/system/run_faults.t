@@ -31,6 +31,14 @@ is "$rc" 4 "rank 0 exits mid-run: exit 4, no rank left waiting"
 like "$err" "rank 0 .*exited with status 7|lost contact with rank 0" \
 	"rank 0's exit is reported"
 
+# a rank that dies at start-up: the others say why in the bootstrap's own
+# words (the launcher's), not just that a collective failed
+SHAKEDOWN_FAULT=rank=1,kind=exit,code=7,at=start run -t 60 $S --local 3 -T 5
+isnt "$rc" 0 "a rank exits at start-up: the run fails"
+like "$err" "bootstrap: rank 1 \(pid [0-9]+\) exited with status 7 before the rendezvous completed" \
+	"the survivors name the rank, in the bootstrap's words"
+unlike "$err" "allgather failed" "not the bare 'allgather failed'"
+
 # SIGTERM to the launcher: every rank stops at the next measurement
 SHAKEDOWN_FAULT= timeout 60 $SHAKEDOWN run --no-progress --db none --local 2 \
 	--op all_reduce,reduce_scatter -o all -b 1K -e 256K -i 1K -n 50 -w 0 \
