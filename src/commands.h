@@ -3,7 +3,7 @@
  *
  * Each takes the arguments after the command name (argv[0] is the command
  * name) and returns the process exit status (see shakedown(1)).  They are
- * listed in one table in main.c together with the setup they need.
+ * listed in one table in main.c.
  */
 #ifndef SD_COMMANDS_H
 #define SD_COMMANDS_H
