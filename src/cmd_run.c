@@ -649,8 +649,13 @@ static int rank_main(void *arg)
 	rc = sd_runner_run(&runner);
 	if (bs->rank == 0 && o->progress)
 		fprintf(stderr, "\r\033[K");
-	if (rc && rc != SD_ERR_CANCELLED) {
+	if (sd_ctrl_verdict(c->ctrl, NULL)) {
 		/* the verdict: said and recorded by on_abort */
+		status = c->abort_exit;
+		goto out;
+	}
+	if (rc && rc != SD_ERR_CANCELLED) {
+		rank_error(bs, "", runner.err[0] ? runner.err : "the run failed");
 		status = sd_exit_for_status(rc);
 		goto out;
 	}
