@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "ctrl.h"
@@ -68,12 +69,14 @@ struct peer {
 
 struct sd_ctrl {
 	int rank, size;
-	int timeout_ms;     /* start-up, and the current step's */
+	int timeout_ms;     /* start-up, and the current step's operations' */
+	int budget_ms;      /* the whole current step's, for the backstops */
 	pthread_mutex_t mu, wmu;
 	pthread_cond_t cv;
 	sd_ctrl_abort_fn hook;
 	void *hook_arg;
 	int aborting;       /* a verdict is being reached or was */
+	int closed;         /* rank 0: the outcome is decided (quiesce) */
 	int verdict;        /* its sd_status once reached; SD_OK before */
 	char verdict_msg[2048];
 	char (*gnames)[64]; /* names of groups for messages ("" world) */
@@ -186,20 +189,32 @@ static void peer_name(struct sd_ctrl *c, int r, char *buf, size_t len)
 }
 
 /*
- * Reach the verdict (once per process): run the hook, then publish the
- * verdict so that every waiting and later call returns it.  The hook runs
- * before any caller sees the verdict, so the tool has stopped the backend
- * and recorded the end before the main thread unwinds.
+ * A verdict is reached once per process, in two steps: claim it (the first
+ * caller wins; any later caller waits until the winner has published it),
+ * then publish it: run the hook, then make every waiting and later call
+ * return it.  The hook runs before any caller sees the verdict, so the tool
+ * has stopped the backend and recorded the end before the main thread
+ * unwinds.
  */
-static void reach_verdict(struct sd_ctrl *c, int status, const char *msg,
-			  int decided_here)
+static int claim_verdict(struct sd_ctrl *c)
 {
 	pthread_mutex_lock(&c->mu);
-	if (c->aborting) {
+	if (c->closed) {
 		pthread_mutex_unlock(&c->mu);
-		return;
+		return 0; /* the run's outcome is decided: no verdict now */
 	}
+	int mine = !c->aborting;
 	c->aborting = 1;
+	while (!mine && !c->verdict)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	return mine;
+}
+
+static void publish_verdict(struct sd_ctrl *c, int status, const char *msg,
+			    int decided_here)
+{
+	pthread_mutex_lock(&c->mu);
 	sd_ctrl_abort_fn hook = c->hook;
 	void *arg = c->hook_arg;
 	pthread_mutex_unlock(&c->mu);
@@ -210,6 +225,13 @@ static void reach_verdict(struct sd_ctrl *c, int status, const char *msg,
 	sd_strlcpy(c->verdict_msg, msg, sizeof(c->verdict_msg));
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
+}
+
+static void reach_verdict(struct sd_ctrl *c, int status, const char *msg,
+			  int decided_here)
+{
+	if (claim_verdict(c))
+		publish_verdict(c, status, msg, decided_here);
 }
 
 /* The verdict's status with its message in err; mu held. */
@@ -244,11 +266,17 @@ static int give_up(struct sd_ctrl *c, const char *msg, char *err,
 static void abort_all(struct sd_ctrl *c, int status, const char *msg)
 {
 	uint32_t st = (uint32_t)status;
-	for (int r = 1; r < c->size; r++)
-		if (c->peers[r].fd >= 0 && !c->peers[r].lost)
-			send_msg(c, c->peers[r].fd, MSG_ABORT, 0, 0, &st,
-				 sizeof(st), msg, strlen(msg));
-	reach_verdict(c, status, msg, 1);
+	if (!claim_verdict(c))
+		return; /* another thread's verdict stands */
+	for (int r = 1; r < c->size; r++) {
+		pthread_mutex_lock(&c->mu);
+		int fd = c->peers[r].lost ? -1 : c->peers[r].fd;
+		pthread_mutex_unlock(&c->mu);
+		if (fd >= 0)
+			send_msg(c, fd, MSG_ABORT, 0, 0, &st, sizeof(st), msg,
+				 strlen(msg));
+	}
+	publish_verdict(c, status, msg, 1);
 }
 
 /* The ranks where pick(r) holds: names, or a comma list of numbers. */
@@ -275,11 +303,13 @@ static int is_failed(struct sd_ctrl *c, int r)
 	return c->peers[r].failed && c->peers[r].fail_seq == c->decide_seq;
 }
 
-/* A rank of the failing group that did not report the failure itself. */
+/* A rank of the failing group that neither reported the failure itself
+ * nor finished the step. */
 static int is_suspect(struct sd_ctrl *c, int r)
 {
-	return !is_failed(c, r) && !c->peers[r].lost &&
-	       c->peers[r].group == c->decide_group;
+	const struct peer *p = &c->peers[r];
+	return !is_failed(c, r) && !p->lost && p->group == c->decide_group &&
+	       !(p->has_res && p->res_seq == c->decide_seq);
 }
 
 /* Rank 0, mu held: ranks reported failures in decide_seq; who is to blame?
@@ -366,9 +396,9 @@ static void *server_main(void *arg)
 		if (ready > 0 && (pfd[0].revents & POLLIN))
 			return NULL; /* sd_ctrl_destroy */
 		pthread_mutex_lock(&c->mu);
-		if (c->aborting) {
+		if (c->aborting || c->closed) {
 			pthread_mutex_unlock(&c->mu);
-			return NULL; /* a verdict: nothing left to judge */
+			return NULL; /* nothing left to judge */
 		}
 		for (int r = 1; ready > 0 && r < n; r++) {
 			if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -538,10 +568,15 @@ bcast:;
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* a peer that stops in the middle of a message (or a stray
+		 * connection that says nothing) cannot hold rank 0 forever */
+		struct timeval tv = { c->timeout_ms / 1000,
+				      (c->timeout_ms % 1000) * 1000 };
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		struct hdr h;
 		char *pl;
 		if (recv_msg(fd, &h, &pl) || h.type != MSG_HELLO ||
-		    h.rank == 0 || (int)h.rank >= c->size ||
+		    h.rank == 0 || h.rank >= (uint32_t)c->size ||
 		    c->peers[h.rank].fd >= 0 || h.len < 4) {
 			free(pl);
 			close(fd);
@@ -708,7 +743,8 @@ int sd_ctrl_verdict(struct sd_ctrl *c, const char **msg)
 }
 
 int sd_ctrl_progress(struct sd_ctrl *c, int group, uint32_t seq,
-		     int timeout_ms, const char *what, char *err, size_t errlen)
+		     int timeout_ms, int budget_ms, const char *what,
+		     char *err, size_t errlen)
 {
 	pthread_mutex_lock(&c->mu);
 	if (c->verdict) {
@@ -717,6 +753,7 @@ int sd_ctrl_progress(struct sd_ctrl *c, int group, uint32_t seq,
 		return v;
 	}
 	c->timeout_ms = timeout_ms;
+	c->budget_ms = budget_ms > timeout_ms ? budget_ms : timeout_ms;
 	if (c->rank == 0) {
 		c->peers[0].seq = seq;
 		c->peers[0].group = group;
@@ -774,7 +811,7 @@ static int all_results(struct sd_ctrl *c)
 /* Backstop of a rank other than 0 for a rank 0 that stopped answering. */
 static double backstop_s(struct sd_ctrl *c)
 {
-	return 2.0 * c->timeout_ms / 1e3 + 5;
+	return 2.0 * c->budget_ms / 1e3 + 5;
 }
 
 int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
@@ -807,12 +844,14 @@ int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
 	 * hangs from those that waited for it */
 	pthread_mutex_lock(&c->mu);
 	c->want_seq = seq;
-	if (wait_for(c, all_results, c->timeout_ms / 1e3 + JUDGE_DELAY_S + 1)) {
+	c->peers[0].has_res = 1; /* rank 0 is done with the step */
+	c->peers[0].res_seq = seq;
+	if (wait_for(c, all_results, c->budget_ms / 1e3 + JUDGE_DELAY_S + 1)) {
 		char names[1024];
 		list_ranks(c, lacks_result, names, sizeof(names), 1);
 		snprintf(msg, sizeof(msg), "%s did not finish %s within %.0f s "
 			 "(the others did)", names, c->what,
-			 c->timeout_ms / 1e3);
+			 c->budget_ms / 1e3);
 		return give_up(c, msg, err, errlen);
 	}
 	int any_stop = want_stop;
@@ -858,6 +897,19 @@ int sd_ctrl_fail(struct sd_ctrl *c, int group, uint32_t seq, int status,
 	pthread_mutex_lock(&c->mu);
 	wait_for(c, has_verdict, c->timeout_ms / 1e3 + 10);
 	return give_up(c, text, err, errlen);
+}
+
+int sd_ctrl_quiesce(struct sd_ctrl *c)
+{
+	pthread_mutex_lock(&c->mu);
+	/* a verdict being reached is waited for; none can start after */
+	while (c->aborting && !c->verdict)
+		pthread_cond_wait(&c->cv, &c->mu);
+	if (c->rank == 0)
+		c->closed = c->finishing = 1;
+	int v = c->verdict;
+	pthread_mutex_unlock(&c->mu);
+	return v;
 }
 
 static int finish_arrived(struct sd_ctrl *c)

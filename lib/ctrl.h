@@ -61,13 +61,14 @@ void sd_ctrl_name_group(struct sd_ctrl *c, int group, const char *name);
 
 /*
  * Say this rank is entering step `seq` of group `group` (0 for the world),
- * whose operations give up after timeout_ms; `what` describes the step for
- * messages.  Returns SD_OK, or the verdict's status when the run was
+ * whose operations give up after timeout_ms and which as a whole may take
+ * budget_ms (rank 0 waits that long for a group's results before naming
+ * the ranks that did not finish); `what` describes the step for messages.  Returns SD_OK, or the verdict's status when the run was
  * aborted (then *err holds its message).
  */
 int sd_ctrl_progress(struct sd_ctrl *c, int group, uint32_t seq,
-		     int timeout_ms, const char *what, char *err,
-		     size_t errlen);
+		     int timeout_ms, int budget_ms, const char *what,
+		     char *err, size_t errlen);
 
 /*
  * End of step `seq`: every rank contributes `len` bytes (the same len on
@@ -96,6 +97,14 @@ int sd_ctrl_fail(struct sd_ctrl *c, int group, uint32_t seq, int status,
 /* The verdict so far: SD_OK when none, else its status and (when msg is
  * not NULL) its message. */
 int sd_ctrl_verdict(struct sd_ctrl *c, const char **msg);
+
+/*
+ * Rank 0: the run's outcome is decided (every result is in); no verdict can
+ * be reached after this (a rank that leaves now is not blamed).  Returns
+ * the verdict reached before, if any (SD_OK when none).  On other ranks it
+ * only returns the verdict so far.
+ */
+int sd_ctrl_quiesce(struct sd_ctrl *c);
 
 /*
  * The run is over.  Rank 0 passes `*outcome` (an integer the caller

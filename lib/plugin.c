@@ -70,7 +70,6 @@ int sd_plugin_check(const struct sd_backend_ops *ops, const char *want,
 		    size_t errlen)
 {
 	const struct table_kind *k = &backend_kind;
-	size_t ident = offsetof(struct sd_backend_ops, dtypes);
 	if (ops->magic != k->magic) {
 		snprintf(err, errlen, "%s: not a shakedown %s plugin (bad "
 			 "magic 0x%08x); remove it from the plugin directory",
@@ -84,7 +83,7 @@ int sd_plugin_check(const struct sd_backend_ops *ops, const char *want,
 		return SD_ERR_BACKEND;
 	}
 	size_t size = ops->table_size;
-	if (size < ident) {
+	if (size < k->slots[0].offset) {
 		snprintf(err, errlen, "%s: plugin table of %zu bytes is too short "
 			 "to be one; rebuild the plugin with this shakedown",
 			 path, size);
@@ -104,8 +103,14 @@ int sd_plugin_check(const struct sd_backend_ops *ops, const char *want,
 	}
 	/* a table from a newer build has slots this one does not know:
 	 * they are ignored, and so is an older table's missing tail */
+	/* copy the identity, the masks and every slot that is whole in the
+	 * plugin's table; a slot cut by its end stays NULL */
+	size_t copy = k->slots[0].offset;
+	for (size_t i = 0; i < k->nslots; i++)
+		if (k->slots[i].offset + sizeof(void *) <= size)
+			copy = k->slots[i].offset + sizeof(void *);
 	memset(out, 0, sizeof(*out));
-	memcpy(out, ops, size < k->size ? size : k->size);
+	memcpy(out, ops, copy < k->size ? copy : k->size);
 	out->table_size = (uint32_t)k->size;
 	for (size_t i = 0; i < k->nslots; i++) {
 		const struct slot *s = &k->slots[i];

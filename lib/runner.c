@@ -38,6 +38,13 @@ int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
 	if (!s)
 		return SD_OK;
 	pthread_mutex_lock(&sink_mu);
+	if (s->ended) {
+		/* the run was ended (an abort's record comes first): what the
+		 * main thread still says is dropped, not recorded twice */
+		pthread_mutex_unlock(&sink_mu);
+		return SD_OK;
+	}
+	s->ended = ev->kind == SD_EVENT_RUN_END;
 	for (int i = 0; i < s->n; i++) {
 		const struct sd_sink_ops *o = s->v[i].ops;
 		void *self = s->v[i].self;
@@ -86,6 +93,36 @@ void sd_sinks_close(struct sd_sinks *s)
 			s->v[i].ops->destroy(s->v[i].self);
 	s->n = 0;
 	pthread_mutex_unlock(&sink_mu);
+}
+
+/* The communicators a test made for itself, so that an abort from the
+ * control plane's thread reaches them too (one runner per process). */
+static pthread_mutex_t active_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sd_comm *active[2];
+static int aborted;
+
+/* Record `c` (or NULL) in active slot i; a comm made after an abort is
+ * aborted at once. */
+static void set_active(const struct sd_backend_ops *ops, int i,
+		       struct sd_comm *c)
+{
+	pthread_mutex_lock(&active_mu);
+	active[i] = c;
+	if (c && aborted && ops->abort)
+		ops->abort(c);
+	pthread_mutex_unlock(&active_mu);
+}
+
+void sd_runner_abort(struct sd_runner *r)
+{
+	pthread_mutex_lock(&active_mu);
+	aborted = 1;
+	for (int i = 0; i < 2; i++)
+		if (active[i] && r->ops->abort)
+			r->ops->abort(active[i]);
+	if (r->comm && r->ops->abort)
+		r->ops->abort(r->comm);
+	pthread_mutex_unlock(&active_mu);
 }
 
 void sd_rank_range(int first, int n, char *buf, size_t len)
@@ -188,9 +225,10 @@ static double percentile(const double *v, size_t n, double p)
 }
 
 /* Rank 0: turn the results of one group's n ranks (`res`, `stride` bytes
- * apart, by group rank) into one measurement. */
+ * apart, by group rank; its rank 0 is world rank `first`) into one
+ * measurement. */
 static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
-		    const char *res, int n, size_t stride, size_t sc,
+		    const char *res, int n, int first, size_t stride, size_t sc,
 		    size_t rc_, int in_place, struct sd_measurement *m)
 {
 	size_t ts = sd_dtype_size(t->dtype);
@@ -212,7 +250,7 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 		m->checked |= rr->checked;
 		m->wrong += rr->wrong;
 		if (rr->wrong && m->first_wrong_rank < 0) {
-			m->first_wrong_rank = k;
+			m->first_wrong_rank = first + k; /* a world rank */
 			m->first_wrong.index = rr->first_index;
 			memcpy(m->first_wrong.expected, rr->expected,
 			       sizeof(rr->expected));
@@ -257,6 +295,21 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 	sd_ds_bandwidth(c, n, m->ds_size_bytes, m->time_us,
 			&m->ds_throughput_gbps, &m->ds_busbw_gbps);
 	m->algo = t->algo;
+}
+
+/* How long one step may take as a whole.  In the world every rank is in
+ * the same operations, so an operation's timeout is enough; groups run
+ * side by side and rank 0 waits for the slowest, so a group's step may
+ * take every operation of it (warm-up, timed, checks) each up to the
+ * timeout.  Capped at a day. */
+static int step_budget_ms(const struct sd_test_spec *t, int ngroups)
+{
+	if (ngroups <= 1)
+		return t->cfg.timeout_ms;
+	double ops = (double)t->cfg.warmup + (double)t->cfg.iters +
+		     2.0 * (double)t->cfg.check_passes + 3;
+	double ms = ops * t->cfg.timeout_ms;
+	return ms > 86400e3 ? 86400000 : (int)ms;
 }
 
 /* One test as it runs on this rank: its spec, its groups (rank 0 reports
@@ -336,8 +389,9 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		 c->reduces ? sd_redop_name(t->redop) : "", sz,
 		 in_place ? "in-place" : "out-of-place",
 		 (int)(t - r->plan->tests) + 1);
-	if ((rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->cfg.timeout_ms, what,
-				   r->err, sizeof(r->err))))
+	if ((rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->cfg.timeout_ms,
+				   step_budget_ms(t, tr->ngroups), what, r->err,
+				   sizeof(r->err))))
 		return rc;
 
 #define STEP(call, name)                                                     \
@@ -428,8 +482,8 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	if (world_me == 0) {
 		for (int k = 0; k < tr->ngroups; k++) {
 			struct sd_measurement m;
-			combine(c, t, all + (size_t)k * n * stride, n, stride,
-				sc, rcount, in_place, &m);
+			combine(c, t, all + (size_t)k * n * stride, n, k * n,
+				stride, sc, rcount, in_place, &m);
 			if (deliver(r, tr, k, &m) &&
 			    snprintf(err, sizeof(err), "out of memory")) {
 				rc = step_failed(r, g, *seq, SD_ERR_NOMEM,
@@ -532,6 +586,13 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 	/* a test with its own library environment (NCCL_*) runs on a fresh
 	 * communicator made with it, and groups smaller than the job on a
 	 * split (both collective) */
+	char what[160];
+	snprintf(what, sizeof(what), "setting up test %zu (%s)", ti + 1,
+		 c->name);
+	if ((rc = sd_ctrl_progress(r->ctrl, g.id, *seq + 1, t->cfg.timeout_ms,
+				   step_budget_ms(t, tr.ngroups), what, r->err,
+				   sizeof(r->err))))
+		goto out;
 	const char *step = NULL;
 	if (t->env[0]) {
 		struct sd_comm_config cfg = { .timeout_ms = t->cfg.timeout_ms,
@@ -542,6 +603,7 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 			made = NULL;
 		else
 			g.comm = made;
+		set_active(ops, 0, made);
 	}
 	if (!rc && tr.ngroups > 1) {
 		step = "splitting the communicator into groups";
@@ -550,6 +612,7 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 			split = NULL;
 		else
 			g.comm = split;
+		set_active(ops, 1, split);
 	}
 	if (rc) {
 		rc = step_failed(r, &g, *seq + 1, rc, step, err);
@@ -602,6 +665,8 @@ out:
 		if (tr.recvbase)
 			ops->buf_free(g.comm, tr.recvbase);
 	}
+	set_active(ops, 1, NULL);
+	set_active(ops, 0, NULL);
 	if (split)
 		ops->comm_destroy(split);
 	if (made)

@@ -75,6 +75,10 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
  */
 int sd_runner_run(struct sd_runner *r);
 
+/* Abort every communicator of the run (the world's and those a test made
+ * for itself), from any thread: the control plane's verdict hook. */
+void sd_runner_abort(struct sd_runner *r);
+
 /* The ranks first..first+n-1 as text: "3" or "0-3". */
 void sd_rank_range(int first, int n, char *buf, size_t len);
 

@@ -139,6 +139,7 @@ struct sd_event {
 struct sd_sinks {
 	struct sd_sink v[4];
 	int n;
+	int ended;  /* run_end was delivered: later events are dropped */
 	/* told about a writer that failed, with a one-line message; may be
 	 * NULL */
 	void (*warn)(void *arg, const char *msg);
@@ -148,7 +149,8 @@ struct sd_sinks {
 /*
  * Deliver one event to every sink, in order, serialised with other calls
  * (any thread).  A sink that fails is named through s->warn and the others
- * still get the event.  Returns SD_OK, or the status of the first sink
+ * still get the event.  After a run_end every event is dropped (the first
+ * end of a run is its record).  Returns SD_OK, or the status of the first sink
  * that failed.  s may be NULL (nothing to do).
  */
 int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev);

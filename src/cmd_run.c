@@ -328,6 +328,7 @@ struct run_ctx {
 	struct sd_ctrl *ctrl;
 	struct sd_sinks sinks;
 	int db_sink;            /* index of the database in sinks, or -1 */
+	struct sd_runner *runner; /* while the plan runs */
 	int abort_exit;         /* exit status of the verdict, once reached */
 };
 
@@ -408,7 +409,9 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
 		sd_sinks_emit(&c->sinks, &ev);
 	}
-	if (c->plugin.ops && c->plugin.ops->abort && c->comm)
+	if (c->runner)
+		sd_runner_abort(c->runner);
+	else if (c->plugin.ops && c->plugin.ops->abort && c->comm)
 		c->plugin.ops->abort(c->comm);
 	if (pthread_create(&th, NULL, last_resort, c) == 0)
 		pthread_detach(th);
@@ -555,6 +558,8 @@ static int rank_main(void *arg)
 	rc = sd_ctrl_start(bs, plan.timeout_ms, &c->ctrl, err, sizeof(err));
 	if (rc)
 		rank_error(bs, "", err);
+	else
+		sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
 	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 
@@ -612,7 +617,6 @@ static int rank_main(void *arg)
 	}
 	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
-	sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
 
 	if (bs->rank == 0) {
 		struct passwd *pw = getpwuid(getuid());
@@ -646,10 +650,12 @@ static int rank_main(void *arg)
 		.cancel = &cancel_flag,
 		.on_test = bs->rank == 0 && o->progress ? show_progress : NULL,
 	};
+	c->runner = &runner;
 	rc = sd_runner_run(&runner);
 	if (bs->rank == 0 && o->progress)
 		fprintf(stderr, "\r\033[K");
-	if (sd_ctrl_verdict(c->ctrl, NULL)) {
+	/* every result is in: from here no rank is blamed any more */
+	if (sd_ctrl_quiesce(c->ctrl)) {
 		/* the verdict: said and recorded by on_abort */
 		status = c->abort_exit;
 		goto out;
@@ -690,7 +696,9 @@ static int rank_main(void *arg)
 				"'shakedown report' shows them\n",
 				sd_db_sink_path(&c->sinks.v[c->db_sink]), uuid);
 	}
-	sd_ctrl_finish(c->ctrl, &status);
+	if ((rc = sd_ctrl_finish(c->ctrl, &status)))
+		/* rank 0 went away before it said how the run ended */
+		status = c->abort_exit ? c->abort_exit : sd_exit_for_status(rc);
 	finished = 1;
 
 	if (bs->rank == 0 && o->upload_url) {
@@ -707,6 +715,7 @@ static int rank_main(void *arg)
 			fprintf(stderr, "shakedown: warning: %s\n", err);
 	}
 out:
+	c->runner = NULL;
 	/* leave together: rank 0 closing first would look like a lost rank 0 */
 	if (c->ctrl && !finished)
 		sd_ctrl_finish(c->ctrl, &status);

@@ -46,6 +46,16 @@ unlike "$err" "rank [01] \([^)]*\)( in group 0 \(ranks 0-1\))? did not complete"
 ok "awk 'BEGIN { exit !($secs < 25) }'" \
 	"ended within the timeout plus a few seconds (${secs} s)"
 
+# wrong data in one group: the rank is named by its world rank
+SHAKEDOWN_FAULT=rank=3,kind=corrupt,size=4K,index=2 run -t 60 $S --local 4 \
+	--scope split:2 --db "$TMPD/wrong.db"
+is "$rc" 1 "a corrupted element in group 1: exit 1"
+like "$out" "WRONG: out-of-place, 4096 bytes: rank 3: first wrong element at index 2" \
+	"the wrong element's rank is the world rank"
+is "$(sqlite3 -batch "$TMPD/wrong.db" "SELECT t.members || ':' ||
+	m.first_wrong_rank FROM measurements m JOIN tests t ON t.id = m.test_id
+	WHERE m.wrong > 0")" "2-3:3" "and so is the recorded one, in group 2-3"
+
 # scopes that do not fit
 run -t 30 $S --local 4 --scope split:3 --db none
 is "$rc" 2 "split:3 on 4 ranks: exit 2"
