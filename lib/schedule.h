@@ -1,0 +1,80 @@
+/*
+ * schedule.h - which ranks run together, round by round: the schedules the
+ * topology scopes are built from, and the bisection that names the hosts
+ * behind a failure of the whole job.
+ *
+ * Pure logic over a layout (which host each rank is on); nothing here
+ * talks to a network.  Schedules are computed, not stored: a round's groups
+ * come from O(1) formulas, so 4,096 hosts cost no memory beyond the layout.
+ *   node        one round; a group per host (its ranks)
+ *   rail        one round; group i = local rank i of every host
+ *   gpu-pairs   every pair of ranks inside each host; in each round a rank
+ *               takes part at most once (a round-robin per host, the hosts'
+ *               rounds side by side)
+ *   node-pairs  every pair of hosts exactly once, as a round-robin
+ *               tournament: n-1 rounds of n/2 pairs (n even), n rounds
+ *               with one host idle in each (n odd)
+ * This is the first step of the topology scopes (issue 10); the runner does
+ * not use it yet.
+ */
+#ifndef SD_SCHEDULE_H
+#define SD_SCHEDULE_H
+
+#include <stddef.h>
+
+/* Where the ranks are: host_of[r] in 0..nhosts-1 for each rank r. */
+struct sd_layout {
+	int nranks;
+	int nhosts;
+	const int *host_of;
+};
+
+/* The ranks of each host in rank order (their local index), from a
+ * layout; free with sd_hosts_free(). */
+struct sd_hosts {
+	int nhosts;
+	int *count;      /* ranks on host h */
+	int **ranks;     /* world ranks of host h, by local index */
+	int max_count;   /* the most ranks on one host */
+};
+
+/* Returns 0, or -1 (out of memory, or a rank on a host out of range). */
+int sd_hosts_build(const struct sd_layout *l, struct sd_hosts *out);
+void sd_hosts_free(struct sd_hosts *h);
+
+/*
+ * A round-robin tournament of n players (the circle method): the number of
+ * rounds (n-1 for even n, n for odd n, 0 for n < 2), the slots of a round
+ * (n/2, and (n+1)/2 for odd n, where one slot is the idle player's), and
+ * the pair in slot `slot` of round `round`: returns 1 and *a < *b, or 0
+ * for the idle slot of an odd n.  Every pair meets in exactly one round;
+ * no player is in two slots of one round.
+ */
+int sd_rr_rounds(int n);
+int sd_rr_slots(int n);
+int sd_rr_pair(int n, int round, int slot, int *a, int *b);
+
+/* gpu-pairs: rounds needed (the longest host's tournament), and pair
+ * `slot` of host h in round `round` as world ranks (0 when that host has
+ * no pair in that slot). */
+int sd_gpu_pairs_rounds(const struct sd_hosts *h);
+int sd_gpu_pairs_pair(const struct sd_hosts *h, int host, int round,
+		      int slot, int *a, int *b);
+
+/*
+ * Bisection: find the hosts that make a set of hosts fail.  `run` tests
+ * sets of hosts (1: the set passes, 0: it fails, -1: it could not run);
+ * every set of one round could run at the same time.  A failing set is
+ * halved and both halves tested in the next round, until single hosts are
+ * named; a failing set whose halves both pass (a fault that needs both) is
+ * named whole.  At most `max_rounds` rounds.  The named hosts go to
+ * culprits (room for nhosts), their count to *nculprits, the rounds used to
+ * *rounds.  Returns 0, 1 when max_rounds ran out before every failing set
+ * was resolved (the unresolved sets are named whole), or -1 (run failed or
+ * out of memory).
+ */
+typedef int (*sd_bisect_fn)(void *arg, const int *hosts, int n);
+int sd_bisect(int nhosts, sd_bisect_fn run, void *arg, int max_rounds,
+	      int *culprits, int *nculprits, int *rounds);
+
+#endif
