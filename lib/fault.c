@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fault.h"
@@ -15,7 +16,8 @@
 
 static const struct sd_name_row kind_names[] = {
 	{ "corrupt", SD_FAULT_CORRUPT }, { "stall", SD_FAULT_STALL },
-	{ "exit", SD_FAULT_EXIT }, { "kill", SD_FAULT_KILL }, { NULL, 0 }
+	{ "exit", SD_FAULT_EXIT }, { "kill", SD_FAULT_KILL },
+	{ "slow", SD_FAULT_SLOW }, { NULL, 0 }
 };
 
 int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
@@ -26,6 +28,7 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 	f->in_place = -1;
 	f->code = 9;
 	f->rank = -1;
+	f->delay_us = 1000;
 	if (!spec || !*spec)
 		return SD_OK;
 	char copy[512], *save = NULL;
@@ -55,6 +58,9 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		} else if (strcmp(kv, "in_place") == 0 &&
 			   !sd_parse_int(v, 0, 1, &n))
 			f->in_place = (int)n;
+		else if (strcmp(kv, "delay_us") == 0 &&
+			 !sd_parse_int(v, 1, 60000000, &n))
+			f->delay_us = n;
 		else if (strcmp(kv, "at") == 0 && strcmp(v, "start") == 0)
 			f->at_start = 1;
 		else if (strcmp(kv, "iter") == 0 &&
@@ -76,7 +82,7 @@ bad:
 	}
 	if (f->kind == SD_FAULT_NONE || f->rank < 0) {
 		snprintf(err, errlen, "SHAKEDOWN_FAULT needs rank=R and kind="
-			 "corrupt|stall|exit|kill");
+			 "corrupt|stall|exit|kill|slow");
 		return SD_ERR_INVALID;
 	}
 	return SD_OK;
@@ -96,6 +102,14 @@ int sd_fault_here(const struct sd_fault *f, int rank, enum sd_op op,
 	       (f->op < 0 || f->op == (int)op) &&
 	       (f->size == 0 || f->size == size) &&
 	       (f->in_place < 0 || f->in_place == in_place);
+}
+
+void sd_fault_delay(const struct sd_fault *f)
+{
+	struct timespec ts = { f->delay_us / 1000000,
+			       (f->delay_us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) != 0)
+		;
 }
 
 void sd_fault_act(struct sd_fault *f)

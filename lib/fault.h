@@ -12,6 +12,9 @@
  *                          9) before iteration N, through the exit
  *                          function the tool gives (struct sd_fault)
  *                 kill:    SIGKILL itself before iteration N
+ *                 slow:    wait delay_us=N microseconds (default 1000)
+ *                          before every operation it starts, in every
+ *                          measurement (a slow node; never "fires")
  *   op=NAME       only in this operation (default: the first one)
  *   size=BYTES    only at this size (K/M/G suffixes; default: the first)
  *   in_place=0|1  only out of place / in place (default: either)
@@ -28,7 +31,7 @@
 #include "shakedown/backend.h"
 
 enum sd_fault_kind { SD_FAULT_NONE = 0, SD_FAULT_CORRUPT, SD_FAULT_STALL,
-		     SD_FAULT_EXIT, SD_FAULT_KILL };
+		     SD_FAULT_EXIT, SD_FAULT_KILL, SD_FAULT_SLOW };
 
 struct sd_fault {
 	enum sd_fault_kind kind;
@@ -39,6 +42,7 @@ struct sd_fault {
 	long iter;
 	int code;
 	uint64_t index;
+	long delay_us;    /* slow: before every operation */
 	int at_start;     /* at=start */
 	int fired;
 	/* ends the process at once with a status (the tool's _exit); kind
@@ -57,6 +61,9 @@ int sd_fault_at_start(const struct sd_fault *f, int rank);
 /* Whether the fault applies to this rank and measurement now. */
 int sd_fault_here(const struct sd_fault *f, int rank, enum sd_op op,
 		  uint64_t size, int in_place);
+
+/* A slow rank: wait its delay (before an operation it starts). */
+void sd_fault_delay(const struct sd_fault *f);
 
 /* Carry out a stall, exit or kill (returns only for corrupt, none, or an
  * exit without exit_fn). */

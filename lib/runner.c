@@ -402,15 +402,25 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		}                                                            \
 	} while (0)
 
+	/* a planted slow rank waits before every operation it starts */
+	int slow = r->fault && r->fault->kind == SD_FAULT_SLOW &&
+		   sd_fault_here(r->fault, world_me, t->op, size, in_place);
+#define RUN(name)                                                            \
+	do {                                                                 \
+		if (slow)                                                    \
+			sd_fault_delay(r->fault);                            \
+		STEP(ops->run(comm, &a, err, sizeof(err)), name);            \
+	} while (0)
+
 	STEP(ops->fill(comm, &a, err, sizeof(err)), "fill");
 	if (ops->prepare)
 		STEP(ops->prepare(comm, &a, err, sizeof(err)), "prepare");
 	for (long w = 0; w < t->cfg.warmup; w++)
-		STEP(ops->run(comm, &a, err, sizeof(err)), "warm-up");
+		RUN("warm-up");
 	STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "warm-up");
 	STEP(ops->barrier(comm, a.timeout_ms, err, sizeof(err)), "barrier");
 
-	int fault_here = r->fault &&
+	int fault_here = r->fault && !slow &&
 			 sd_fault_here(r->fault, world_me, t->op, size, in_place);
 	size_t stride = sizeof(struct rank_result) +
 			(t->cfg.per_iter ? (size_t)t->cfg.iters * sizeof(double) : 0);
@@ -429,7 +439,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		if (fault_here && r->fault->kind != SD_FAULT_CORRUPT &&
 		    i == r->fault->iter)
 			sd_fault_act(r->fault);
-		STEP(ops->run(comm, &a, err, sizeof(err)), "run");
+		RUN("run");
 		if (host_per_iter) {
 			STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)),
 			     "run");
@@ -451,7 +461,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		struct sd_mismatch mm = { 0 };
 		uint64_t wrong = 0;
 		STEP(ops->fill(comm, &a, err, sizeof(err)), "check");
-		STEP(ops->run(comm, &a, err, sizeof(err)), "check");
+		RUN("check");
 		STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "check");
 		if (fault_here && r->fault->kind == SD_FAULT_CORRUPT &&
 		    pass == 0) {
@@ -473,6 +483,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	if (world_me == 0 && !(all = malloc(stride * (size_t)r->bs->size)) &&
 	    snprintf(err, sizeof(err), "out of memory"))
 		STEP(SD_ERR_NOMEM, "results");
+#undef RUN
 #undef STEP
 	rc = sd_ctrl_exchange(r->ctrl, g->id, *seq, mine, stride, all,
 			      r->cancel && *r->cancel, stop, r->err,

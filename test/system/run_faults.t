@@ -39,6 +39,17 @@ like "$err" "bootstrap: rank 1 \(pid [0-9]+\) exited with status 7 before the re
 	"the survivors name the rank, in the bootstrap's words"
 unlike "$err" "allgather failed" "not the bare 'allgather failed'"
 
+# a slow rank: every operation it starts waits 20 ms, so nobody's
+# operation can end sooner (a lower bound, set by the planted sleep)
+SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=20000 run -t 60 $SHAKEDOWN run \
+	--no-progress --db none --local 3 --op all_reduce -b 1K -e 4K -n 5 -w 1 \
+	--format json
+is "$rc" 0 "a slow rank: the run still passes (slow is not wrong)"
+is "$(printf '%s\n' "$out" | awk -F'"time_us_min":' 'NF > 1 {
+	split($2, v, ","); n++; if (v[1] + 0 < 19000) low++ }
+	END { print n + 0, low + 0 }')" "4 0" \
+	"every measurement of every rank takes at least the planted 20 ms"
+
 # SIGTERM to the launcher: every rank stops at the next measurement
 SHAKEDOWN_FAULT= timeout 60 $SHAKEDOWN run --no-progress --db none --local 2 \
 	--op all_reduce,reduce_scatter -o all -b 1K -e 256K -i 1K -n 50 -w 0 \
