@@ -9,6 +9,7 @@
 #define SD_COMMANDS_H
 
 int cmd_run(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 void cmd_run_usage(FILE *out);
 
@@ -32,5 +33,6 @@ extern const char sd_help_history[];
 extern const char sd_help_compare[];
 extern const char sd_help_db[];
 extern const char sd_help_upload[];
+extern const char sd_help_plan[];
 
 #endif

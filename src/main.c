@@ -28,6 +28,7 @@ static int cmd_version(int argc, char **argv)
 
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a test plan and check every result" },
+	{ "plan", cmd_plan, "check a plan file, or show what it expands to" },
 	{ "report", cmd_report, "show a recorded run and its verdicts" },
 	{ "history", cmd_history, "bus bandwidth of one operation over time" },
 	{ "compare", cmd_compare, "compare two runs and flag regressions" },

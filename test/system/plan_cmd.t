@@ -1,0 +1,55 @@
+#!/bin/sh
+# plan_cmd.t - `shakedown plan check|expand` read plan files with no
+# cluster and no backend: good plans pass, every kind of broken plan gets
+# FILE:LINE and exit 2, and expand shows the recorded text and the groups.
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
+export SHAKEDOWN_PLUGIN_DIR=/nonexistent # no backend is needed
+
+run -t 30 $SHAKEDOWN plan check "$top_srcdir/plans/example.yaml"
+is "$rc" 0 "the shipped example plan checks"
+like "$out" "example.yaml: ok: 16 tests on 8 ranks" "says how many tests"
+run -t 30 $SHAKEDOWN plan check "$top_srcdir/plans/example.yaml" --ranks 2
+like "$out" "ok: [0-9]+ tests on 2 ranks" "--ranks after the file counts"
+
+# a table of broken plans: the text, then the message it must give
+n=0
+while IFS='|' read -r text want; do
+	[ -n "$text" ] || continue
+	n=$((n + 1))
+	printf '%b' "$text" >"$TMPD/p$n.yaml"
+	run -t 30 $SHAKEDOWN plan check --ranks 4 "$TMPD/p$n.yaml"
+	is "$rc" 2 "broken plan $n: exit 2"
+	like "$err" "p$n.yaml:$want" "broken plan $n: $want"
+done <<'ROWS'
+tests:\n  - op: allreduce\n|2: unknown op 'allreduce'; did you mean 'all_reduce'\?
+tests:\n  - {op: all_reduce, sizes: 4}\n|2: unknown key 'sizes'
+tests:\n  - {op: all_reduce, dtype: float33}\n|2: unknown data type 'float33'; did you mean 'float32'\?
+tests:\n  - {op: broadcast, root: 9}\n|2: root '9' is not a rank from 0 to 3
+tests:\n  - {op: all_reduce, scope: split:3}\n|2: scope split:3 needs a multiple of 3|no test of the plan fits
+tests:\n  - {op: all_reduce, scope: node}\n|2: unknown scope 'node'
+tests:\n  - {op: all_reduce, timeout: never}\n|2: timeout 'never' must be a positive number
+tests:\n  - {op: all_reduce, min_bytes: 1M, max_bytes: 1K}\n|2: min_bytes \(-b\) is larger than max_bytes
+tests: [\n|[0-9]+: .*fix the YAML syntax
+colour: red\ntests:\n  - op: all_reduce\n|1: unknown top-level key 'colour'
+ROWS
+ok "[ $n -ge 10 ]" "all $n broken plans were tried"
+
+printf 'tests:\n  - {op: all_reduce, scope: split:2, min_bytes: 1K, max_bytes: 4K}\n  - {op: pt2pt}\n' >"$TMPD/g.yaml"
+run -t 30 $SHAKEDOWN plan expand "$TMPD/g.yaml" --ranks 4
+is "$rc" 0 "expand: exit 0"
+like "$out" "scope: split:2" "the canonical text holds the scope"
+like "$out" "# test 1: all_reduce float32 sum, scope split:2: 2 groups of 2 \(ranks 0-1, 2-3\), 2 sizes x 2 placements" \
+	"and the groups of each test"
+like "$out" "# test 2: pt2pt float32, scope world: 1 group of 4" "a world test is one group"
+
+run -t 30 $SHAKEDOWN plan exapnd "$TMPD/g.yaml"
+is "$rc" 2 "a misspelt subcommand: exit 2"
+like "$err" "unknown subcommand 'exapnd'; did you mean 'expand'\?" "with a hint"
+run -t 30 $SHAKEDOWN plan check
+is "$rc" 2 "no file: exit 2"
+run -t 30 $SHAKEDOWN plan check "$TMPD/none.yaml"
+is "$rc" 2 "a missing file: exit 2"
+like "$err" "none.yaml: cannot read plan" "names the file"
+run -t 30 $SHAKEDOWN plan expand "$TMPD/g.yaml" --ranks 0
+is "$rc" 2 "--ranks 0: exit 2"
+done_testing
