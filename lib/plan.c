@@ -385,18 +385,22 @@ static int push(struct expander *e, const struct sd_test_spec *t)
 			       strtok_r(_buf, ",", &_save));                 \
 	     item; item = strtok_r(NULL, ",", &_save))
 
-/* The ranks per group of `scope` on n ranks: n for world, K for split:K;
+/* The ranks per group of `scope` on n ranks: n for world, K for split:K,
+ * SD_GROUPS_FROM_HOSTS for node and rail (the hosts decide, at run time);
  * 0 with err for a scope that is not one. */
 static int scope_group_size(struct expander *e, const char *scope, int n)
 {
 	long k;
 	if (strcmp(scope, "world") == 0)
 		return n;
+	if (strcmp(scope, "node") == 0 || strcmp(scope, "rail") == 0)
+		return SD_GROUPS_FROM_HOSTS;
 	if (strncmp(scope, "split:", 6) == 0 &&
 	    !sd_parse_int(scope + 6, 1, 1 << 24, &k))
 		return (int)k;
-	snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, or "
-		 "split:K for groups of K consecutive ranks", e->where, scope);
+	snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, node, "
+		 "rail, or split:K for groups of K consecutive ranks", e->where,
+		 scope);
 	return 0;
 }
 
@@ -407,7 +411,11 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 	int gsize = scope_group_size(e, r->scope, e->nranks);
 	if (!gsize)
 		return SD_ERR_INVALID;
-	if (e->nranks % gsize) {
+	/* groups the hosts decide are checked at run time; their root is
+	 * each group's rank 0 */
+	int from_hosts = gsize == SD_GROUPS_FROM_HOSTS;
+	int ranks = from_hosts ? 1 : gsize;   /* roots there are */
+	if (!from_hosts && e->nranks % gsize) {
 		if (!e->strict)
 			return SD_OK; /* the scope does not fit this job */
 		snprintf(e->err, e->errlen, "%s: scope %s needs a multiple of "
@@ -424,9 +432,9 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			return SD_ERR_INVALID;
 		}
 		const struct sd_coll *c = sd_coll_get(op);
-		if (gsize < c->min_ranks && !e->strict)
+		if (!from_hosts && gsize < c->min_ranks && !e->strict)
 			continue;
-		if (gsize < c->min_ranks) {
+		if (!from_hosts && gsize < c->min_ranks) {
 			snprintf(e->err, e->errlen, "%s: %s needs at least %d "
 				 "ranks, the %s has %d; run more ranks or drop "
 				 "it", e->where, c->name, c->min_ranks,
@@ -490,7 +498,7 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 					continue;
 				}
 				if (strcmp(r->roots, "all") == 0) {
-					for (int k = 0; k < gsize; k++) {
+					for (int k = 0; k < ranks; k++) {
 						t.root = k;
 						if ((rc = push(e, &t)))
 							return rc;
@@ -500,12 +508,12 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 				FOR_EACH_ITEM(r->roots, rootname) {
 					long v;
 					if (sd_parse_int(rootname, 0,
-							 gsize - 1, &v)) {
+							 ranks - 1, &v)) {
 						snprintf(e->err, e->errlen,
 							 "%s: root '%s' is not a "
 							 "rank from 0 to %d (or "
 							 "'all')", e->where,
-							 rootname, gsize - 1);
+							 rootname, ranks - 1);
 						return SD_ERR_INVALID;
 					}
 					t.root = (int)v;

@@ -20,6 +20,9 @@
 #include "shakedown/backend.h"
 #include "names.h"
 
+/* group_size of a scope whose groups the hosts decide (node, rail). */
+#define SD_GROUPS_FROM_HOSTS (-1)
+
 /* Most sizes one test may measure (a plan asking for more is refused). */
 #define SD_MAX_SIZES 100000
 
@@ -45,10 +48,13 @@ struct sd_test_spec {
 	char algo[32];          /* "auto" or a backend algorithm name */
 	char env[512];          /* "NCCL_X=v NCCL_Y=w": run on a fresh
 				   communicator made with these set; "" none */
-	char scope[32];         /* "world", or "split:K": the ranks in blocks
-				   of K consecutive ranks, each block a group
-				   measured at the same time as the others */
-	int group_size;         /* ranks per group: the job's, or K */
+	char scope[32];         /* "world"; "split:K": the ranks in blocks of
+				   K consecutive ranks; "node": the ranks of
+				   each host; "rail": local rank i of every
+				   host.  Each group is measured at the same
+				   time as the others */
+	int group_size;         /* ranks per group: the job's, K, or
+				   SD_GROUPS_FROM_HOSTS (node, rail) */
 };
 
 /* Which fields of struct sd_plan_overrides' cfg are set. */

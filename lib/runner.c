@@ -125,6 +125,26 @@ void sd_runner_abort(struct sd_runner *r)
 	pthread_mutex_unlock(&active_mu);
 }
 
+char *sd_rank_list(const int *ranks, int n)
+{
+	struct sd_buf b = { 0 };
+	int bad = sd_buf_printf(&b, "%s", "");
+	for (int i = 0; i < n && !bad;) {
+		int j = i;
+		while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
+			j++;
+		bad = j > i ? sd_buf_printf(&b, "%s%d-%d", i ? "," : "",
+					    ranks[i], ranks[j])
+			    : sd_buf_printf(&b, "%s%d", i ? "," : "", ranks[i]);
+		i = j + 1;
+	}
+	if (bad) {
+		sd_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
 void sd_rank_range(int first, int n, char *buf, size_t len)
 {
 	if (n <= 1)
@@ -225,11 +245,12 @@ static double percentile(const double *v, size_t n, double p)
 }
 
 /* Rank 0: turn the results of one group's n ranks (`res`, `stride` bytes
- * apart, by group rank; its rank 0 is world rank `first`) into one
+ * apart, by group rank; `members` their world ranks) into one
  * measurement. */
 static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
-		    const char *res, int n, int first, size_t stride, size_t sc,
-		    size_t rc_, int in_place, struct sd_measurement *m)
+		    const char *res, int n, const int *members, size_t stride,
+		    size_t sc, size_t rc_, int in_place,
+		    struct sd_measurement *m)
 {
 	size_t ts = sd_dtype_size(t->dtype);
 	memset(m, 0, sizeof(*m));
@@ -250,7 +271,7 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 		m->checked |= rr->checked;
 		m->wrong += rr->wrong;
 		if (rr->wrong && m->first_wrong_rank < 0) {
-			m->first_wrong_rank = first + k; /* a world rank */
+			m->first_wrong_rank = members[k]; /* a world rank */
 			m->first_wrong.index = rr->first_index;
 			memcpy(m->first_wrong.expected, rr->expected,
 			       sizeof(rr->expected));
@@ -319,6 +340,11 @@ struct test_run {
 	const struct sd_coll *c;
 	struct sd_group *mine;
 	int ngroups;
+	int *group_of, *index_of;   /* by world rank */
+	int *gsize, *gstart;        /* by group: its size, where its members
+				       start in members[] */
+	int *members;               /* world ranks, group by group */
+	int max_size, min_size;     /* of the groups */
 	struct sd_test_info *infos; /* rank 0: one per group */
 	uint64_t *wrong;            /* rank 0: per group */
 	void *sendbase, *recvbase;
@@ -491,17 +517,31 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	if (rc)
 		goto out;
 	if (world_me == 0) {
-		for (int k = 0; k < tr->ngroups; k++) {
+		char *grp = malloc(stride * (size_t)tr->max_size);
+		for (int k = 0; grp && k < tr->ngroups; k++) {
 			struct sd_measurement m;
-			combine(c, t, all + (size_t)k * n * stride, n, k * n,
-				stride, sc, rcount, in_place, &m);
-			if (deliver(r, tr, k, &m) &&
-			    snprintf(err, sizeof(err), "out of memory")) {
-				rc = step_failed(r, g, *seq, SD_ERR_NOMEM,
-						 "results", err);
-				goto out;
+			const int *mem = tr->members + tr->gstart[k];
+			int nk = tr->gsize[k];
+			size_t sk, rk;
+			/* the group's rows, by group rank, and its counts */
+			for (int q = 0; q < nk; q++)
+				memcpy(grp + (size_t)q * stride,
+				       all + (size_t)mem[q] * stride, stride);
+			sd_coll_counts(c, (size_t)(size / ts), nk, &sk, &rk);
+			combine(c, t, grp, nk, mem, stride, sk, rk, in_place,
+				&m);
+			if (deliver(r, tr, k, &m)) {
+				free(grp);
+				grp = NULL;
+				break;
 			}
 		}
+		if (!grp && snprintf(err, sizeof(err), "out of memory")) {
+			rc = step_failed(r, g, *seq, SD_ERR_NOMEM, "results",
+					 err);
+			goto out;
+		}
+		free(grp);
 	}
 	if (*stop)
 		snprintf(r->cut_short, sizeof(r->cut_short), "%s", what);
@@ -554,46 +594,153 @@ static void end_test(struct sd_runner *r, struct test_run *tr, int stop)
 }
 
 /* Run test ti on this rank's group; *stop when the ranks stopped. */
+/* The groups of test t: for every world rank its group and its index in
+ * it; the groups' sizes and members (group by group, in rank order).  The
+ * world is one group; split:K blocks of K; node the ranks of each host;
+ * rail local rank i of every host.  Returns 0, or -1 (out of memory). */
+static int layout_groups(const struct sd_runner *r,
+			 const struct sd_test_spec *t, struct test_run *tr)
+{
+	int n = r->bs->size;
+	int node = strcmp(t->scope, "node") == 0;
+	int rail = strcmp(t->scope, "rail") == 0;
+	int *local = calloc((size_t)n, sizeof(int));   /* index on its host */
+	int *seen = calloc((size_t)n, sizeof(int));    /* ranks per host */
+	tr->group_of = calloc((size_t)n, sizeof(int));
+	tr->index_of = calloc((size_t)n, sizeof(int));
+	tr->gsize = calloc((size_t)n, sizeof(int));
+	tr->gstart = calloc((size_t)n + 1, sizeof(int));
+	tr->members = calloc((size_t)n, sizeof(int));
+	int ok = local && seen && tr->group_of && tr->index_of && tr->gsize &&
+		 tr->gstart && tr->members;
+	for (int q = 0; ok && q < n; q++) {
+		int h = r->host_of ? r->host_of[q] : 0;
+		local[q] = seen[h < 0 || h >= n ? 0 : h]++;
+	}
+	tr->ngroups = 0;
+	for (int q = 0; ok && q < n; q++) {
+		int k = t->group_size > 0 ? t->group_size : n;
+		int h = r->host_of ? r->host_of[q] : 0;
+		int g = node ? h : rail ? local[q] : q / k;
+		tr->group_of[q] = g;
+		tr->index_of[q] = tr->gsize[g]++;
+		if (g + 1 > tr->ngroups)
+			tr->ngroups = g + 1;
+	}
+	for (int g = 0; ok && g < tr->ngroups; g++)
+		tr->gstart[g + 1] = tr->gstart[g] + tr->gsize[g];
+	for (int q = 0; ok && q < n; q++)
+		tr->members[tr->gstart[tr->group_of[q]] + tr->index_of[q]] = q;
+	tr->max_size = 0;
+	tr->min_size = n;
+	for (int g = 0; ok && g < tr->ngroups; g++) {
+		/* a host index with no rank (never, from cmd_run) is a
+		 * group of none; it takes no part */
+		if (tr->gsize[g] > tr->max_size)
+			tr->max_size = tr->gsize[g];
+		if (tr->gsize[g] && tr->gsize[g] < tr->min_size)
+			tr->min_size = tr->gsize[g];
+	}
+	free(local);
+	free(seen);
+	return ok ? 0 : -1;
+}
+
+/* Rank 0: the test cannot run because a group is too small for its op:
+ * record it as skipped in every group, and say why. */
+static void skip_test(struct sd_runner *r, struct test_run *tr)
+{
+	char msg[200];
+	snprintf(msg, sizeof(msg), "a group of %d rank%s is too small for %s, "
+		 "which needs %d", tr->min_size, tr->min_size == 1 ? "" : "s",
+		 tr->c->name, tr->c->min_ranks);
+	for (int k = 0; k < tr->ngroups; k++) {
+		struct sd_event ev = { .kind = SD_EVENT_TEST_BEGIN,
+				       .test = &tr->infos[k] };
+		sd_sinks_emit(r->sinks, &ev);
+		ev.kind = SD_EVENT_TEST_END;
+		ev.status = "skipped";
+		ev.message = msg;
+		sd_sinks_emit(r->sinks, &ev);
+	}
+}
+
+/* Run test ti on this rank's group; *stop when the ranks stopped. */
 static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		    int *index, int *stop)
 {
 	const struct sd_backend_ops *ops = r->ops;
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	const struct sd_coll *c = sd_coll_get(t->op);
-	int n = r->bs->size, me = r->bs->rank, rc = SD_OK;
-	int k = t->group_size > 0 ? t->group_size : n;
+	int me = r->bs->rank, rc = SD_OK;
 	size_t ts = sd_dtype_size(t->dtype);
 	char err[512] = "";
-	struct sd_group g = { .id = me / k, .comm = r->comm, .rank = me % k,
-			      .size = k, .first = me / k * k };
-	struct test_run tr = { .t = t, .c = c, .mine = &g, .ngroups = n / k };
+	struct test_run tr = { .t = t, .c = c };
+	struct sd_group g = { .comm = r->comm };
 	struct sd_comm *made = NULL, *split = NULL;
-	char (*members)[32] = NULL;
+	char **mtext = NULL;
+	uint64_t *sizes = NULL;
+	size_t nsizes = 0;
 
-	for (int gi = 0; gi < tr.ngroups; gi++) {
-		char name[96] = "", range[32];
-		sd_rank_range(gi * k, k, range, sizeof(range));
-		if (tr.ngroups > 1)
-			snprintf(name, sizeof(name), "group %d (ranks %s)", gi,
-				 range);
+	tr.mine = &g;
+	if (layout_groups(r, t, &tr)) {
+		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "groups",
+				 "out of memory");
+		goto out;
+	}
+	g.id = tr.group_of[me];
+	g.rank = tr.index_of[me];
+	g.size = tr.gsize[g.id];
+	g.members = tr.members + tr.gstart[g.id];
+	/* every rank names every group alike, for the messages */
+	mtext = calloc((size_t)tr.ngroups, sizeof(*mtext));
+	for (int gi = 0; mtext && gi < tr.ngroups; gi++) {
+		mtext[gi] = sd_rank_list(tr.members + tr.gstart[gi],
+					 tr.gsize[gi]);
+		char name[96] = "";
+		if (tr.ngroups > 1 && mtext[gi])
+			snprintf(name, sizeof(name), "group %d (ranks %.60s)",
+				 gi, mtext[gi]);
 		sd_ctrl_name_group(r->ctrl, gi, name);
 	}
-	size_t nsizes = sd_size_series(t->cfg.min_bytes, t->cfg.max_bytes,
-				       t->cfg.step_factor, t->cfg.step_bytes, NULL,
-				       SD_MAX_SIZES);
-	uint64_t *sizes = calloc(nsizes ? nsizes : 1, sizeof(*sizes));
+	nsizes = sd_size_series(t->cfg.min_bytes, t->cfg.max_bytes,
+				t->cfg.step_factor, t->cfg.step_bytes, NULL,
+				SD_MAX_SIZES);
+	sizes = calloc(nsizes ? nsizes : 1, sizeof(*sizes));
 	if (me == 0) {
 		tr.infos = calloc((size_t)tr.ngroups, sizeof(*tr.infos));
 		tr.wrong = calloc((size_t)tr.ngroups, sizeof(*tr.wrong));
-		members = calloc((size_t)tr.ngroups, sizeof(*members));
 	}
-	if (!sizes || (me == 0 && (!tr.infos || !tr.wrong || !members))) {
+	int have = sizes && mtext;
+	for (int gi = 0; have && gi < tr.ngroups; gi++)
+		have = mtext[gi] != NULL;
+	if (!have || (me == 0 && (!tr.infos || !tr.wrong))) {
 		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "sizes",
 				 "out of memory");
 		goto out;
 	}
 	sd_size_series(t->cfg.min_bytes, t->cfg.max_bytes, t->cfg.step_factor,
 		       t->cfg.step_bytes, sizes, nsizes);
+	if (me == 0) {
+		for (int gi = 0; gi < tr.ngroups; gi++)
+			tr.infos[gi] = (struct sd_test_info){
+				.index = (*index)++, .name = c->name,
+				.op = t->op, .dtype = t->dtype,
+				.redop = t->redop, .has_redop = c->reduces,
+				.root = t->root, .scope = t->scope,
+				.algo = t->algo, .nranks = tr.gsize[gi],
+				.group = gi, .members = mtext[gi],
+			};
+		if (r->on_test)
+			r->on_test(r->on_test_arg, ti, r->plan->ntests,
+				   &tr.infos[0]);
+	}
+	if (tr.min_size < c->min_ranks) {
+		/* every rank knows every group: all skip alike */
+		if (me == 0)
+			skip_test(r, &tr);
+		goto out;
+	}
 	/* a test with its own library environment (NCCL_*) runs on a fresh
 	 * communicator made with it, and groups smaller than the job on a
 	 * split (both collective) */
@@ -629,7 +776,7 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		rc = step_failed(r, &g, *seq + 1, rc, step, err);
 		goto out;
 	}
-	size_t bytes = sd_coll_buffer_bytes(c, t->cfg.max_bytes, ts, k);
+	size_t bytes = sd_coll_buffer_bytes(c, t->cfg.max_bytes, ts, g.size);
 	if ((rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.sendbase, err,
 				 sizeof(err))) ||
 	    (rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.recvbase, err,
@@ -638,29 +785,19 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		goto out;
 	}
 	if (me == 0) {
-		for (int gi = 0; gi < tr.ngroups; gi++) {
-			sd_rank_range(gi * k, k, members[gi], sizeof(members[gi]));
-			tr.infos[gi] = (struct sd_test_info){
-				.index = (*index)++, .name = c->name,
-				.op = t->op, .dtype = t->dtype,
-				.redop = t->redop, .has_redop = c->reduces,
-				.root = t->root, .scope = t->scope,
-				.algo = t->algo, .nranks = k, .group = gi,
-				.members = members[gi],
-			};
-		}
-		if (r->on_test)
-			r->on_test(r->on_test_arg, ti, r->plan->ntests,
-				   &tr.infos[0]);
 		struct sd_event ev = { .kind = SD_EVENT_TEST_BEGIN,
 				       .test = &tr.infos[0] };
 		sd_sinks_emit(r->sinks, &ev);
 	}
 	for (size_t si = 0; si < nsizes && !*stop; si++) {
+		/* the same sizes in every group, so that the steps keep
+		 * in step: a size too small for the largest group is left
+		 * out everywhere */
 		size_t s, rcount;
-		sd_coll_counts(c, (size_t)(sizes[si] / ts), k, &s, &rcount);
+		sd_coll_counts(c, (size_t)(sizes[si] / ts), tr.max_size, &s,
+			       &rcount);
 		if (s == 0 && rcount == 0)
-			continue; /* too small to split over k ranks */
+			continue;
 		if ((rc = measure(r, &tr, seq, sizes[si], 0, stop)))
 			goto out;
 		if (!*stop && c->has_in_place && t->cfg.in_place &&
@@ -682,11 +819,18 @@ out:
 		ops->comm_destroy(split);
 	if (made)
 		ops->comm_destroy(made);
+	for (int gi = 0; mtext && gi < tr.ngroups; gi++)
+		free(mtext[gi]);
+	free(mtext);
 	free(sizes);
 	free(tr.infos);
 	free(tr.wrong);
 	free(tr.held);
-	free(members);
+	free(tr.group_of);
+	free(tr.index_of);
+	free(tr.gsize);
+	free(tr.gstart);
+	free(tr.members);
 	return rc;
 }
 

@@ -29,8 +29,7 @@ struct sd_group {
 	struct sd_comm *comm;/* this rank's communicator for the group */
 	int rank;            /* this rank's index in the group */
 	int size;            /* ranks in the group */
-	int first;           /* world rank of its rank 0 (groups are blocks
-				of consecutive world ranks) */
+	const int *members;  /* its world ranks, by group rank */
 };
 
 struct sd_runner {
@@ -38,6 +37,9 @@ struct sd_runner {
 	struct sd_bootstrap *bs;
 	const struct sd_backend_ops *ops;
 	struct sd_comm *comm;      /* the world */
+	const int *host_of;        /* host index (0..) of each world rank, for
+				      the node and rail scopes; NULL: one
+				      host */
 	const char *iface;         /* for communicators made per test */
 	struct sd_ctrl *ctrl;
 	struct sd_sinks *sinks;    /* rank 0 only; NULL on the others */
@@ -81,5 +83,9 @@ void sd_runner_abort(struct sd_runner *r);
 
 /* The ranks first..first+n-1 as text: "3" or "0-3". */
 void sd_rank_range(int first, int n, char *buf, size_t len);
+
+/* Ranks (ascending) as text with runs folded: "0-3", "0,2,4", "0-1,4-5";
+ * malloc'd (the caller frees), NULL when out of memory. */
+char *sd_rank_list(const int *ranks, int n);
 
 #endif

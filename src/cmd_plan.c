@@ -42,7 +42,16 @@ static void print_groups(const struct sd_plan *p, int nranks)
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct sd_test_spec *t = &p->tests[i];
 		const struct sd_coll *c = sd_coll_get(t->op);
-		int k = t->group_size, ng = nranks / k;
+		int k = t->group_size;
+		if (k <= 0) {
+			printf("# test %zu: %s %s, scope %s: a group per %s, "
+			       "from the hosts at run time\n", i + 1, c->name,
+			       sd_dtype_name(t->dtype), t->scope,
+			       strcmp(t->scope, "node") == 0 ? "host"
+							     : "local rank");
+			continue;
+		}
+		int ng = nranks / k;
 		size_t nsizes = sd_size_series(t->cfg.min_bytes,
 					       t->cfg.max_bytes,
 					       t->cfg.step_factor,

@@ -478,6 +478,7 @@ static int rank_main(void *arg)
 	struct sd_plan plan = { 0 };
 	struct sd_rank_info *ranks = NULL;
 	struct sd_host_env *hosts = NULL;
+	int *host_of = NULL;
 	char *envs = NULL, *envjson = NULL;
 	size_t *lens = NULL, *offs = NULL;
 	int finished = 0;
@@ -643,8 +644,22 @@ static int rank_main(void *arg)
 		sd_sinks_emit(&c->sinks, &ev);
 	}
 
+	/* host indices, in order of first appearance, for node and rail */
+	host_of = calloc((size_t)bs->size, sizeof(*host_of));
+	for (int q = 0; host_of && q < bs->size; q++) {
+		host_of[q] = q;
+		for (int p = 0; p < q; p++)
+			if (strcmp(ranks[p].host, ranks[q].host) == 0) {
+				host_of[q] = host_of[p];
+				break;
+			}
+	}
+	/* numbered 0.. without gaps */
+	for (int q = 0, next = 0; host_of && q < bs->size; q++)
+		host_of[q] = host_of[q] == q ? next++ : host_of[host_of[q]];
 	struct sd_runner runner = {
 		.plan = &plan, .bs = bs, .ops = c->plugin.ops, .comm = c->comm,
+		.host_of = host_of,
 		.iface = o->iface, .ctrl = c->ctrl,
 		.sinks = bs->rank == 0 ? &c->sinks : NULL, .fault = &c->fault,
 		.cancel = &cancel_flag,
@@ -734,6 +749,7 @@ out:
 	c->boot = NULL;
 	sd_plan_free(&plan);
 	free(ranks);
+	free(host_of);
 	free(hosts);
 	free(envs);
 	free(lens);

@@ -26,7 +26,7 @@ tests:\n  - {op: all_reduce, sizes: 4}\n|2: unknown key 'sizes'
 tests:\n  - {op: all_reduce, dtype: float33}\n|2: unknown data type 'float33'; did you mean 'float32'\?
 tests:\n  - {op: broadcast, root: 9}\n|2: root '9' is not a rank from 0 to 3
 tests:\n  - {op: all_reduce, scope: split:3}\n|2: scope split:3 needs a multiple of 3|no test of the plan fits
-tests:\n  - {op: all_reduce, scope: node}\n|2: unknown scope 'node'
+tests:\n  - {op: all_reduce, scope: galaxy}\n|2: unknown scope 'galaxy'; use world, node, rail
 tests:\n  - {op: all_reduce, timeout: never}\n|2: timeout 'never' must be a positive number
 tests:\n  - {op: all_reduce, min_bytes: 1M, max_bytes: 1K}\n|2: min_bytes \(-b\) is larger than max_bytes
 tests: [\n|[0-9]+: .*fix the YAML syntax

@@ -61,9 +61,27 @@ run -t 30 $S --local 4 --scope split:3 --db none
 is "$rc" 2 "split:3 on 4 ranks: exit 2"
 like "$err" "scope split:3 needs a multiple of 3 ranks, the job has 4" \
 	"says why"
-run -t 30 $S --local 2 --scope node --db none
+run -t 30 $S --local 2 --scope galaxy --db none
 is "$rc" 2 "an unknown scope: exit 2"
-like "$err" "unknown scope 'node'; use world, or split:K" "names the scopes"
+like "$err" "unknown scope 'galaxy'; use world, node, rail, or split:K" \
+	"names the scopes"
+
+# node and rail follow the hosts: on one host, node is the whole job and
+# rail a group per rank (a group too small for pt2pt is skipped and says so)
+run -t 60 $S --local 3 --scope node --db "$TMPD/node.db"
+is "$rc" 0 "node on one host: exit 0"
+is "$(sqlite3 -batch "$TMPD/node.db" "SELECT group_concat(op || ':' ||
+	members, ' ') FROM tests")" "all_reduce:0-2 broadcast:0-2" \
+	"one group of every rank of the host"
+run -t 60 $S --local 2 --scope rail --op all_reduce,pt2pt --db "$TMPD/rail.db"
+is "$rc" 0 "rail on one host: exit 0"
+is "$(sqlite3 -batch "$TMPD/rail.db" "SELECT group_concat(op || ':' ||
+	members || ':' || status, ' ') FROM (SELECT * FROM tests ORDER BY
+	test_index)")" \
+	"all_reduce:0:passed all_reduce:1:passed pt2pt:0:skipped pt2pt:1:skipped" \
+	"a group per local rank; pt2pt on a group of 1 is recorded as skipped"
+like "$out" "skipped: a group of 1 rank is too small for pt2pt, which needs 2" \
+	"and says why"
 
 # in a plan file, a test whose scope does not fit the job is skipped
 cat >"$TMPD/plan.yaml" <<'YAML'

@@ -91,8 +91,8 @@ int main(void)
 		  0, "root '2' is not a rank from 0 to 1" },
 		{ "tests:\n  - {op: pt2pt, scope: split:1}\n", 2, 0,
 		  "no test of the plan fits" }, /* pt2pt needs 2 per group */
-		{ "tests:\n  - {op: all_reduce, scope: node}\n", 2, 0,
-		  "plan.yaml:2: unknown scope 'node'; use world, or split:K" },
+		{ "tests:\n  - {op: all_reduce, scope: galaxy}\n", 2, 0,
+		  "plan.yaml:2: unknown scope 'galaxy'; use world, node, rail, or split:K" },
 	};
 	struct sd_plan_overrides o;
 	struct sd_plan p;
