@@ -393,14 +393,15 @@ static int scope_group_size(struct expander *e, const char *scope, int n)
 	long k;
 	if (strcmp(scope, "world") == 0)
 		return n;
-	if (strcmp(scope, "node") == 0 || strcmp(scope, "rail") == 0)
+	if (strcmp(scope, "node") == 0 || strcmp(scope, "rail") == 0 ||
+	    strcmp(scope, "gpu-pairs") == 0 || strcmp(scope, "node-pairs") == 0)
 		return SD_GROUPS_FROM_HOSTS;
 	if (strncmp(scope, "split:", 6) == 0 &&
 	    !sd_parse_int(scope + 6, 1, 1 << 24, &k))
 		return (int)k;
 	snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, node, "
-		 "rail, or split:K for groups of K consecutive ranks", e->where,
-		 scope);
+		 "rail, gpu-pairs, node-pairs, or split:K for groups of K "
+		 "consecutive ranks", e->where, scope);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runner.h"
+#include "schedule.h"
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "util.h"
@@ -390,10 +391,14 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	const struct sd_backend_ops *ops = r->ops;
 	struct sd_comm *comm = g->comm;
 	int me = g->rank, n = g->size, world_me = r->bs->rank, rc;
+	int idle = n == 0; /* in no group this round: only keeps in step */
 	size_t ts = sd_dtype_size(t->dtype), sc, rcount;
 	char err[512] = "", what[256], sz[32];
 	char *mine = NULL, *all = NULL;
-	sd_coll_counts(c, (size_t)(size / ts), n, &sc, &rcount);
+	size_t stride = sizeof(struct rank_result) +
+			(t->cfg.per_iter ? (size_t)t->cfg.iters * sizeof(double) : 0);
+	sd_coll_counts(c, (size_t)(size / ts), idle ? tr->max_size : n, &sc,
+		       &rcount);
 
 	struct sd_op_args a = { 0 };
 	a.op = t->op;
@@ -419,6 +424,10 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 				   step_budget_ms(t, tr->ngroups), what, r->err,
 				   sizeof(r->err))))
 		return rc;
+	mine = calloc(1, stride);
+	if (!mine)
+		return step_failed(r, g, *seq, SD_ERR_NOMEM, "results",
+				   "out of memory");
 
 #define STEP(call, name)                                                     \
 	do {                                                                 \
@@ -438,6 +447,8 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		STEP(ops->run(comm, &a, err, sizeof(err)), name);            \
 	} while (0)
 
+	if (idle)
+		goto exchange;
 	STEP(ops->fill(comm, &a, err, sizeof(err)), "fill");
 	if (ops->prepare)
 		STEP(ops->prepare(comm, &a, err, sizeof(err)), "prepare");
@@ -448,11 +459,6 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 
 	int fault_here = r->fault && !slow &&
 			 sd_fault_here(r->fault, world_me, t->op, size, in_place);
-	size_t stride = sizeof(struct rank_result) +
-			(t->cfg.per_iter ? (size_t)t->cfg.iters * sizeof(double) : 0);
-	mine = calloc(1, stride);
-	if (!mine && snprintf(err, sizeof(err), "out of memory"))
-		STEP(SD_ERR_NOMEM, "results");
 	struct rank_result *res = (void *)mine;
 	double *iter_us = (void *)(mine + sizeof(struct rank_result));
 
@@ -506,6 +512,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		res->wrong += wrong;
 	}
 
+exchange:
 	if (world_me == 0 && !(all = malloc(stride * (size_t)r->bs->size)) &&
 	    snprintf(err, sizeof(err), "out of memory"))
 		STEP(SD_ERR_NOMEM, "results");
@@ -593,17 +600,22 @@ static void end_test(struct sd_runner *r, struct test_run *tr, int stop)
 	}
 }
 
-/* Run test ti on this rank's group; *stop when the ranks stopped. */
-/* The groups of test t: for every world rank its group and its index in
- * it; the groups' sizes and members (group by group, in rank order).  The
- * world is one group; split:K blocks of K; node the ranks of each host;
- * rail local rank i of every host.  Returns 0, or -1 (out of memory). */
+/* The groups of test t in round `round`: for every world rank its group
+ * (-1: none this round) and its index in it; the groups' sizes and members
+ * (group by group, in rank order).  The world is one group; split:K blocks
+ * of K; node the ranks of each host; rail local rank i of every host;
+ * gpu-pairs and node-pairs the round's pairs of ranks inside a host, or of
+ * hosts (lib/schedule.h).  Returns 0, or -1 (out of memory). */
 static int layout_groups(const struct sd_runner *r,
-			 const struct sd_test_spec *t, struct test_run *tr)
+			 const struct sd_test_spec *t,
+			 const struct sd_hosts *hs, int round,
+			 struct test_run *tr)
 {
 	int n = r->bs->size;
 	int node = strcmp(t->scope, "node") == 0;
 	int rail = strcmp(t->scope, "rail") == 0;
+	int gpu_pairs = strcmp(t->scope, "gpu-pairs") == 0;
+	int node_pairs = strcmp(t->scope, "node-pairs") == 0;
 	int *local = calloc((size_t)n, sizeof(int));   /* index on its host */
 	int *seen = calloc((size_t)n, sizeof(int));    /* ranks per host */
 	tr->group_of = calloc((size_t)n, sizeof(int));
@@ -618,7 +630,35 @@ static int layout_groups(const struct sd_runner *r,
 		local[q] = seen[h < 0 || h >= n ? 0 : h]++;
 	}
 	tr->ngroups = 0;
-	for (int q = 0; ok && q < n; q++) {
+	if (ok && (gpu_pairs || node_pairs)) {
+		/* this round's pairs; the ranks of no pair sit it out */
+		for (int q = 0; q < n; q++)
+			tr->group_of[q] = -1;
+		for (int h = 0; gpu_pairs && h < hs->nhosts; h++)
+			for (int sl = 0; sl < sd_rr_slots(hs->count[h]); sl++) {
+				int a, b;
+				if (!sd_gpu_pairs_pair(hs, h, round, sl, &a, &b))
+					continue;
+				tr->group_of[a] = tr->group_of[b] =
+					tr->ngroups++;
+			}
+		for (int sl = 0; node_pairs && sl < sd_rr_slots(hs->nhosts);
+		     sl++) {
+			int ha, hb;
+			if (!sd_rr_pair(hs->nhosts, round, sl, &ha, &hb))
+				continue;
+			for (int q = 0; q < n; q++) {
+				int h = r->host_of ? r->host_of[q] : 0;
+				if (h == ha || h == hb)
+					tr->group_of[q] = tr->ngroups;
+			}
+			tr->ngroups++;
+		}
+		for (int q = 0; q < n; q++)
+			if (tr->group_of[q] >= 0)
+				tr->index_of[q] = tr->gsize[tr->group_of[q]]++;
+	}
+	for (int q = 0; ok && !gpu_pairs && !node_pairs && q < n; q++) {
 		int k = t->group_size > 0 ? t->group_size : n;
 		int h = r->host_of ? r->host_of[q] : 0;
 		int g = node ? h : rail ? local[q] : q / k;
@@ -630,9 +670,11 @@ static int layout_groups(const struct sd_runner *r,
 	for (int g = 0; ok && g < tr->ngroups; g++)
 		tr->gstart[g + 1] = tr->gstart[g] + tr->gsize[g];
 	for (int q = 0; ok && q < n; q++)
-		tr->members[tr->gstart[tr->group_of[q]] + tr->index_of[q]] = q;
+		if (tr->group_of[q] >= 0)
+			tr->members[tr->gstart[tr->group_of[q]] +
+				    tr->index_of[q]] = q;
 	tr->max_size = 0;
-	tr->min_size = n;
+	tr->min_size = tr->ngroups ? n : 0;
 	for (int g = 0; ok && g < tr->ngroups; g++) {
 		/* a host index with no rank (never, from cmd_run) is a
 		 * group of none; it takes no part */
@@ -665,9 +707,11 @@ static void skip_test(struct sd_runner *r, struct test_run *tr)
 	}
 }
 
-/* Run test ti on this rank's group; *stop when the ranks stopped. */
-static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
-		    int *index, int *stop)
+/* Run round `round` of test ti on this rank's group; *stop when the
+ * ranks stopped. */
+static int run_round(struct sd_runner *r, size_t ti,
+		     const struct sd_hosts *hs, int round, uint32_t *seq,
+		     int *index, int *stop)
 {
 	const struct sd_backend_ops *ops = r->ops;
 	const struct sd_test_spec *t = &r->plan->tests[ti];
@@ -683,15 +727,19 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 	size_t nsizes = 0;
 
 	tr.mine = &g;
-	if (layout_groups(r, t, &tr)) {
+	if (layout_groups(r, t, hs, round, &tr)) {
 		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "groups",
 				 "out of memory");
 		goto out;
 	}
-	g.id = tr.group_of[me];
-	g.rank = tr.index_of[me];
-	g.size = tr.gsize[g.id];
-	g.members = tr.members + tr.gstart[g.id];
+	int idle = tr.group_of[me] < 0;
+	/* a rank in no group this round keeps in step as the pseudo-group
+	 * after the last */
+	g.id = idle ? tr.ngroups : tr.group_of[me];
+	g.rank = idle ? 0 : tr.index_of[me];
+	g.size = idle ? 0 : tr.gsize[g.id];
+	g.members = idle ? NULL : tr.members + tr.gstart[g.id];
+	sd_ctrl_name_group(r->ctrl, tr.ngroups, "idle in this round");
 	/* every rank names every group alike, for the messages */
 	mtext = calloc((size_t)tr.ngroups, sizeof(*mtext));
 	for (int gi = 0; mtext && gi < tr.ngroups; gi++) {
@@ -763,24 +811,26 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 			g.comm = made;
 		set_active(ops, 0, made);
 	}
-	if (!rc && tr.ngroups > 1) {
+	if (!rc && (tr.ngroups > 1 || tr.gsize[0] < r->bs->size)) {
 		step = "splitting the communicator into groups";
-		if ((rc = ops->comm_split(g.comm, g.id, g.rank, &split, err,
-					  sizeof(err))))
+		if ((rc = ops->comm_split(g.comm, idle ? -1 : g.id, g.rank,
+					  &split, err, sizeof(err))))
 			split = NULL;
 		else
-			g.comm = split;
+			g.comm = split; /* NULL for a rank idle this round */
 		set_active(ops, 1, split);
 	}
 	if (rc) {
 		rc = step_failed(r, &g, *seq + 1, rc, step, err);
 		goto out;
 	}
-	size_t bytes = sd_coll_buffer_bytes(c, t->cfg.max_bytes, ts, g.size);
-	if ((rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.sendbase, err,
-				 sizeof(err))) ||
-	    (rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.recvbase, err,
-				 sizeof(err)))) {
+	size_t bytes = idle ? 0 : sd_coll_buffer_bytes(c, t->cfg.max_bytes,
+							ts, g.size);
+	if (!idle &&
+	    ((rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.sendbase, err,
+				  sizeof(err))) ||
+	     (rc = ops->buf_alloc(g.comm, bytes ? bytes : ts, &tr.recvbase,
+				  err, sizeof(err))))) {
 		rc = step_failed(r, &g, *seq + 1, rc, "allocating buffers", err);
 		goto out;
 	}
@@ -831,6 +881,62 @@ out:
 	free(tr.gsize);
 	free(tr.gstart);
 	free(tr.members);
+	return rc;
+}
+
+/* Rounds of test t over the hosts: one, except for the pair scopes. */
+static int scope_rounds(const struct sd_test_spec *t,
+			const struct sd_hosts *hs)
+{
+	if (strcmp(t->scope, "gpu-pairs") == 0)
+		return sd_gpu_pairs_rounds(hs);
+	if (strcmp(t->scope, "node-pairs") == 0)
+		return sd_rr_rounds(hs->nhosts);
+	return 1;
+}
+
+/* Run test ti, round by round. */
+static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
+		    int *index, int *stop)
+{
+	const struct sd_test_spec *t = &r->plan->tests[ti];
+	int n = r->bs->size, nhosts = 1, rc = SD_OK;
+	int *zeros = calloc((size_t)n, sizeof(int));
+	struct sd_hosts hs;
+	for (int q = 0; r->host_of && q < n; q++)
+		if (r->host_of[q] + 1 > nhosts)
+			nhosts = r->host_of[q] + 1;
+	struct sd_layout l = { n, nhosts, r->host_of ? r->host_of : zeros };
+	if (!zeros || sd_hosts_build(&l, &hs)) {
+		free(zeros);
+		struct sd_group g = { .comm = r->comm };
+		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "hosts",
+				   "out of memory");
+	}
+	int rounds = scope_rounds(t, &hs);
+	if (rounds == 0 && r->bs->rank == 0) {
+		/* nothing to pair: said as a skipped test */
+		const struct sd_coll *c = sd_coll_get(t->op);
+		struct sd_test_info info = {
+			.index = (*index)++, .name = c->name, .op = t->op,
+			.dtype = t->dtype, .redop = t->redop,
+			.has_redop = c->reduces, .root = t->root,
+			.scope = t->scope, .algo = t->algo, .members = "",
+		};
+		struct sd_event ev = { .kind = SD_EVENT_TEST_BEGIN,
+				       .test = &info };
+		sd_sinks_emit(r->sinks, &ev);
+		ev.kind = SD_EVENT_TEST_END;
+		ev.status = "skipped";
+		ev.message = strcmp(t->scope, "node-pairs") == 0
+				     ? "one host has no node pairs"
+				     : "no host has two ranks to pair";
+		sd_sinks_emit(r->sinks, &ev);
+	}
+	for (int k = 0; k < rounds && !*stop && !rc; k++)
+		rc = run_round(r, ti, &hs, k, seq, index, stop);
+	sd_hosts_free(&hs);
+	free(zeros);
 	return rc;
 }
 

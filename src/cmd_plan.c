@@ -44,11 +44,18 @@ static void print_groups(const struct sd_plan *p, int nranks)
 		const struct sd_coll *c = sd_coll_get(t->op);
 		int k = t->group_size;
 		if (k <= 0) {
-			printf("# test %zu: %s %s, scope %s: a group per %s, "
-			       "from the hosts at run time\n", i + 1, c->name,
-			       sd_dtype_name(t->dtype), t->scope,
-			       strcmp(t->scope, "node") == 0 ? "host"
-							     : "local rank");
+			const char *how =
+				strcmp(t->scope, "node") == 0
+					? "a group per host"
+				: strcmp(t->scope, "rail") == 0
+					? "a group per local rank"
+				: strcmp(t->scope, "gpu-pairs") == 0
+					? "every pair of ranks inside each "
+					  "host, in rounds"
+					: "every pair of hosts, in rounds";
+			printf("# test %zu: %s %s, scope %s: %s, from the "
+			       "hosts at run time\n", i + 1, c->name,
+			       sd_dtype_name(t->dtype), t->scope, how);
 			continue;
 		}
 		int ng = nranks / k;

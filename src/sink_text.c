@@ -113,11 +113,12 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 		snprintf(tt->label + u, sizeof(tt->label) - u, " root %d",
 			 ti->root);
 	}
-	if (ti->scope && strcmp(ti->scope, "world") != 0) {
+	if (ti->scope && strcmp(ti->scope, "world") != 0 && ti->members &&
+	    *ti->members) {
 		/* a group of a split: which one, in the header and summary */
 		size_t u = strlen(tt->label);
 		snprintf(tt->label + u, sizeof(tt->label) - u, " %s ranks %s",
-			 ti->scope, ti->members ? ti->members : "?");
+			 ti->scope, ti->members);
 	}
 	if (t->fmt == SD_FORMAT_TABLE) {
 		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s\n",

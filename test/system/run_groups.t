@@ -63,7 +63,7 @@ like "$err" "scope split:3 needs a multiple of 3 ranks, the job has 4" \
 	"says why"
 run -t 30 $S --local 2 --scope galaxy --db none
 is "$rc" 2 "an unknown scope: exit 2"
-like "$err" "unknown scope 'galaxy'; use world, node, rail, or split:K" \
+like "$err" "unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs, or split:K" \
 	"names the scopes"
 
 # node and rail follow the hosts: on one host, node is the whole job and
@@ -82,6 +82,19 @@ is "$(sqlite3 -batch "$TMPD/rail.db" "SELECT group_concat(op || ':' ||
 	"a group per local rank; pt2pt on a group of 1 is recorded as skipped"
 like "$out" "skipped: a group of 1 rank is too small for pt2pt, which needs 2" \
 	"and says why"
+
+# gpu-pairs: every pair of ranks of the host once, in rounds where a rank
+# plays at most once (3 ranks: 3 rounds, one rank idle in each)
+run -t 60 $S --local 3 --scope gpu-pairs --op all_reduce --db "$TMPD/gp.db"
+is "$rc" 0 "gpu-pairs on 3 ranks: exit 0"
+is "$(sqlite3 -batch "$TMPD/gp.db" "SELECT group_concat(members, ' ') FROM
+	(SELECT members FROM tests ORDER BY members)")" "0,2 0-1 1-2" \
+	"each of the 3 pairs once"
+# node-pairs on one host: nothing to pair, said as a skipped test
+run -t 60 $S --local 2 --scope node-pairs --op all_reduce --db "$TMPD/np.db"
+is "$rc" 0 "node-pairs on one host: exit 0"
+is "$(sqlite3 -batch "$TMPD/np.db" "SELECT status || ': ' || message FROM
+	tests")" "skipped: one host has no node pairs" "and says why"
 
 # in a plan file, a test whose scope does not fit the job is skipped
 cat >"$TMPD/plan.yaml" <<'YAML'

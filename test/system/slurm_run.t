@@ -5,7 +5,7 @@
 # stalls, which the other ranks must detect, name, and end with exit 4.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 18
+sd_slurm_begin 3 22
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
 RUN="run --backend gloo --db none --format json --no-progress -b 1K -e 64K
@@ -35,16 +35,21 @@ layout "5 tasks on 3 nodes" 5 -N 3 -n 5
 
 # node and rail scopes follow the hosts: 3 nodes x 2 tasks make 3 node
 # groups of two and 2 rails of three, measured at the same time
-for scope in node rail; do
+# (gpu-pairs: the one pair inside each node; node-pairs over 3 nodes x 1
+# task: three rounds, one pair each while the third node sits out)
+for scope in node rail gpu-pairs node-pairs; do
 	out=$SD_TMP/$scope
+	per=2
+	[ $scope = node-pairs ] && per=1
 	# shellcheck disable=SC2086
-	sd_srun --mpi=pmi2 -N 3 --ntasks-per-node=2 "$SHAKEDOWN" $RUN \
+	sd_srun --mpi=pmi2 -N 3 --ntasks-per-node=$per "$SHAKEDOWN" $RUN \
 		--op all_reduce --scope $scope >"$out" 2>&1
 	rc=$?
-	is "$rc" 0 "scope $scope on 3 nodes x 2 tasks: exit $rc"
+	is "$rc" 0 "scope $scope on 3 nodes x $per tasks: exit $rc"
 	case $scope in
-	node) want="0-1 2-3 4-5" ;;
-	*) want="0,2,4 1,3,5" ;;
+	node|gpu-pairs) want="0-1 2-3 4-5" ;;
+	rail) want="0,2,4 1,3,5" ;;
+	*) want="0,2 0-1 1-2" ;;
 	esac
 	is "$(sed -n 's/.*"members":"\([^"]*\)".*/\1/p' "$out" | sort -u |
 		tr '\n' ' ' | sed 's/ $//')" "$want" \

@@ -92,7 +92,8 @@ int main(void)
 		{ "tests:\n  - {op: pt2pt, scope: split:1}\n", 2, 0,
 		  "no test of the plan fits" }, /* pt2pt needs 2 per group */
 		{ "tests:\n  - {op: all_reduce, scope: galaxy}\n", 2, 0,
-		  "plan.yaml:2: unknown scope 'galaxy'; use world, node, rail, or split:K" },
+		  "plan.yaml:2: unknown scope 'galaxy'; use world, node, rail, "
+		  "gpu-pairs, node-pairs, or split:K" },
 	};
 	struct sd_plan_overrides o;
 	struct sd_plan p;
