@@ -11,6 +11,14 @@ like "$out" "example.yaml: ok: 16 tests on 8 ranks" "says how many tests"
 run -t 30 $SHAKEDOWN plan check "$top_srcdir/plans/example.yaml" --ranks 2
 like "$out" "ok: [0-9]+ tests on 2 ranks" "--ranks after the file counts"
 
+# every shipped plan and profile checks, for a node and for 64 nodes
+for f in "$top_srcdir"/plans/*.yaml "$top_srcdir"/plans/profiles/*.yaml; do
+	run -t 30 $SHAKEDOWN plan check --ranks 8 "$f"
+	is "$rc" 0 "${f#$top_srcdir/} checks on 8 ranks"
+	run -t 30 $SHAKEDOWN plan check --ranks 512 "$f"
+	is "$rc" 0 "${f#$top_srcdir/} checks on 512 ranks"
+done
+
 # a table of broken plans: the text, then the message it must give
 n=0
 while IFS='|' read -r text want; do

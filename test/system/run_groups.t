@@ -96,6 +96,13 @@ is "$rc" 0 "node-pairs on one host: exit 0"
 is "$(sqlite3 -batch "$TMPD/np.db" "SELECT status || ': ' || message FROM
 	tests")" "skipped: one host has no node pairs" "and says why"
 
+# the shipped CPU plan runs on one host (node-pairs: nothing to pair)
+run -t 120 $SHAKEDOWN run --no-progress --local 4 \
+	--plan "$top_srcdir/plans/cpu.yaml" --db none
+is "$rc" 0 "plans/cpu.yaml on 4 local ranks: exit 0"
+like "$out" "11 of 13 tests passed; run passed" \
+	"every test passes but the two node-pairs ones, skipped on one host"
+
 # in a plan file, a test whose scope does not fit the job is skipped
 cat >"$TMPD/plan.yaml" <<'YAML'
 defaults: {min_bytes: 1K, max_bytes: 4K, iters: 2, warmup: 1}

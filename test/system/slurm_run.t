@@ -5,7 +5,7 @@
 # stalls, which the other ranks must detect, name, and end with exit 4.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 22
+sd_slurm_begin 3 24
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
 RUN="run --backend gloo --db none --format json --no-progress -b 1K -e 64K
@@ -56,6 +56,17 @@ for scope in node rail gpu-pairs node-pairs; do
 		"scope $scope: the groups are the hosts' ($want)"
 	[ $rc = 0 ] || diag_file "$out" | tail -n 20
 done
+
+# the shipped CPU plan on the whole cluster: every scope, all passing
+out=$SD_TMP/cpu
+t0=$(date +%s)
+sd_srun --mpi=pmi2 -N 3 --ntasks-per-node=2 "$SHAKEDOWN" run --backend gloo \
+	--db none --no-progress --plan "$top_srcdir/plans/cpu.yaml" >"$out" 2>&1
+rc=$?
+is "$rc" 0 "plans/cpu.yaml on 3 nodes x 2 tasks: exit $rc ($(($(date +%s) - t0)) s)"
+like "$(cat "$out")" "19 of 19 tests passed" \
+	"plans/cpu.yaml: 10 world, 3 node and 2 ops x 3 node-pair tests, all passed"
+[ $rc = 0 ] || diag_file "$out" | tail -n 20
 
 # A rank dies mid-run.  No -K here (it would kill the step before the
 # survivors speak): they must notice on their own; -W bounds the wait.
