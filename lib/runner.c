@@ -884,15 +884,34 @@ out:
 	return rc;
 }
 
-/* Rounds of test t over the hosts: one, except for the pair scopes. */
-static int scope_rounds(const struct sd_test_spec *t,
-			const struct sd_hosts *hs)
+void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
+		    int nranks, struct sd_scope_shape *out)
 {
-	if (strcmp(t->scope, "gpu-pairs") == 0)
-		return sd_gpu_pairs_rounds(hs);
-	if (strcmp(t->scope, "node-pairs") == 0)
-		return sd_rr_rounds(hs->nhosts);
-	return 1;
+	int pairs_in_hosts = 0;
+	for (int h = 0; h < hs->nhosts; h++)
+		pairs_in_hosts += hs->count[h] / 2;
+	out->rounds = 1;
+	if (strcmp(t->scope, "node") == 0) {
+		out->groups = hs->nhosts;
+		out->group_size = hs->max_count;
+	} else if (strcmp(t->scope, "rail") == 0) {
+		out->groups = hs->max_count;
+		out->group_size = hs->nhosts;
+	} else if (strcmp(t->scope, "gpu-pairs") == 0) {
+		out->rounds = sd_gpu_pairs_rounds(hs);
+		out->groups = pairs_in_hosts;
+		out->group_size = 2;
+	} else if (strcmp(t->scope, "node-pairs") == 0) {
+		out->rounds = sd_rr_rounds(hs->nhosts);
+		out->groups = hs->nhosts / 2;
+		out->group_size = 2 * hs->max_count;
+	} else {
+		int k = t->group_size > 0 ? t->group_size : nranks;
+		out->groups = nranks / k;
+		out->group_size = k;
+	}
+	if (out->rounds == 0)
+		out->groups = out->group_size = 0;
 }
 
 /* Run test ti, round by round. */
@@ -913,7 +932,9 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "hosts",
 				   "out of memory");
 	}
-	int rounds = scope_rounds(t, &hs);
+	struct sd_scope_shape shape;
+	sd_scope_shape(t, &hs, n, &shape);
+	int rounds = shape.rounds;
 	if (rounds == 0 && r->bs->rank == 0) {
 		/* nothing to pair: said as a skipped test */
 		const struct sd_coll *c = sd_coll_get(t->op);

@@ -77,6 +77,18 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
  */
 int sd_runner_run(struct sd_runner *r);
 
+/* The shape of a test's scope over hosts: rounds, the most groups in a
+ * round and the largest group (0 groups when there is nothing to pair).
+ * O(hosts); no cluster needed (`shakedown plan expand`). */
+struct sd_scope_shape {
+	int rounds;
+	int groups;
+	int group_size;
+};
+struct sd_hosts;
+void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
+		    int nranks, struct sd_scope_shape *out);
+
 /* Abort every communicator of the run (the world's and those a test made
  * for itself), from any thread: the control plane's verdict hook. */
 void sd_runner_abort(struct sd_runner *r);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "names.h"
 #include "plan.h"
 #include "runner.h"
+#include "schedule.h"
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "tool.h"
@@ -25,6 +27,9 @@ static const struct sd_name_row subcommands[] = {
 
 static const struct option plan_options[] = {
 	{ "ranks", required_argument, NULL, 'n' },
+	{ "nodes", required_argument, NULL, 'N' },
+	{ "ranks-per-node", required_argument, NULL, 'R' },
+	{ "busbw", required_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -36,57 +41,105 @@ static const struct option plan_options[] = {
 		return SD_EXIT_USAGE;                                        \
 	} while (0)
 
-/* One line per test: its scope's groups and what it measures. */
-static void print_groups(const struct sd_plan *p, int nranks)
+/* The job a plan is expanded for: hosts of ranks_per_host ranks each. */
+struct job {
+	int hosts, ranks_per_host;
+	double busbw_gbs, latency_us; /* the assumptions of the estimate */
+};
+
+/* Seconds one test takes on `k`-rank groups, `rounds` rounds after one
+ * another (the groups of a round side by side): every size and placement,
+ * warm-up, timed and check operations, each the latency plus its bytes
+ * over the bus bandwidth (nccl-tests' busbw = bytes x factor / time). */
+static double estimate_s(const struct sd_test_spec *t, int k, int rounds,
+			 const struct job *j, size_t *nsizes_out, int *pl_out)
 {
+	const struct sd_coll *c = sd_coll_get(t->op);
+	size_t ts = sd_dtype_size(t->dtype), n = 0;
+	int pl = c->has_in_place && t->cfg.in_place ? 2 : 1;
+	double per_size_ops = (double)t->cfg.warmup + (double)t->cfg.iters +
+			      (double)t->cfg.check_passes;
+	double total = 0;
+	uint64_t sz = t->cfg.min_bytes;
+	for (size_t i = 0; k > 0 && i < SD_MAX_SIZES && sz <= t->cfg.max_bytes;
+	     i++) {
+		size_t sc, rc;
+		sd_coll_counts(c, (size_t)(sz / ts), k, &sc, &rc);
+		if (sc || rc) {
+			double bytes = (double)sd_coll_size_bytes(sc, rc, ts);
+			double op_s = j->latency_us * 1e-6 +
+				      bytes * sd_factor_value(c->busbw, k) /
+					      (j->busbw_gbs * 1e9);
+			total += pl * per_size_ops * op_s;
+			n++;
+		}
+		uint64_t next = t->cfg.step_factor > 1
+					? (uint64_t)((double)sz * t->cfg.step_factor)
+					: sz + t->cfg.step_bytes;
+		if (next <= sz)
+			break;
+		sz = next;
+	}
+	*nsizes_out = n;
+	*pl_out = pl;
+	return total * rounds;
+}
+
+/* One line per test: its scope's shape on the job, what it measures and
+ * about how long it takes; then the whole plan's estimate. */
+static int print_shapes(const struct sd_plan *p, const struct job *j)
+{
+	int nranks = j->hosts * j->ranks_per_host;
+	int *host_of = malloc((size_t)nranks * sizeof(int));
+	struct sd_hosts hs;
+	if (!host_of)
+		return -1;
+	for (int q = 0; q < nranks; q++)
+		host_of[q] = q / j->ranks_per_host;
+	struct sd_layout l = { nranks, j->hosts, host_of };
+	if (sd_hosts_build(&l, &hs)) {
+		free(host_of);
+		return -1;
+	}
+	double all_s = 0;
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct sd_test_spec *t = &p->tests[i];
 		const struct sd_coll *c = sd_coll_get(t->op);
-		int k = t->group_size;
-		if (k <= 0) {
-			const char *how =
-				strcmp(t->scope, "node") == 0
-					? "a group per host"
-				: strcmp(t->scope, "rail") == 0
-					? "a group per local rank"
-				: strcmp(t->scope, "gpu-pairs") == 0
-					? "every pair of ranks inside each "
-					  "host, in rounds"
-					: "every pair of hosts, in rounds";
-			printf("# test %zu: %s %s, scope %s: %s, from the "
-			       "hosts at run time\n", i + 1, c->name,
-			       sd_dtype_name(t->dtype), t->scope, how);
-			continue;
-		}
-		int ng = nranks / k;
-		size_t nsizes = sd_size_series(t->cfg.min_bytes,
-					       t->cfg.max_bytes,
-					       t->cfg.step_factor,
-					       t->cfg.step_bytes, NULL,
-					       SD_MAX_SIZES);
-		int placements = c->has_in_place && t->cfg.in_place ? 2 : 1;
+		struct sd_scope_shape sh;
+		size_t nsizes;
+		int pl;
+		sd_scope_shape(t, &hs, nranks, &sh);
+		double s = estimate_s(t, sh.group_size, sh.rounds, j, &nsizes,
+				      &pl);
+		all_s += s;
 		printf("# test %zu: %s %s", i + 1, c->name,
 		       sd_dtype_name(t->dtype));
 		if (c->reduces)
 			printf(" %s", sd_redop_name(t->redop));
 		if (t->root >= 0)
 			printf(" root %d", t->root);
-		printf(", scope %s: %d group%s of %d (ranks", t->scope, ng,
-		       ng == 1 ? "" : "s", k);
-		for (int g = 0; g < ng && g < 8; g++) {
-			char range[32];
-			sd_rank_range(g * k, k, range, sizeof(range));
-			printf("%s %s", g ? "," : "", range);
+		if (!sh.rounds) {
+			printf(", scope %s: nothing to pair (skipped)\n",
+			       t->scope);
+			continue;
 		}
-		printf("%s), %zu size%s x %d placement%s\n",
-		       ng > 8 ? ", ..." : "", nsizes, nsizes == 1 ? "" : "s",
-		       placements, placements == 1 ? "" : "s");
+		printf(", scope %s: %d round%s of %d group%s of %d, %zu size%s "
+		       "x %d placement%s, about %.3g s\n", t->scope, sh.rounds,
+		       sh.rounds == 1 ? "" : "s", sh.groups,
+		       sh.groups == 1 ? "" : "s", sh.group_size, nsizes,
+		       nsizes == 1 ? "" : "s", pl, pl == 1 ? "" : "s", s);
 	}
+	printf("# about %.3g s in all, at %g GB/s bus bandwidth and %g us per "
+	       "operation\n", all_s, j->busbw_gbs, j->latency_us);
+	sd_hosts_free(&hs);
+	free(host_of);
+	return 0;
 }
 
 int cmd_plan(int argc, char **argv)
 {
-	long nranks = 8;
+	long nranks = 8, nodes = 0, per_node = 0;
+	double busbw = 25;
 	int ch, sub, nargs = 0;
 	const char *hint = NULL, *args[258];
 	opterr = 0;
@@ -109,6 +162,18 @@ int cmd_plan(int argc, char **argv)
 				PLAN_ERROR("--ranks '%s' must be a number of "
 					   "ranks from 1 to 1048576", optarg);
 			break;
+		case 'N':
+		case 'R':
+			if (sd_parse_int(optarg, 1, 1 << 20,
+					 ch == 'N' ? &nodes : &per_node))
+				PLAN_ERROR("%s '%s' must be a number from 1 to "
+					   "1048576", argv[at], optarg);
+			break;
+		case 'B':
+			if (sd_parse_seconds(optarg, &busbw))
+				PLAN_ERROR("--busbw '%s' must be a positive "
+					   "number of GB/s", optarg);
+			break;
 		case 'h':
 			fputs(sd_help_plan, stdout);
 			return sd_finish_stdout();
@@ -122,6 +187,20 @@ int cmd_plan(int argc, char **argv)
 	if (nargs == 0)
 		PLAN_ERROR("say check or expand, and a plan file; see "
 			   "'shakedown help plan'");
+	/* --nodes and --ranks-per-node describe the job; --ranks is one
+	 * host of that many */
+	if (nodes || per_node) {
+		nodes = nodes ? nodes : 1;
+		per_node = per_node ? per_node : 1;
+		if (nodes * per_node > 1 << 20)
+			PLAN_ERROR("--nodes x --ranks-per-node is more than "
+				   "1048576 ranks");
+		nranks = nodes * per_node;
+	} else {
+		nodes = 1;
+		per_node = nranks;
+	}
+	struct job job = { (int)nodes, (int)per_node, busbw, 20 };
 	if (sd_name_lookup(subcommands, args[0], &sub, &hint))
 		PLAN_ERROR("unknown subcommand '%s'%s%s%s; use check or expand",
 			   args[0], hint ? "; did you mean '" : "",
@@ -143,10 +222,15 @@ int cmd_plan(int argc, char **argv)
 			       plan.ntests, plan.ntests == 1 ? "" : "s", nranks,
 			       nranks == 1 ? "" : "s");
 		} else {
-			printf("# %s on %ld rank%s (hash %s)\n%s", args[i],
-			       nranks, nranks == 1 ? "" : "s", plan.hash,
+			printf("# %s on %ld rank%s (%ld host%s of %ld) (hash "
+			       "%s)\n%s", args[i], nranks, nranks == 1 ? "" : "s",
+			       nodes, nodes == 1 ? "" : "s", per_node, plan.hash,
 			       plan.text);
-			print_groups(&plan, (int)nranks);
+			if (print_shapes(&plan, &job)) {
+				sd_plan_free(&plan);
+				fprintf(stderr, "shakedown plan: out of memory\n");
+				return SD_EXIT_ENV;
+			}
 		}
 		sd_plan_free(&plan);
 	}

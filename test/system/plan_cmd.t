@@ -46,9 +46,26 @@ printf 'tests:\n  - {op: all_reduce, scope: split:2, min_bytes: 1K, max_bytes: 4
 run -t 30 $SHAKEDOWN plan expand "$TMPD/g.yaml" --ranks 4
 is "$rc" 0 "expand: exit 0"
 like "$out" "scope: split:2" "the canonical text holds the scope"
-like "$out" "# test 1: all_reduce float32 sum, scope split:2: 2 groups of 2 \(ranks 0-1, 2-3\), 2 sizes x 2 placements" \
-	"and the groups of each test"
-like "$out" "# test 2: pt2pt float32, scope world: 1 group of 4" "a world test is one group"
+like "$out" "# test 1: all_reduce float32 sum, scope split:2: 1 round of 2 groups of 2, 2 sizes x 2 placements, about [0-9.e+-]+ s" \
+	"and the groups of each test, with an estimate"
+like "$out" "# test 2: pt2pt float32, scope world: 1 round of 1 group of 4" \
+	"a world test is one group"
+like "$out" "# about [0-9.e+-]+ s in all, at 25 GB/s bus bandwidth" \
+	"the whole plan's estimate, saying what it assumes"
+
+# a large job on paper: the pair scopes' rounds, without a cluster
+run -t 30 $SHAKEDOWN plan expand "$top_srcdir/plans/acceptance.yaml" \
+	--nodes 4096 --ranks-per-node 8 --busbw 50
+is "$rc" 0 "4,096 nodes x 8 ranks expand: exit 0"
+like "$out" "scope node-pairs: 4095 rounds of 2048 groups of 16" \
+	"node-pairs: a round-robin of 4,095 rounds of 2,048 node pairs"
+like "$out" "scope gpu-pairs: 7 rounds of 16384 groups of 2" \
+	"gpu-pairs: 7 rounds of 4 pairs in each of 4,096 nodes"
+like "$out" "scope rail: 1 round of 8 groups of 4096" "rail: 8 rails of 4,096"
+like "$out" "at 50 GB/s bus bandwidth" "--busbw is the estimate's assumption"
+run -t 30 $SHAKEDOWN plan expand "$TMPD/g.yaml" --nodes 1 --ranks-per-node 2 \
+	--busbw fast
+is "$rc" 2 "a bad --busbw: exit 2"
 
 run -t 30 $SHAKEDOWN plan exapnd "$TMPD/g.yaml"
 is "$rc" 2 "a misspelt subcommand: exit 2"
