@@ -394,14 +394,18 @@ static int scope_group_size(struct expander *e, const char *scope, int n)
 	if (strcmp(scope, "world") == 0)
 		return n;
 	if (strcmp(scope, "node") == 0 || strcmp(scope, "rail") == 0 ||
-	    strcmp(scope, "gpu-pairs") == 0 || strcmp(scope, "node-pairs") == 0)
+	    strcmp(scope, "gpu-pairs") == 0 || strcmp(scope, "node-pairs") == 0 ||
+	    strcmp(scope, "node-pairs:ring") == 0 ||
+	    (strncmp(scope, "node-pairs:random:", 18) == 0 &&
+	     !sd_parse_int(scope + 18, 1, 1000000, &k)))
 		return SD_GROUPS_FROM_HOSTS;
 	if (strncmp(scope, "split:", 6) == 0 &&
 	    !sd_parse_int(scope + 6, 1, 1 << 24, &k))
 		return (int)k;
 	snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, node, "
-		 "rail, gpu-pairs, node-pairs, or split:K for groups of K "
-		 "consecutive ranks", e->where, scope);
+		 "rail, gpu-pairs, node-pairs (or node-pairs:ring, "
+		 "node-pairs:random:K), or split:K for groups of K consecutive "
+		 "ranks", e->where, scope);
 	return 0;
 }
 

@@ -600,6 +600,50 @@ static void end_test(struct sd_runner *r, struct test_run *tr, int stop)
 	}
 }
 
+/* The host-pair scopes: every pair (node-pairs), neighbours
+ * (node-pairs:ring), or K random matchings (node-pairs:random:K).
+ * Returns 0 for another scope. */
+enum { PAIRS_NONE, PAIRS_ALL, PAIRS_RING, PAIRS_RANDOM };
+static int host_pairs_kind(const char *scope, int *k)
+{
+	long v;
+	if (strcmp(scope, "node-pairs") == 0)
+		return PAIRS_ALL;
+	if (strcmp(scope, "node-pairs:ring") == 0)
+		return PAIRS_RING;
+	if (strncmp(scope, "node-pairs:random:", 18) == 0 &&
+	    !sd_parse_int(scope + 18, 1, 1000000, &v)) {
+		*k = (int)v;
+		return PAIRS_RANDOM;
+	}
+	return PAIRS_NONE;
+}
+
+/* The seed of random partners: the same on every rank and every run of
+ * the same test. */
+static unsigned long long pairs_seed(const struct sd_test_spec *t)
+{
+	return sd_fnv1a(SD_FNV_INIT, t->scope, strlen(t->scope)) ^
+	       (unsigned long long)t->op;
+}
+
+/* Slot `slot` of round `round` of a host-pair scope over n hosts; perm is
+ * the round's matching for random. */
+static int host_pair(int kind, int n, int round, int slot, const int *perm,
+		     int *a, int *b)
+{
+	switch (kind) {
+	case PAIRS_ALL: return sd_rr_pair(n, round, slot, a, b);
+	case PAIRS_RING: return sd_ring_pair(n, round, slot, a, b);
+	default:
+		if (2 * slot + 1 >= n)
+			return 0;
+		*a = perm[2 * slot];
+		*b = perm[2 * slot + 1];
+		return 1;
+	}
+}
+
 /* The groups of test t in round `round`: for every world rank its group
  * (-1: none this round) and its index in it; the groups' sizes and members
  * (group by group, in rank order).  The world is one group; split:K blocks
@@ -615,7 +659,13 @@ static int layout_groups(const struct sd_runner *r,
 	int node = strcmp(t->scope, "node") == 0;
 	int rail = strcmp(t->scope, "rail") == 0;
 	int gpu_pairs = strcmp(t->scope, "gpu-pairs") == 0;
-	int node_pairs = strcmp(t->scope, "node-pairs") == 0;
+	int kk = 0, pk = host_pairs_kind(t->scope, &kk);
+	int node_pairs = pk != PAIRS_NONE;
+	int *perm = pk == PAIRS_RANDOM ? calloc((size_t)hs->nhosts + 1,
+						 sizeof(int))
+				       : NULL;
+	if (perm)
+		sd_random_matching(hs->nhosts, round, pairs_seed(t), perm);
 	int *local = calloc((size_t)n, sizeof(int));   /* index on its host */
 	int *seen = calloc((size_t)n, sizeof(int));    /* ranks per host */
 	tr->group_of = calloc((size_t)n, sizeof(int));
@@ -624,7 +674,7 @@ static int layout_groups(const struct sd_runner *r,
 	tr->gstart = calloc((size_t)n + 1, sizeof(int));
 	tr->members = calloc((size_t)n, sizeof(int));
 	int ok = local && seen && tr->group_of && tr->index_of && tr->gsize &&
-		 tr->gstart && tr->members;
+		 tr->gstart && tr->members && (pk != PAIRS_RANDOM || perm);
 	for (int q = 0; ok && q < n; q++) {
 		int h = r->host_of ? r->host_of[q] : 0;
 		local[q] = seen[h < 0 || h >= n ? 0 : h]++;
@@ -645,7 +695,8 @@ static int layout_groups(const struct sd_runner *r,
 		for (int sl = 0; node_pairs && sl < sd_rr_slots(hs->nhosts);
 		     sl++) {
 			int ha, hb;
-			if (!sd_rr_pair(hs->nhosts, round, sl, &ha, &hb))
+			if (!host_pair(pk, hs->nhosts, round, sl, perm, &ha,
+				       &hb))
 				continue;
 			for (int q = 0; q < n; q++) {
 				int h = r->host_of ? r->host_of[q] : 0;
@@ -685,6 +736,7 @@ static int layout_groups(const struct sd_runner *r,
 	}
 	free(local);
 	free(seen);
+	free(perm);
 	return ok ? 0 : -1;
 }
 
@@ -887,7 +939,7 @@ out:
 void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 		    int nranks, struct sd_scope_shape *out)
 {
-	int pairs_in_hosts = 0;
+	int pairs_in_hosts = 0, k = 0;
 	for (int h = 0; h < hs->nhosts; h++)
 		pairs_in_hosts += hs->count[h] / 2;
 	out->rounds = 1;
@@ -901,12 +953,16 @@ void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 		out->rounds = sd_gpu_pairs_rounds(hs);
 		out->groups = pairs_in_hosts;
 		out->group_size = 2;
-	} else if (strcmp(t->scope, "node-pairs") == 0) {
-		out->rounds = sd_rr_rounds(hs->nhosts);
+	} else if (host_pairs_kind(t->scope, &k) != PAIRS_NONE) {
+		int kind = host_pairs_kind(t->scope, &k);
+		out->rounds = kind == PAIRS_ALL    ? sd_rr_rounds(hs->nhosts)
+			      : kind == PAIRS_RING ? sd_ring_rounds(hs->nhosts)
+			      : hs->nhosts < 2	   ? 0
+						   : k;
 		out->groups = hs->nhosts / 2;
 		out->group_size = 2 * hs->max_count;
 	} else {
-		int k = t->group_size > 0 ? t->group_size : nranks;
+		k = t->group_size > 0 ? t->group_size : nranks;
 		out->groups = nranks / k;
 		out->group_size = k;
 	}
@@ -949,7 +1005,7 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		sd_sinks_emit(r->sinks, &ev);
 		ev.kind = SD_EVENT_TEST_END;
 		ev.status = "skipped";
-		ev.message = strcmp(t->scope, "node-pairs") == 0
+		ev.message = strncmp(t->scope, "node-pairs", 10) == 0
 				     ? "one host has no node pairs"
 				     : "no host has two ranks to pair";
 		sd_sinks_emit(r->sinks, &ev);

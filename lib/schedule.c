@@ -84,6 +84,61 @@ int sd_rr_pair(int n, int round, int slot, int *a, int *b)
 	return 1;
 }
 
+int sd_ring_rounds(int n)
+{
+	return n < 2 ? 0 : n == 2 ? 1 : n % 2 ? 3 : 2;
+}
+
+int sd_ring_pair(int n, int round, int slot, int *a, int *b)
+{
+	/* edge i joins i and i+1 (mod n); even n: the even edges, then the
+	 * odd ones; odd n: the even edges but the last, the odd ones, then
+	 * the last (n-1 and 0) on its own */
+	int i;
+	if (n < 2 || slot < 0)
+		return 0;
+	if (n == 2) {
+		if (round != 0 || slot != 0)
+			return 0;
+		i = 0;
+	} else if (round == 0 || round == 1) {
+		i = 2 * slot + round;
+		if (i >= n - (n % 2))
+			return 0;
+	} else if (round == 2 && n % 2 && slot == 0) {
+		i = n - 1;
+	} else {
+		return 0;
+	}
+	int x = i, y = (i + 1) % n;
+	*a = x < y ? x : y;
+	*b = x < y ? y : x;
+	return 1;
+}
+
+/* splitmix64: a small, good generator, the same everywhere */
+static unsigned long long mix(unsigned long long *s)
+{
+	unsigned long long z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void sd_random_matching(int n, int round, unsigned long long seed,
+			int *perm)
+{
+	unsigned long long st = seed ^ (0x5d0f00d5ull * (unsigned)(round + 1));
+	for (int i = 0; i < n; i++)
+		perm[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)(mix(&st) % (unsigned long long)(i + 1));
+		int t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+}
+
 int sd_gpu_pairs_rounds(const struct sd_hosts *h)
 {
 	int most = 0;

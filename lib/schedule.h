@@ -54,6 +54,19 @@ int sd_rr_rounds(int n);
 int sd_rr_slots(int n);
 int sd_rr_pair(int n, int round, int slot, int *a, int *b);
 
+/*
+ * Partners for clusters too large for every pair (node-pairs:ring and
+ * node-pairs:random:K).  ring: host i with host i+1 (and the last with the
+ * first), in 2 rounds for even n, 3 for odd n, 1 for n = 2.  random: K
+ * rounds, each a random matching of the hosts (one idle when n is odd),
+ * the same on every rank for the same seed: sd_random_matching fills
+ * perm[0..n) for a round, and slot s pairs perm[2s] with perm[2s+1].
+ */
+int sd_ring_rounds(int n);
+int sd_ring_pair(int n, int round, int slot, int *a, int *b);
+void sd_random_matching(int n, int round, unsigned long long seed,
+			int *perm);
+
 /* gpu-pairs: rounds needed (the longest host's tournament), and pair
  * `slot` of host h in round `round` as world ranks (0 when that host has
  * no pair in that slot). */

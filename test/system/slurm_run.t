@@ -5,7 +5,7 @@
 # stalls, which the other ranks must detect, name, and end with exit 4.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 24
+sd_slurm_begin 3 29
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
 RUN="run --backend gloo --db none --format json --no-progress -b 1K -e 64K
@@ -37,23 +37,31 @@ layout "5 tasks on 3 nodes" 5 -N 3 -n 5
 # groups of two and 2 rails of three, measured at the same time
 # (gpu-pairs: the one pair inside each node; node-pairs over 3 nodes x 1
 # task: three rounds, one pair each while the third node sits out)
-for scope in node rail gpu-pairs node-pairs; do
+for scope in node rail gpu-pairs node-pairs node-pairs:ring \
+	node-pairs:random:2; do
 	out=$SD_TMP/$scope
 	per=2
-	[ $scope = node-pairs ] && per=1
+	case $scope in node-pairs*) per=1 ;; esac
 	# shellcheck disable=SC2086
 	sd_srun --mpi=pmi2 -N 3 --ntasks-per-node=$per "$SHAKEDOWN" $RUN \
 		--op all_reduce --scope $scope >"$out" 2>&1
 	rc=$?
 	is "$rc" 0 "scope $scope on 3 nodes x $per tasks: exit $rc"
+	got=$(sed -n 's/.*"members":"\([^"]*\)".*/\1/p' "$out" | sort -u |
+		tr '\n' ' ' | sed 's/ $//')
 	case $scope in
 	node|gpu-pairs) want="0-1 2-3 4-5" ;;
 	rail) want="0,2,4 1,3,5" ;;
+	node-pairs:random:2)
+		# two rounds of one random pair of the three nodes each
+		want=$(printf '%s\n' $got | grep -Ec '^(0-1|0,2|1-2)$')
+		want=$(printf '%s\n' $got | head -n "$want" | tr '\n' ' ' |
+			sed 's/ $//')
+		ok '[ -n "$got" ] && [ $(printf "%s\n" $got | wc -l) -le 2 ]' \
+			"scope $scope: at most two pairs ($got)" ;;
 	*) want="0,2 0-1 1-2" ;;
 	esac
-	is "$(sed -n 's/.*"members":"\([^"]*\)".*/\1/p' "$out" | sort -u |
-		tr '\n' ' ' | sed 's/ $//')" "$want" \
-		"scope $scope: the groups are the hosts' ($want)"
+	is "$got" "$want" "scope $scope: the groups are the hosts' ($want)"
 	[ $rc = 0 ] || diag_file "$out" | tail -n 20
 done
 

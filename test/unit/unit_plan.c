@@ -93,7 +93,14 @@ int main(void)
 		  "no test of the plan fits" }, /* pt2pt needs 2 per group */
 		{ "tests:\n  - {op: all_reduce, scope: galaxy}\n", 2, 0,
 		  "plan.yaml:2: unknown scope 'galaxy'; use world, node, rail, "
-		  "gpu-pairs, node-pairs, or split:K" },
+		  "gpu-pairs, node-pairs (or node-pairs:ring, "
+		  "node-pairs:random:K), or split:K" },
+		{ "tests:\n  - {op: all_reduce, scope: node-pairs:ring}\n", 4, 1,
+		  NULL },
+		{ "tests:\n  - {op: all_reduce, scope: node-pairs:random:3}\n", 4,
+		  1, NULL },
+		{ "tests:\n  - {op: all_reduce, scope: node-pairs:random:0}\n", 4,
+		  0, "unknown scope 'node-pairs:random:0'" },
 	};
 	struct sd_plan_overrides o;
 	struct sd_plan p;

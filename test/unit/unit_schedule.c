@@ -94,6 +94,48 @@ int main(void)
 	ok(sd_rr_rounds(4096) == 4095 && sd_rr_slots(4096) == 2048,
 	   "4,096 hosts: 4,095 rounds of 2,048 pairs, computed, not stored");
 
+	/* ring: each host with its two neighbours, nobody twice in a round;
+	 * random: every round a matching, the same for the same seed */
+	bad = 0;
+	int badr = 0, same = 1;
+	for (int n = 2; n <= MAXN; n++) {
+		static char met[MAXN][MAXN];
+		memset(met, 0, sizeof(met));
+		for (int r = 0; r < sd_ring_rounds(n); r++) {
+			int seen[MAXN] = { 0 };
+			for (int sl = 0; sl < sd_rr_slots(n); sl++) {
+				int a, b;
+				if (!sd_ring_pair(n, r, sl, &a, &b))
+					continue;
+				if (seen[a]++ || seen[b]++ || met[a][b]++ ||
+				    !(b == a + 1 || (a == 0 && b == n - 1)))
+					bad++;
+			}
+		}
+		for (int i = 0; i < n; i++) {
+			int a = i, b = (i + 1) % n;
+			if (!met[a < b ? a : b][a < b ? b : a])
+				bad++;
+		}
+		for (int r = 0; r < 5; r++) {
+			int perm[MAXN], again[MAXN], seen[MAXN] = { 0 };
+			sd_random_matching(n, r, 42, perm);
+			sd_random_matching(n, r, 42, again);
+			same &= memcmp(perm, again, sizeof(int) * n) == 0;
+			for (int i = 0; i < n; i++)
+				if (perm[i] < 0 || perm[i] >= n ||
+				    seen[perm[i]]++)
+					badr++;
+		}
+	}
+	is_int(bad, 0, "ring on 2..64 hosts: every neighbour pair once, in "
+	       "rounds where nobody plays twice");
+	ok(sd_ring_rounds(2) == 1 && sd_ring_rounds(8) == 2 &&
+	   sd_ring_rounds(9) == 3, "ring: 1, 2 or 3 rounds");
+	is_int(badr, 0, "random: each round is a permutation, so its pairs "
+	       "are a matching");
+	ok(same, "random: the same seed gives the same partners");
+
 	/* gpu-pairs on uneven layouts: 1..9 ranks per host over 1..12 hosts */
 	bad = 0;
 	for (int nh = 1; nh <= 12; nh++) {
