@@ -7,6 +7,7 @@
 # are left alone.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
+command -v python3 >/dev/null || skip_all "python3 is needed to hold a lock (apt-get install python3)"
 W="$top_builddir/test/system/db_writer"
 R="$SHAKEDOWN run --no-progress --local 2 --op all_reduce -b 1K -e 2K -n 2 -w 1"
 
@@ -41,22 +42,32 @@ check_bad "another program's database" "$TMPD/other.db" \
 check_bad "newer schema" "$TMPD/newer.db" \
 	"newer.db: schema version 7 is newer than this shakedown knows \([0-9]+\); use a newer shakedown"
 
-# a lock held by another process past the busy timeout
+# a lock held by another process past the busy timeout: the holder says
+# when it holds the write lock, and keeps it until it is told to let go
 "$W" -q "$TMPD/locked.db"
-mkfifo "$TMPD/fifo"
-sqlite3 "$TMPD/locked.db" < "$TMPD/fifo" > /dev/null 2>&1 &
+python3 -c '
+import os, sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+db.execute("BEGIN IMMEDIATE")
+db.execute("UPDATE runs SET message = ?", ("held",))
+print("held", flush=True)
+start = time.time()
+while not os.path.exists(sys.argv[2]) and time.time() - start < 120:
+    time.sleep(0.05)
+db.execute("ROLLBACK")
+' "$TMPD/locked.db" "$TMPD/release" >"$TMPD/held" 2>&1 &
 holder=$!
-exec 9>"$TMPD/fifo"
-echo "BEGIN IMMEDIATE; UPDATE runs SET message = 'held';" >&9
 i=0
-while sqlite3 -cmd ".timeout 0" "$TMPD/locked.db" "BEGIN IMMEDIATE; ROLLBACK" \
-	>/dev/null 2>&1 && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while ! grep -q held "$TMPD/held" && [ $i -lt 1200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+ok 'grep -q held "$TMPD/held"' "another process holds the write lock"
 export SHAKEDOWN_DB_BUSY_TIMEOUT_MS=300
 check_bad "locked" "$TMPD/locked.db" \
 	"locked.db: database is locked by another process for more than 300 ms; retry later, raise SHAKEDOWN_DB_BUSY_TIMEOUT_MS"
 unset SHAKEDOWN_DB_BUSY_TIMEOUT_MS
-echo "ROLLBACK;" >&9
-exec 9>&-
+: >"$TMPD/release"
 wait "$holder"
 run "$W" -q "$TMPD/locked.db"
 is "$rc" 0 "once the lock is gone, recording works"
