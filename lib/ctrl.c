@@ -80,7 +80,7 @@ struct sd_ctrl {
 	int verdict;        /* its sd_status once reached; SD_OK before */
 	char verdict_msg[2048];
 	char (*gnames)[64]; /* names of groups for messages ("" world) */
-	int ngnames;
+	int ngnames, capgnames;
 	/* rank 0 */
 	struct peer *peers;
 	char what[256];     /* description of the current step */
@@ -717,15 +717,21 @@ void sd_ctrl_set_abort_hook(struct sd_ctrl *c, sd_ctrl_abort_fn fn, void *arg)
 void sd_ctrl_name_group(struct sd_ctrl *c, int group, const char *name)
 {
 	pthread_mutex_lock(&c->mu);
-	if (group >= c->ngnames) {
-		void *p = realloc(c->gnames, (size_t)(group + 1) *
-						     sizeof(*c->gnames));
+	if (group >= c->capgnames) {
+		/* grows by doubling: thousands of groups are named per round */
+		int cap = c->capgnames ? c->capgnames : 16;
+		while (cap <= group)
+			cap *= 2;
+		void *p = realloc(c->gnames, (size_t)cap * sizeof(*c->gnames));
 		if (p) {
 			c->gnames = p;
-			for (int g = c->ngnames; g <= group; g++)
-				c->gnames[g][0] = '\0';
-			c->ngnames = group + 1;
+			c->capgnames = cap;
 		}
+	}
+	if (group >= c->ngnames && group < c->capgnames) {
+		for (int g = c->ngnames; g <= group; g++)
+			c->gnames[g][0] = '\0';
+		c->ngnames = group + 1;
 	}
 	if (group >= 0 && group < c->ngnames)
 		sd_strlcpy(c->gnames[group], name, sizeof(c->gnames[group]));

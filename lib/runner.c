@@ -146,14 +146,6 @@ char *sd_rank_list(const int *ranks, int n)
 	return b.data;
 }
 
-void sd_rank_range(int first, int n, char *buf, size_t len)
-{
-	if (n <= 1)
-		snprintf(buf, len, "%d", first);
-	else
-		snprintf(buf, len, "%d-%d", first, first + n - 1);
-}
-
 int sd_runner_algo_index(const struct sd_backend_ops *ops, enum sd_op op,
 			 const char *name)
 {
@@ -666,19 +658,20 @@ static int layout_groups(const struct sd_runner *r,
 				       : NULL;
 	if (perm)
 		sd_random_matching(hs->nhosts, round, pairs_seed(t), perm);
+	int *host = calloc((size_t)n, sizeof(int));    /* of each rank */
 	int *local = calloc((size_t)n, sizeof(int));   /* index on its host */
-	int *seen = calloc((size_t)n, sizeof(int));    /* ranks per host */
 	tr->group_of = calloc((size_t)n, sizeof(int));
 	tr->index_of = calloc((size_t)n, sizeof(int));
 	tr->gsize = calloc((size_t)n, sizeof(int));
 	tr->gstart = calloc((size_t)n + 1, sizeof(int));
 	tr->members = calloc((size_t)n, sizeof(int));
-	int ok = local && seen && tr->group_of && tr->index_of && tr->gsize &&
+	int ok = host && local && tr->group_of && tr->index_of && tr->gsize &&
 		 tr->gstart && tr->members && (pk != PAIRS_RANDOM || perm);
-	for (int q = 0; ok && q < n; q++) {
-		int h = r->host_of ? r->host_of[q] : 0;
-		local[q] = seen[h < 0 || h >= n ? 0 : h]++;
-	}
+	for (int h = 0; ok && h < hs->nhosts; h++)
+		for (int i = 0; i < hs->count[h]; i++) {
+			host[hs->ranks[h][i]] = h;
+			local[hs->ranks[h][i]] = i;
+		}
 	tr->ngroups = 0;
 	if (ok && (gpu_pairs || node_pairs)) {
 		/* this round's pairs; the ranks of no pair sit it out */
@@ -698,11 +691,10 @@ static int layout_groups(const struct sd_runner *r,
 			if (!host_pair(pk, hs->nhosts, round, sl, perm, &ha,
 				       &hb))
 				continue;
-			for (int q = 0; q < n; q++) {
-				int h = r->host_of ? r->host_of[q] : 0;
-				if (h == ha || h == hb)
-					tr->group_of[q] = tr->ngroups;
-			}
+			for (int i = 0; i < hs->count[ha]; i++)
+				tr->group_of[hs->ranks[ha][i]] = tr->ngroups;
+			for (int i = 0; i < hs->count[hb]; i++)
+				tr->group_of[hs->ranks[hb][i]] = tr->ngroups;
 			tr->ngroups++;
 		}
 		for (int q = 0; q < n; q++)
@@ -711,8 +703,7 @@ static int layout_groups(const struct sd_runner *r,
 	}
 	for (int q = 0; ok && !gpu_pairs && !node_pairs && q < n; q++) {
 		int k = t->group_size > 0 ? t->group_size : n;
-		int h = r->host_of ? r->host_of[q] : 0;
-		int g = node ? h : rail ? local[q] : q / k;
+		int g = node ? host[q] : rail ? local[q] : q / k;
 		tr->group_of[q] = g;
 		tr->index_of[q] = tr->gsize[g]++;
 		if (g + 1 > tr->ngroups)
@@ -734,8 +725,8 @@ static int layout_groups(const struct sd_runner *r,
 		if (tr->gsize[g] && tr->gsize[g] < tr->min_size)
 			tr->min_size = tr->gsize[g];
 	}
+	free(host);
 	free(local);
-	free(seen);
 	free(perm);
 	return ok ? 0 : -1;
 }
@@ -976,13 +967,14 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 {
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	int n = r->bs->size, nhosts = 1, rc = SD_OK;
-	int *zeros = calloc((size_t)n, sizeof(int));
+	/* without hosts (a single process) every rank is on host 0 */
+	int *zeros = r->host_of ? NULL : calloc((size_t)n, sizeof(int));
 	struct sd_hosts hs;
 	for (int q = 0; r->host_of && q < n; q++)
 		if (r->host_of[q] + 1 > nhosts)
 			nhosts = r->host_of[q] + 1;
 	struct sd_layout l = { n, nhosts, r->host_of ? r->host_of : zeros };
-	if (!zeros || sd_hosts_build(&l, &hs)) {
+	if (!l.host_of || sd_hosts_build(&l, &hs)) {
 		free(zeros);
 		struct sd_group g = { .comm = r->comm };
 		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "hosts",

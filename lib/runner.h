@@ -93,9 +93,6 @@ void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
  * for itself), from any thread: the control plane's verdict hook. */
 void sd_runner_abort(struct sd_runner *r);
 
-/* The ranks first..first+n-1 as text: "3" or "0-3". */
-void sd_rank_range(int first, int n, char *buf, size_t len);
-
 /* Ranks (ascending) as text with runs folded: "0-3", "0,2,4", "0-1,4-5";
  * malloc'd (the caller frees), NULL when out of memory. */
 char *sd_rank_list(const int *ranks, int n);

@@ -60,26 +60,27 @@ static double estimate_s(const struct sd_test_spec *t, int k, int rounds,
 	double per_size_ops = (double)t->cfg.warmup + (double)t->cfg.iters +
 			      (double)t->cfg.check_passes;
 	double total = 0;
-	uint64_t sz = t->cfg.min_bytes;
-	for (size_t i = 0; k > 0 && i < SD_MAX_SIZES && sz <= t->cfg.max_bytes;
-	     i++) {
+	size_t count = sd_size_series(t->cfg.min_bytes, t->cfg.max_bytes,
+				      t->cfg.step_factor, t->cfg.step_bytes,
+				      NULL, SD_MAX_SIZES);
+	uint64_t *sizes = malloc((count ? count : 1) * sizeof(*sizes));
+	if (sizes)
+		sd_size_series(t->cfg.min_bytes, t->cfg.max_bytes,
+			       t->cfg.step_factor, t->cfg.step_bytes, sizes,
+			       count);
+	for (size_t i = 0; sizes && k > 0 && i < count; i++) {
 		size_t sc, rc;
-		sd_coll_counts(c, (size_t)(sz / ts), k, &sc, &rc);
-		if (sc || rc) {
-			double bytes = (double)sd_coll_size_bytes(sc, rc, ts);
-			double op_s = j->latency_us * 1e-6 +
-				      bytes * sd_factor_value(c->busbw, k) /
-					      (j->busbw_gbs * 1e9);
-			total += pl * per_size_ops * op_s;
-			n++;
-		}
-		uint64_t next = t->cfg.step_factor > 1
-					? (uint64_t)((double)sz * t->cfg.step_factor)
-					: sz + t->cfg.step_bytes;
-		if (next <= sz)
-			break;
-		sz = next;
+		sd_coll_counts(c, (size_t)(sizes[i] / ts), k, &sc, &rc);
+		if (!sc && !rc)
+			continue; /* as a run: too small to split */
+		double bytes = (double)sd_coll_size_bytes(sc, rc, ts);
+		double op_s = j->latency_us * 1e-6 +
+			      bytes * sd_factor_value(c->busbw, k) /
+				      (j->busbw_gbs * 1e9);
+		total += pl * per_size_ops * op_s;
+		n++;
 	}
+	free(sizes);
 	*nsizes_out = n;
 	*pl_out = pl;
 	return total * rounds;

@@ -469,6 +469,47 @@ static char *host_env_json(const struct sd_backend_ops *ops)
 	return b.data;
 }
 
+/* Rank r and the host it is on, for sorting by host. */
+struct on_host {
+	const char *host;
+	int rank;
+};
+
+static int by_host(const void *a, const void *b)
+{
+	const struct on_host *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
+	return c ? c : x->rank - y->rank;
+}
+
+/* Host indices 0.. of every rank, numbered in order of each host's first
+ * rank (for the node and rail scopes); malloc'd, NULL when out of memory.
+ * Sorting keeps it O(n log n) for tens of thousands of ranks. */
+static int *number_hosts(const struct sd_rank_info *ranks, int n)
+{
+	struct on_host *v = malloc((size_t)n * sizeof(*v));
+	int *first = malloc((size_t)n * sizeof(int));
+	int *host_of = malloc((size_t)n * sizeof(int));
+	if (!v || !first || !host_of) {
+		free(v);
+		free(first);
+		free(host_of);
+		return NULL;
+	}
+	for (int q = 0; q < n; q++)
+		v[q] = (struct on_host){ ranks[q].host, q };
+	qsort(v, (size_t)n, sizeof(*v), by_host);
+	for (int i = 0; i < n; i++) /* the lowest rank of each host */
+		first[v[i].rank] = i && strcmp(v[i].host, v[i - 1].host) == 0
+					   ? first[v[i - 1].rank]
+					   : v[i].rank;
+	for (int q = 0, next = 0; q < n; q++)
+		host_of[q] = first[q] == q ? next++ : host_of[first[q]];
+	free(v);
+	free(first);
+	return host_of;
+}
+
 static int rank_main(void *arg)
 {
 	struct run_ctx *c = arg;
@@ -644,19 +685,7 @@ static int rank_main(void *arg)
 		sd_sinks_emit(&c->sinks, &ev);
 	}
 
-	/* host indices, in order of first appearance, for node and rail */
-	host_of = calloc((size_t)bs->size, sizeof(*host_of));
-	for (int q = 0; host_of && q < bs->size; q++) {
-		host_of[q] = q;
-		for (int p = 0; p < q; p++)
-			if (strcmp(ranks[p].host, ranks[q].host) == 0) {
-				host_of[q] = host_of[p];
-				break;
-			}
-	}
-	/* numbered 0.. without gaps */
-	for (int q = 0, next = 0; host_of && q < bs->size; q++)
-		host_of[q] = host_of[q] == q ? next++ : host_of[host_of[q]];
+	host_of = number_hosts(ranks, bs->size);
 	struct sd_runner runner = {
 		.plan = &plan, .bs = bs, .ops = c->plugin.ops, .comm = c->comm,
 		.host_of = host_of,
