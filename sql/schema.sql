@@ -152,6 +152,71 @@ CREATE TABLE upload_outbox (
 -- Since version 2: history questions ask by operation and data type.
 CREATE INDEX tests_by_op ON tests(op, dtype, run_id);
 
+-- Since version 4: what each expectation of a plan found, per subject (a
+-- node, GPU pair, node pair, rail, group or the job) and test; the last
+-- attempt of each (a failed expectation is measured again `retries` times).
+CREATE TABLE verdicts (
+	id INTEGER PRIMARY KEY,
+	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	test_id INTEGER REFERENCES tests(id) ON DELETE CASCADE,
+	subject_kind TEXT NOT NULL CHECK (subject_kind IN ('job', 'group',
+		'node', 'gpu-pair', 'node-pair', 'rail')),
+	subject TEXT NOT NULL,
+	hosts TEXT NOT NULL,
+	expectation TEXT NOT NULL CHECK (expectation IN ('data', 'busbw',
+		'time', 'peers', 'mad', 'baseline')),
+	size_bytes INTEGER,
+	measured REAL,
+	threshold REAL,
+	unit TEXT,
+	status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'skipped')),
+	reason TEXT,
+	attempts INTEGER NOT NULL DEFAULT 1
+) STRICT;
+CREATE INDEX verdicts_by_run ON verdicts(run_id, status);
+CREATE INDEX verdicts_by_test ON verdicts(test_id);
+
+-- Since version 4: what the run blames: nodes (bad_node = 1: in the
+-- `report --bad-nodes` hostlist), GPU links, network paths, rails, groups.
+CREATE TABLE suspects (
+	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	kind TEXT NOT NULL CHECK (kind IN ('node', 'link', 'path', 'rail',
+		'group')),
+	subject TEXT NOT NULL,
+	hosts TEXT NOT NULL,
+	bad_node INTEGER NOT NULL CHECK (bad_node IN (0, 1)),
+	reason TEXT NOT NULL,
+	PRIMARY KEY (run_id, kind, subject)
+) STRICT;
+
+-- Since version 4: named baselines (`shakedown baseline create`), the
+-- median bus bandwidth and time of a run per test kind and size.
+CREATE TABLE baselines (
+	id INTEGER PRIMARY KEY,
+	name TEXT UNIQUE NOT NULL,
+	created_at TEXT NOT NULL,
+	from_run_uuid TEXT NOT NULL,
+	description TEXT,
+	backend TEXT,
+	nodelist TEXT,
+	nranks INTEGER
+) STRICT;
+
+CREATE TABLE baseline_values (
+	baseline_id INTEGER NOT NULL REFERENCES baselines(id) ON DELETE CASCADE,
+	op TEXT NOT NULL,
+	dtype TEXT NOT NULL,
+	redop TEXT NOT NULL DEFAULT '',
+	scope TEXT NOT NULL,
+	size_bytes INTEGER NOT NULL,
+	in_place INTEGER NOT NULL CHECK (in_place IN (0, 1)),
+	busbw_gbs REAL NOT NULL,
+	time_us REAL NOT NULL,
+	groups INTEGER NOT NULL,
+	PRIMARY KEY (baseline_id, op, dtype, redop, scope, size_bytes, in_place)
+) STRICT;
+
+
 -- One line per run, newest questions first: what ran, where, the outcome.
 CREATE VIEW run_summary AS
 SELECT r.id AS run_id,
@@ -198,6 +263,7 @@ SELECT t.id AS test_id,
 	t.redop,
 	t.root,
 	t.scope,
+	t.members,
 	t.algo,
 	t.nranks,
 	t.status,
@@ -212,10 +278,12 @@ SELECT t.id AS test_id,
 		AS avg_busbw_gbs,
 	(SELECT coalesce(sum(m.wrong), 0) FROM measurements m
 		WHERE m.test_id = t.id) AS wrong,
-	CASE WHEN t.status = 'passed' THEN 'passed' ELSE 'failed' END
-		AS verdict,
+	CASE WHEN t.status = 'passed' AND NOT EXISTS (SELECT 1 FROM verdicts v
+		WHERE v.test_id = t.id AND v.status = 'failed')
+	THEN 'passed' ELSE 'failed' END AS verdict,
 	CASE
-	WHEN t.status = 'passed' THEN NULL
+	WHEN t.status = 'passed' THEN (SELECT group_concat(v.reason, '; ')
+		FROM verdicts v WHERE v.test_id = t.id AND v.status = 'failed')
 	WHEN t.message IS NOT NULL AND t.message <> '' THEN t.message
 	WHEN (SELECT sum(m.wrong) FROM measurements m
 		WHERE m.test_id = t.id) > 0 THEN
@@ -231,6 +299,18 @@ SELECT t.id AS test_id,
 	ELSE 'test ' || t.status
 	END AS verdict_reason
 FROM tests t JOIN runs r ON r.id = t.run_id;
+
+-- Since version 4: the network interfaces each host reported
+-- (host_env.env_json's topology).
+CREATE VIEW host_interfaces AS
+SELECT h.run_id,
+	h.host,
+	json_extract(i.value, '$.name') AS name,
+	json_extract(i.value, '$.state') AS state,
+	json_extract(i.value, '$.speed_mbps') AS speed_mbps,
+	json_extract(i.value, '$.mtu') AS mtu,
+	json_extract(i.value, '$.address') AS address
+FROM host_env h, json_each(h.env_json, '$.topology.interfaces') i;
 
 -- Every measurement with the test and run it belongs to.
 CREATE VIEW measurements_v AS
@@ -290,4 +370,4 @@ FROM runs r
 	LEFT JOIN jobs j ON j.run_id = r.id
 GROUP BY r.id, t.op, t.dtype, m.size_bytes;
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

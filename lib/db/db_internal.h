@@ -15,6 +15,7 @@ extern const char sd_db_schema_sql[];
 /* sql/migrations/0002_history.sql: version 1 -> 2. */
 extern const char sd_db_migration_0002_sql[];
 extern const char sd_db_migration_0003_sql[];
+extern const char sd_db_migration_0004_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the
