@@ -103,7 +103,10 @@ const struct sd_name_row sd_op_names[] = {
 };
 #undef OP_NAME_ROW
 
-/* Letters in common, ignoring '_' and case: a cheap closeness score. */
+/* How close two names are: 1000 when they differ only in case, '_' and
+ * '-'; else minus the edit distance (insertions, deletions, substitutions
+ * and swaps of neighbours: "bsubw" is one from "busbw"), or a very low
+ * score when they are too far apart to be a slip of the fingers. */
 static int closeness(const char *a, const char *b)
 {
 	char x[32] = "", y[32] = "";
@@ -112,26 +115,39 @@ static int closeness(const char *a, const char *b)
 		if (*a != '_' && *a != '-')
 			x[i++] = (char)tolower((unsigned char)*a);
 	for (; *b && j < sizeof(y) - 1; b++)
-		if (*b != '_')
-			y[j++] = *b;
+		if (*b != '_' && *b != '-')
+			y[j++] = (char)tolower((unsigned char)*b);
 	x[i] = y[j] = '\0';
 	if (strcmp(x, y) == 0)
 		return 1000;
-	/* longest common prefix, then shared letters */
-	int score = 0;
-	for (size_t k = 0; x[k] && x[k] == y[k]; k++)
-		score += 4;
-	for (size_t k = 0; k < i; k++)
-		if (strchr(y, x[k]))
-			score++;
-	return score - abs((int)i - (int)j);
+	int d[33][33];
+	for (size_t p = 0; p <= i; p++)
+		d[p][0] = (int)p;
+	for (size_t q = 0; q <= j; q++)
+		d[0][q] = (int)q;
+	for (size_t p = 1; p <= i; p++)
+		for (size_t q = 1; q <= j; q++) {
+			int best = d[p - 1][q - 1] + (x[p - 1] != y[q - 1]);
+			if (d[p - 1][q] + 1 < best)
+				best = d[p - 1][q] + 1;
+			if (d[p][q - 1] + 1 < best)
+				best = d[p][q - 1] + 1;
+			if (p > 1 && q > 1 && x[p - 1] == y[q - 2] &&
+			    x[p - 2] == y[q - 1] && d[p - 2][q - 2] + 1 < best)
+				best = d[p - 2][q - 2] + 1;
+			d[p][q] = best;
+		}
+	/* a slip: at most a third of the longer name, and at most 3 */
+	int most = (int)((i > j ? i : j) / 3);
+	most = most < 1 ? 1 : most > 3 ? 3 : most;
+	return d[i][j] <= most ? -d[i][j] : -1000;
 }
 
 int sd_name_lookup(const struct sd_name_row *rows, const char *name, int *out,
 		   const char **hint)
 {
 	const char *best = NULL;
-	int best_score = 2;
+	int best_score = -100;
 	if (hint)
 		*hint = NULL;
 	for (const struct sd_name_row *r = rows; r->name; r++) {

@@ -49,6 +49,8 @@ struct raw_test {
 	char env[512];
 	char scope[32];
 	struct sd_test_settings cfg;
+	struct sd_expectation expect;
+	int retries;
 	int line;
 };
 
@@ -153,12 +155,138 @@ static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
 	return 0;
 }
 
+/* A time per iteration: a number with an optional us, ms or s suffix
+ * (plain: microseconds), into microseconds; 0 or -1. */
+static int parse_time_us(const char *s, double *us)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	double scale = strcmp(end, "") == 0 || strcmp(end, "us") == 0 ? 1
+		       : strcmp(end, "ms") == 0			   ? 1e3
+		       : strcmp(end, "s") == 0			   ? 1e6
+								   : 0;
+	if (errno || end == s || scale == 0 || !(v > 0) || v * scale > 1e12)
+		return -1;
+	*us = v * scale;
+	return 0;
+}
+
+static const struct sd_name_row expect_keys[] = {
+	{ "busbw", 0 }, { "time", 1 }, { "at", 2 }, { "peers", 3 },
+	{ "mad", 4 }, { "baseline", 5 }, { NULL, 0 }
+};
+
+/* expect: a mapping of expectations, merged key by key over what the
+ * defaults expect. */
+static int expect_value(struct parse *p, yaml_node_t *v, struct sd_expectation *x)
+{
+	if (v->type != YAML_MAPPING_NODE)
+		return fail(p, v, "'expect' must be a mapping, e.g. expect: "
+			    "{busbw: 20, at: 64M, peers: 0.8}");
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
+	     pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *kn = yaml_document_get_node(&p->doc, pr->key);
+		yaml_node_t *vn = yaml_document_get_node(&p->doc, pr->value);
+		const char *key = scalar(kn), *s = scalar(vn), *hint = NULL;
+		int which;
+		if (!key || sd_name_lookup(expect_keys, key, &which, &hint)) {
+			if (hint)
+				return fail(p, kn, "unknown expectation '%s'; "
+					    "did you mean '%s'?", key, hint);
+			return fail(p, kn, "unknown expectation '%s'; expect "
+				    "knows busbw, time, at, peers, mad and "
+				    "baseline", key ? key : "?");
+		}
+		if (!s)
+			return fail(p, vn, "expect: '%s' must be a single value",
+				    key);
+		char *end;
+		errno = 0;
+		double d = strtod(s, &end);
+		int num = !errno && end != s && !*end;
+		switch (which) {
+		case 0:
+			if (!num || !(d > 0) || d > 1e6)
+				return fail(p, vn, "expect: busbw '%s' must be "
+					    "a bus bandwidth in GB/s above 0, "
+					    "e.g. busbw: 20", s);
+			x->busbw_gbs = d;
+			break;
+		case 1:
+			if (parse_time_us(s, &x->time_us))
+				return fail(p, vn, "expect: time '%s' must be "
+					    "a time per iteration above 0 with "
+					    "us, ms or s, e.g. time: 250us", s);
+			break;
+		case 2:
+			if (sd_parse_size(s, &x->at_bytes) || !x->at_bytes)
+				return fail(p, vn, "expect: at '%s' is not a "
+					    "size; use a number with an "
+					    "optional K, M or G suffix", s);
+			break;
+		case 3:
+			if (!num || !(d > 0) || d > 1)
+				return fail(p, vn, "expect: peers '%s' must be "
+					    "a fraction of the median above 0 "
+					    "and at most 1, e.g. peers: 0.8", s);
+			x->peers = d;
+			break;
+		case 4:
+			if (!num || !(d > 0) || d > 1000)
+				return fail(p, vn, "expect: mad '%s' must be a "
+					    "number of median absolute "
+					    "deviations above 0, e.g. mad: 5", s);
+			x->mad = d;
+			break;
+		default:
+			if (!num || !(d > 0) || d > 10)
+				return fail(p, vn, "expect: baseline '%s' must "
+					    "be a fraction of the baseline "
+					    "above 0, e.g. baseline: 0.9", s);
+			x->baseline = d;
+			break;
+		}
+	}
+	return 0;
+}
+
+int sd_expect_any(const struct sd_expectation *e)
+{
+	return e->busbw_gbs > 0 || e->time_us > 0 || e->peers > 0 ||
+	       e->mad > 0 || e->baseline > 0;
+}
+
+/* The keys of a test (the values only tell them apart, for hints). */
+static const struct sd_name_row test_keys[] = {
+	{ "op", 0 }, { "ops", 1 }, { "dtype", 2 }, { "redop", 3 },
+	{ "root", 4 }, { "algo", 5 }, { "min_bytes", 6 }, { "max_bytes", 7 },
+	{ "step_factor", 8 }, { "step_bytes", 9 }, { "iters", 10 },
+	{ "warmup", 11 }, { "check", 12 }, { "per_iter", 13 },
+	{ "in_place", 14 }, { "combine", 15 }, { "timeout", 16 },
+	{ "scope", 17 }, { "env", 18 }, { "expect", 19 }, { "retries", 20 },
+	{ NULL, 0 }
+};
+
 static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		     yaml_node_t *v)
 {
 	if (strcmp(key, "env") == 0)
 		return env_value(p, v, t->env, sizeof(t->env));
-	const char *s = scalar(v);
+	if (strcmp(key, "expect") == 0)
+		return expect_value(p, v, &t->expect);
+	const char *s = scalar(v), *hint = NULL;
+	int known;
+	if (sd_name_lookup(test_keys, key, &known, &hint)) {
+		if (hint)
+			return fail(p, v, "unknown key '%s'; did you mean "
+				    "'%s'?", key, hint);
+		return fail(p, v, "unknown key '%s'; plans know op, dtype, "
+			    "redop, root, algo, min_bytes, max_bytes, "
+			    "step_factor, step_bytes, iters, warmup, check, "
+			    "per_iter, in_place, combine, timeout, scope, env, "
+			    "expect, retries", key);
+	}
 	if (strcmp(key, "op") == 0 || strcmp(key, "ops") == 0)
 		return list_value(p, v, t->ops, sizeof(t->ops), key);
 	if (strcmp(key, "dtype") == 0)
@@ -222,6 +350,14 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		t->cfg.step_bytes = 0;
 		return 0;
 	}
+	if (strcmp(key, "retries") == 0) {
+		long n;
+		if (sd_parse_int(s, 0, SD_MAX_RETRIES, &n))
+			return fail(p, v, "retries '%s' must be a whole number "
+				    "from 0 to %d", s, SD_MAX_RETRIES);
+		t->retries = (int)n;
+		return 0;
+	}
 	long *num = strcmp(key, "iters") == 0    ? &t->cfg.iters
 		    : strcmp(key, "warmup") == 0 ? &t->cfg.warmup
 		    : strcmp(key, "check") == 0  ? &t->cfg.check_passes
@@ -233,10 +369,7 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 				    "from 0 to %ld", key, s, most);
 		return 0;
 	}
-	return fail(p, v, "unknown key '%s'; plans know op, dtype, redop, "
-		    "root, algo, min_bytes, max_bytes, step_factor, step_bytes, "
-		    "iters, warmup, check, per_iter, in_place, combine, timeout, "
-		    "scope, env", key);
+	return fail(p, v, "'%s' is not a setting plans have", key);
 }
 
 static int read_mapping(struct parse *p, yaml_node_t *map, struct raw_test *t)
@@ -469,10 +602,25 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			sd_strlcpy(t.algo, r->algo[0] ? r->algo : "auto",
 				   sizeof(t.algo));
 			sd_strlcpy(t.env, r->env, sizeof(t.env));
+			t.expect = r->expect;
+			t.retries = r->retries;
 			if (t.cfg.min_bytes > t.cfg.max_bytes) {
 				snprintf(e->err, e->errlen, "%s: min_bytes "
 					 "(-b) is larger than max_bytes (-e)",
 					 e->where);
+				return SD_ERR_INVALID;
+			}
+			if (t.expect.at_bytes &&
+			    (t.expect.at_bytes < t.cfg.min_bytes ||
+			     t.expect.at_bytes > t.cfg.max_bytes)) {
+				char at[32], lo[32], hi[32];
+				sd_format_size(t.expect.at_bytes, at, sizeof(at));
+				sd_format_size(t.cfg.min_bytes, lo, sizeof(lo));
+				sd_format_size(t.cfg.max_bytes, hi, sizeof(hi));
+				snprintf(e->err, e->errlen, "%s: expect: at %s "
+					 "is outside the test's sizes %s to %s; "
+					 "judge a size it measures", e->where,
+					 at, lo, hi);
 				return SD_ERR_INVALID;
 			}
 			if (sd_size_series(t.cfg.min_bytes, t.cfg.max_bytes,
@@ -610,6 +758,28 @@ static int render(struct sd_plan *p)
 				     t->cfg.in_place ? "true" : "false",
 				     sd_name_of(combine_names, t->cfg.combine),
 				     t->cfg.timeout_ms / 1e3, t->scope);
+		if (sd_expect_any(&t->expect)) {
+			const struct sd_expectation *x = &t->expect;
+			const char *sep = "";
+			bad |= sd_buf_printf(&b, ", expect: {");
+#define EXPECT(cond, ...)                                                    \
+	do {                                                                 \
+		if (cond) {                                                  \
+			bad |= sd_buf_printf(&b, "%s", sep);                 \
+			bad |= sd_buf_printf(&b, __VA_ARGS__);               \
+			sep = ", ";                                          \
+		}                                                            \
+	} while (0)
+			EXPECT(x->busbw_gbs > 0, "busbw: %g", x->busbw_gbs);
+			EXPECT(x->time_us > 0, "time: %gus", x->time_us);
+			EXPECT(x->at_bytes, "at: %llu",
+			       (unsigned long long)x->at_bytes);
+			EXPECT(x->peers > 0, "peers: %g", x->peers);
+			EXPECT(x->mad > 0, "mad: %g", x->mad);
+			EXPECT(x->baseline > 0, "baseline: %g", x->baseline);
+#undef EXPECT
+			bad |= sd_buf_printf(&b, "}, retries: %d", t->retries);
+		}
 		if (t->env[0]) {
 			/* "A=1 B=2" as env: {A: 1, B: 2} */
 			bad |= sd_buf_printf(&b, ", env: {");

@@ -39,6 +39,23 @@ struct sd_test_settings {
 	int timeout_ms;         /* give up on one operation after this long */
 };
 
+/* What passing means for a test, beyond right data (a plan's `expect`).
+ * Zero leaves an expectation out.  Each subject (group) of the test is
+ * judged at one size: at_bytes, or the largest size measured. */
+struct sd_expectation {
+	double busbw_gbs;   /* floor: bus bandwidth at least this (GB/s) */
+	double time_us;     /* ceiling: time per iteration at most this */
+	uint64_t at_bytes;  /* the size judged; 0: the largest measured */
+	double peers;       /* at least this fraction of the median of the
+			       test's subjects (0 < peers <= 1) */
+	double mad;         /* and not more than this many median absolute
+			       deviations below that median */
+	double baseline;    /* at least this fraction of a stored baseline */
+};
+
+/* Whether a test has any expectation to judge. */
+int sd_expect_any(const struct sd_expectation *e);
+
 struct sd_test_spec {
 	enum sd_op op;
 	enum sd_dtype dtype;
@@ -55,7 +72,13 @@ struct sd_test_spec {
 				   time as the others */
 	int group_size;         /* ranks per group: the job's, K, or
 				   SD_GROUPS_FROM_HOSTS (node, rail) */
+	struct sd_expectation expect;
+	int retries;            /* measure a subject that failed an
+				   expectation again, up to this often */
 };
+
+/* Most retries a test may ask for. */
+#define SD_MAX_RETRIES 10
 
 /* Which fields of struct sd_plan_overrides' cfg are set. */
 enum sd_plan_set {
