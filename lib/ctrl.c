@@ -95,6 +95,8 @@ struct sd_ctrl {
 	int fd;
 	int got_go, go_stop;
 	uint32_t go_seq;
+	char *go_data;      /* what rank 0 sent with the go (sd_ctrl_decide) */
+	size_t go_len;
 	int got_finish, finish_outcome;
 	uint32_t want_seq;  /* the step being waited for */
 	char host0[64];
@@ -497,6 +499,13 @@ static void *client_main(void *arg)
 			c->got_go = 1;
 			c->go_seq = h.seq;
 			c->go_stop = h.len > 0 && pl[0];
+			free(c->go_data);
+			c->go_data = NULL;
+			c->go_len = h.len > 1 ? h.len - 1 : 0;
+			if (c->go_len && (c->go_data = malloc(c->go_len)))
+				memcpy(c->go_data, pl + 1, c->go_len);
+			else
+				c->go_len = 0;
 			break;
 		case MSG_FINISH:
 			c->got_finish = 1;
@@ -820,9 +829,13 @@ static double backstop_s(struct sd_ctrl *c)
 	return 2.0 * c->budget_ms / 1e3 + 5;
 }
 
-int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
-		     const void *mine, size_t len, void *all, int want_stop,
-		     int *stop, char *err, size_t errlen)
+/* The end of a step: results to rank 0, and its go (with `bc`, rank 0's
+ * word to every rank, when bclen > 0) back; other ranks get a malloc'd
+ * copy of that word in *got. */
+static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
+		    const void *mine, size_t len, void *all, int want_stop,
+		    int *stop, const void *bc, size_t bclen, void **got,
+		    size_t *gotlen, char *err, size_t errlen)
 {
 	char flag = (char)(want_stop != 0), msg[1400];
 	if (c->rank != 0) {
@@ -841,6 +854,12 @@ int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
 		}
 		c->got_go = 0;
 		*stop = c->go_stop;
+		if (got) {
+			*got = c->go_data;
+			*gotlen = c->go_len;
+			c->go_data = NULL;
+			c->go_len = 0;
+		}
 		pthread_mutex_unlock(&c->mu);
 		return SD_OK;
 	}
@@ -873,10 +892,43 @@ int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
 	pthread_mutex_unlock(&c->mu);
 	flag = (char)(any_stop != 0);
 	for (int r = 1; r < c->size; r++)
-		send_msg(c, c->peers[r].fd, MSG_GO, 0, seq, &flag, 1, NULL, 0);
+		send_msg(c, c->peers[r].fd, MSG_GO, 0, seq, &flag, 1, bc, bclen);
 	*stop = any_stop;
 	return SD_OK;
 }
+
+int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
+		     const void *mine, size_t len, void *all, int want_stop,
+		     int *stop, char *err, size_t errlen)
+{
+	return exchange(c, group, seq, mine, len, all, want_stop, stop, NULL, 0,
+			NULL, NULL, err, errlen);
+}
+
+int sd_ctrl_decide(struct sd_ctrl *c, int group, uint32_t seq,
+		   const void *word, size_t len, void **got, size_t *gotlen,
+		   char *err, size_t errlen)
+{
+	int stop = 0;
+	*got = NULL;
+	*gotlen = 0;
+	if (c->rank == 0) {
+		int rc = exchange(c, group, seq, NULL, 0, NULL, 0, &stop, word,
+				  len, NULL, NULL, err, errlen);
+		if (rc)
+			return rc;
+		if (len && !(*got = malloc(len)))
+			return SD_ERR_NOMEM;
+		if (len)
+			memcpy(*got, word, len);
+		*gotlen = len;
+		return SD_OK;
+	}
+	return exchange(c, group, seq, NULL, 0, NULL, 0, &stop, NULL, 0, got,
+			gotlen, err, errlen);
+}
+
+
 
 static int has_verdict(struct sd_ctrl *c)
 {
@@ -973,6 +1025,7 @@ void sd_ctrl_destroy(struct sd_ctrl *c)
 		}
 		free(c->peers);
 	}
+	free(c->go_data);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->wake[0] >= 0) {

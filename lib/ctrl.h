@@ -84,6 +84,17 @@ int sd_ctrl_exchange(struct sd_ctrl *c, int group, uint32_t seq,
 		     int *stop, char *err, size_t errlen);
 
 /*
+ * A step in which rank 0 decides and every rank learns the decision: rank
+ * 0 passes `word` (len bytes; what the others pass is ignored) once every
+ * rank has reached the step, and each rank gets a malloc'd copy in *got
+ * (*gotlen bytes; NULL when 0), which it frees.  Returns SD_OK, or the
+ * verdict's status as sd_ctrl_exchange does.
+ */
+int sd_ctrl_decide(struct sd_ctrl *c, int group, uint32_t seq,
+		   const void *word, size_t len, void **got, size_t *gotlen,
+		   char *err, size_t errlen);
+
+/*
  * This rank's operation in step `seq` of `group` failed with `status`
  * (timeout, lost peer, backend error) and message `msg`.  Rank 0 decides
  * who is to blame and aborts the run; this call waits for that verdict and

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "plan.h"
+#include "plugin.h"
 #include "shakedown/coll.h"
 #include "util.h"
 
@@ -811,8 +813,13 @@ static char *read_file(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		snprintf(err, errlen, "%s: cannot read plan: %s", path,
-			 strerror(errno));
+		int missing = errno == ENOENT;
+		snprintf(err, errlen, "%s: cannot read plan: %s%s", path,
+			 strerror(errno),
+			 missing ? "; name a plan file, or a shipped plan "
+				   "(acceptance, quick, cpu, example, "
+				   "profiles/ddp, fsdp, moe, rllib)"
+				 : "");
 		return NULL;
 	}
 	struct sd_buf b = { 0 };
@@ -903,4 +910,33 @@ void sd_plan_free(struct sd_plan *p)
 	p->tests = NULL;
 	p->text = NULL;
 	p->ntests = 0;
+}
+
+const char *sd_plan_resolve(const char *arg, char *buf, size_t len)
+{
+	char dirs[8192] = "";
+	const char *env = getenv("SHAKEDOWN_PLAN_DIR");
+	if (!arg || access(arg, F_OK) == 0 || arg[0] == '/' ||
+	    strncmp(arg, "./", 2) == 0 || strncmp(arg, "../", 3) == 0)
+		return arg;
+	if (env && *env)
+		snprintf(dirs, sizeof(dirs), "%s:", env);
+	if (sd_in_build_tree()) {
+		size_t used = strlen(dirs);
+		snprintf(dirs + used, sizeof(dirs) - used, "%s/plans:",
+			 SD_SOURCE_DIR);
+	}
+	size_t used = strlen(dirs);
+	snprintf(dirs + used, sizeof(dirs) - used, "%s/plans", SD_DATA_DIR);
+	char *save = NULL;
+	for (char *d = strtok_r(dirs, ":", &save); d;
+	     d = strtok_r(NULL, ":", &save)) {
+		static const char *const ext[] = { "", ".yaml" };
+		for (int k = 0; k < 2; k++) {
+			snprintf(buf, len, "%s/%s%s", d, arg, ext[k]);
+			if (access(buf, R_OK) == 0)
+				return buf;
+		}
+	}
+	return arg;
 }

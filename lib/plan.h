@@ -141,4 +141,14 @@ int sd_plan_build(const char *file, const struct sd_plan_overrides *ov,
 
 void sd_plan_free(struct sd_plan *p);
 
+/*
+ * Where plan `arg` is: arg itself when it is a file (or names a path that
+ * is not there: the error names it); else a shipped plan by name,
+ * "acceptance" or "profiles/ddp" (".yaml" may be left out), looked for in
+ * $SHAKEDOWN_PLAN_DIR (colon separated), the source tree's plans/ when
+ * run from the build tree, and the installed plans (pkgdatadir/plans).
+ * Returns arg or buf.
+ */
+const char *sd_plan_resolve(const char *arg, char *buf, size_t len);
+
 #endif

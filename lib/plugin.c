@@ -46,6 +46,7 @@ static const struct slot backend_slots[] = {
 	SLOT(buf_free, 0), SLOT(fill, 1), SLOT(verify, 1), SLOT(corrupt, 0),
 	SLOT(algo_name, 0), SLOT(prepare, 0), SLOT(run, 1), SLOT(wait, 1),
 	SLOT(barrier, 1), SLOT(abort, 0), SLOT(iter_times, 0),
+	SLOT(describe_links, 0),
 };
 #undef SLOT
 
@@ -161,8 +162,7 @@ static int try_load(const char *path, const char *name,
 	return SD_OK;
 }
 
-/* Whether this executable lives in the build tree it was built in. */
-static int in_build_tree(void)
+int sd_in_build_tree(void)
 {
 	char exe[PATH_MAX], want[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -189,7 +189,7 @@ int sd_plugin_load(const char *name, struct sd_plugin *out, char *err,
 	const char *env = getenv("SHAKEDOWN_PLUGIN_DIR");
 	if (env && *env)
 		snprintf(dirs, sizeof(dirs), "%s:", env);
-	if (in_build_tree()) {
+	if (sd_in_build_tree()) {
 		size_t used = strlen(dirs);
 		snprintf(dirs + used, sizeof(dirs) - used, "%s/plugins/%s/.libs:",
 			 SD_BUILD_DIR, name);

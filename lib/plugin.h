@@ -44,4 +44,8 @@ int sd_plugin_check(const struct sd_backend_ops *ops, const char *want,
 
 void sd_plugin_unload(struct sd_plugin *p);
 
+/* Whether this executable lives in the build tree it was built in (then
+ * plugins and plans are found there first). */
+int sd_in_build_tree(void);
+
 #endif

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostlist.h"
 #include "runner.h"
 #include "schedule.h"
+#include "verdict.h"
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "util.h"
@@ -30,7 +32,8 @@ struct rank_result {
 static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const event_names[] = {
-	"run_begin", "test_begin", "measurement", "test_end", "run_end"
+	"run_begin", "test_begin", "measurement", "test_end", "run_end",
+	"verdicts", "suspects"
 };
 
 int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
@@ -70,6 +73,14 @@ int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
 			break;
 		case SD_EVENT_RUN_END:
 			rc = o->run_end ? o->run_end(self, ev->end) : SD_OK;
+			break;
+		case SD_EVENT_VERDICTS:
+			rc = o->verdicts ? o->verdicts(self, ev->verdicts, ev->n)
+					 : SD_OK;
+			break;
+		case SD_EVENT_SUSPECTS:
+			rc = o->suspects ? o->suspects(self, ev->suspects, ev->n)
+					 : SD_OK;
 			break;
 		}
 		if (rc && !first)
@@ -340,6 +351,10 @@ struct test_run {
 	int max_size, min_size;     /* of the groups */
 	struct sd_test_info *infos; /* rank 0: one per group */
 	uint64_t *wrong;            /* rank 0: per group */
+	struct sd_subject_result *res; /* rank 0: per group, what verdicts
+				       judge */
+	int *orig;                  /* a retry's groups: each one's index in
+				       the full round; NULL: the same */
 	void *sendbase, *recvbase;
 	/* rank 0: measurements of groups after the first, held until the
 	 * test ends, since a writer takes one test at a time; group 0's go
@@ -353,6 +368,20 @@ static int deliver(struct sd_runner *r, struct test_run *tr, int k,
 		   const struct sd_measurement *m)
 {
 	tr->wrong[k] += m->wrong;
+	/* what the verdicts judge: out of place, at the judged size or the
+	 * largest below it (sizes come in ascending order) */
+	struct sd_subject_result *x = &tr->res[k];
+	uint64_t at = tr->t->expect.at_bytes;
+	x->checked |= m->checked;
+	x->wrong += m->wrong;
+	if (!m->in_place && (!at || m->size_bytes <= at)) {
+		x->have = 1;
+		x->size_bytes = m->size_bytes;
+		/* a group of one rank moves nothing between ranks (its bus
+		 * bandwidth is 0 by definition): judge how fast it runs */
+		x->busbw_gbs = tr->gsize[k] == 1 ? m->algbw_gbs : m->busbw_gbs;
+		x->time_us = m->time_us;
+	}
 	if (k == 0) {
 		struct sd_event ev = { .kind = SD_EVENT_MEASUREMENT,
 				       .test = &tr->infos[0], .m = m };
@@ -636,6 +665,28 @@ static int host_pair(int kind, int n, int round, int slot, const int *perm,
 	}
 }
 
+/* The groups' starts in members[], their members, and the largest and
+ * smallest group, from group_of, index_of and gsize. */
+static void finish_layout(struct test_run *tr, int n)
+{
+	for (int g = 0; g < tr->ngroups; g++)
+		tr->gstart[g + 1] = tr->gstart[g] + tr->gsize[g];
+	for (int q = 0; q < n; q++)
+		if (tr->group_of[q] >= 0)
+			tr->members[tr->gstart[tr->group_of[q]] +
+				    tr->index_of[q]] = q;
+	tr->max_size = 0;
+	tr->min_size = tr->ngroups ? n : 0;
+	for (int g = 0; g < tr->ngroups; g++) {
+		/* a host index with no rank (never, from cmd_run) is a
+		 * group of none; it takes no part */
+		if (tr->gsize[g] > tr->max_size)
+			tr->max_size = tr->gsize[g];
+		if (tr->gsize[g] && tr->gsize[g] < tr->min_size)
+			tr->min_size = tr->gsize[g];
+	}
+}
+
 /* The groups of test t in round `round`: for every world rank its group
  * (-1: none this round) and its index in it; the groups' sizes and members
  * (group by group, in rank order).  The world is one group; split:K blocks
@@ -709,26 +760,45 @@ static int layout_groups(const struct sd_runner *r,
 		if (g + 1 > tr->ngroups)
 			tr->ngroups = g + 1;
 	}
-	for (int g = 0; ok && g < tr->ngroups; g++)
-		tr->gstart[g + 1] = tr->gstart[g] + tr->gsize[g];
-	for (int q = 0; ok && q < n; q++)
-		if (tr->group_of[q] >= 0)
-			tr->members[tr->gstart[tr->group_of[q]] +
-				    tr->index_of[q]] = q;
-	tr->max_size = 0;
-	tr->min_size = tr->ngroups ? n : 0;
-	for (int g = 0; ok && g < tr->ngroups; g++) {
-		/* a host index with no rank (never, from cmd_run) is a
-		 * group of none; it takes no part */
-		if (tr->gsize[g] > tr->max_size)
-			tr->max_size = tr->gsize[g];
-		if (tr->gsize[g] && tr->gsize[g] < tr->min_size)
-			tr->min_size = tr->gsize[g];
-	}
+	if (ok)
+		finish_layout(tr, n);
 	free(host);
 	free(local);
 	free(perm);
 	return ok ? 0 : -1;
+}
+
+/* A retry: keep only the groups of the round marked in keep[0..nkeep)
+ * (by their index in the full round), renumbered 0.. in order; tr->orig maps back.
+ * Returns 0 or -1 (out of memory). */
+static int keep_groups(struct test_run *tr, const unsigned char *keep,
+		       int nkeep, int n)
+{
+	int *newid = calloc((size_t)tr->ngroups + 1, sizeof(int));
+	tr->orig = calloc((size_t)tr->ngroups + 1, sizeof(int));
+	if (!newid || !tr->orig) {
+		free(newid);
+		return -1;
+	}
+	int m = 0;
+	for (int g = 0; g < tr->ngroups; g++) {
+		int kept = g < nkeep && keep[g];
+		newid[g] = kept ? m : -1;
+		if (kept)
+			tr->orig[m++] = g;
+	}
+	memset(tr->gsize, 0, (size_t)n * sizeof(int));
+	for (int q = 0; q < n; q++) {
+		int g = tr->group_of[q];
+		tr->group_of[q] = g >= 0 ? newid[g] : -1;
+		if (tr->group_of[q] >= 0)
+			tr->index_of[q] = tr->gsize[tr->group_of[q]]++;
+	}
+	tr->ngroups = m;
+	memset(tr->gstart, 0, ((size_t)n + 1) * sizeof(int));
+	finish_layout(tr, n);
+	free(newid);
+	return 0;
 }
 
 /* Rank 0: the test cannot run because a group is too small for its op:
@@ -750,11 +820,78 @@ static void skip_test(struct sd_runner *r, struct test_run *tr)
 	}
 }
 
-/* Run round `round` of test ti on this rank's group; *stop when the
- * ranks stopped. */
+/* A test's subjects (its groups over every round), on rank 0, with what
+ * each measured at its last attempt. */
+struct subject {
+	int round, group;      /* where it ran: round, index in the round */
+	int index;             /* sd_test_info.index of its last attempt */
+	int attempts;
+	int nmem;
+	int *members;          /* world ranks */
+	struct sd_subject_result res;
+};
+struct subjects {
+	struct subject *v;
+	size_t n, cap;
+};
+
+static void subjects_free(struct subjects *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i].members);
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Rank 0: the round's groups join the test's subjects; a retry's replace
+ * the attempt before.  Returns 0 or -1 (out of memory). */
+static int push_subjects(struct subjects *a, const struct test_run *tr,
+			 int round)
+{
+	for (int k = 0; k < tr->ngroups; k++) {
+		int g = tr->orig ? tr->orig[k] : k;
+		struct subject *x = NULL;
+		for (size_t i = 0; tr->orig && i < a->n && !x; i++)
+			if (a->v[i].round == round && a->v[i].group == g)
+				x = &a->v[i];
+		if (x) {
+			x->res = tr->res[k];
+			x->index = tr->infos[k].index;
+			x->attempts++;
+			continue;
+		}
+		if (a->n == a->cap) {
+			size_t cap = a->cap ? a->cap * 2 : 16;
+			void *p = realloc(a->v, cap * sizeof(*a->v));
+			if (!p)
+				return -1;
+			a->v = p;
+			a->cap = cap;
+		}
+		x = &a->v[a->n];
+		*x = (struct subject){ .round = round, .group = g,
+				       .index = tr->infos[k].index,
+				       .attempts = 1, .nmem = tr->gsize[k],
+				       .res = tr->res[k] };
+		x->members = malloc((size_t)(x->nmem ? x->nmem : 1) *
+				    sizeof(int));
+		if (!x->members)
+			return -1;
+		memcpy(x->members, tr->members + tr->gstart[k],
+		       (size_t)x->nmem * sizeof(int));
+		a->n++;
+	}
+	return 0;
+}
+
+/* Run round `round` of test ti on this rank's group (only the groups
+ * marked in `keep` when not NULL: a retry); *stop when the ranks stopped.
+ * Rank 0 adds the groups to `acc`. */
 static int run_round(struct sd_runner *r, size_t ti,
-		     const struct sd_hosts *hs, int round, uint32_t *seq,
-		     int *index, int *stop)
+		     const struct sd_hosts *hs, int round,
+		     const unsigned char *keep, int nkeep,
+		     struct subjects *acc, uint32_t *seq, int *index,
+		     int *stop)
 {
 	const struct sd_backend_ops *ops = r->ops;
 	const struct sd_test_spec *t = &r->plan->tests[ti];
@@ -770,7 +907,8 @@ static int run_round(struct sd_runner *r, size_t ti,
 	size_t nsizes = 0;
 
 	tr.mine = &g;
-	if (layout_groups(r, t, hs, round, &tr)) {
+	if (layout_groups(r, t, hs, round, &tr) ||
+	    (keep && keep_groups(&tr, keep, nkeep, r->bs->size))) {
 		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "groups",
 				 "out of memory");
 		goto out;
@@ -799,13 +937,15 @@ static int run_round(struct sd_runner *r, size_t ti,
 				SD_MAX_SIZES);
 	sizes = calloc(nsizes ? nsizes : 1, sizeof(*sizes));
 	if (me == 0) {
-		tr.infos = calloc((size_t)tr.ngroups, sizeof(*tr.infos));
-		tr.wrong = calloc((size_t)tr.ngroups, sizeof(*tr.wrong));
+		size_t ng = (size_t)tr.ngroups + 1;
+		tr.infos = calloc(ng, sizeof(*tr.infos));
+		tr.wrong = calloc(ng, sizeof(*tr.wrong));
+		tr.res = calloc(ng, sizeof(*tr.res));
 	}
 	int have = sizes && mtext;
 	for (int gi = 0; have && gi < tr.ngroups; gi++)
 		have = mtext[gi] != NULL;
-	if (!have || (me == 0 && (!tr.infos || !tr.wrong))) {
+	if (!have || (me == 0 && (!tr.infos || !tr.wrong || !tr.res))) {
 		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "sizes",
 				 "out of memory");
 		goto out;
@@ -897,8 +1037,12 @@ static int run_round(struct sd_runner *r, size_t ti,
 		    (rc = measure(r, &tr, seq, sizes[si], 1, stop)))
 			goto out;
 	}
-	if (me == 0)
+	if (me == 0) {
 		end_test(r, &tr, *stop);
+		if (!*stop && acc && push_subjects(acc, &tr, round))
+			rc = step_failed(r, &g, *seq, SD_ERR_NOMEM, "verdicts",
+					 "out of memory");
+	}
 out:
 	if (ops->buf_free) {
 		if (tr.sendbase)
@@ -918,6 +1062,8 @@ out:
 	free(sizes);
 	free(tr.infos);
 	free(tr.wrong);
+	free(tr.res);
+	free(tr.orig);
 	free(tr.held);
 	free(tr.group_of);
 	free(tr.index_of);
@@ -961,12 +1107,341 @@ void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 		out->groups = out->group_size = 0;
 }
 
+/* The host of world rank q (0 without hosts). */
+static int host_of(const struct sd_runner *r, int q)
+{
+	return r->host_of ? r->host_of[q] : 0;
+}
+
+static const char *host_name(const struct sd_runner *r, int q, char *buf,
+			     size_t len)
+{
+	if (r->ranks)
+		return r->ranks[q].host;
+	snprintf(buf, len, "host%d", host_of(r, q));
+	return buf;
+}
+
+/* Rank 0: a subject's text, its hosts as a hostlist, and its distinct
+ * hosts (indices, up to `cap`; *nh how many); strings malloc'd. */
+static int name_subject(const struct sd_runner *r, const struct sd_test_spec *t,
+			const struct subject *x, char **subject, char **hosts,
+			int *hidx, int cap, int *nh)
+{
+	const char **names = malloc((size_t)(x->nmem ? x->nmem : 1) *
+				    sizeof(*names));
+	char (*bufs)[24] = malloc((size_t)(x->nmem ? x->nmem : 1) *
+				  sizeof(*bufs));
+	struct sd_buf b = { 0 };
+	int bad = !names || !bufs;
+	*nh = 0;
+	*subject = *hosts = NULL;
+	for (int i = 0; !bad && i < x->nmem; i++) {
+		int q = x->members[i], h = host_of(r, q), seen = 0;
+		names[i] = host_name(r, q, bufs[i], sizeof(bufs[i]));
+		for (int k = 0; k < *nh && k < cap && !seen; k++)
+			seen = hidx[k] == h;
+		if (!seen && *nh < cap)
+			hidx[(*nh)++] = h;
+	}
+	if (!bad)
+		*hosts = sd_hostlist_compress(names, x->nmem);
+	bad |= !*hosts;
+	const int *m = x->members;
+	switch (bad ? -1 : (int)sd_subject_kind_of(t->scope)) {
+	case -1:
+		break;
+	case SD_SUBJECT_NODE:
+		bad = sd_buf_printf(&b, "%s", names[0]);
+		break;
+	case SD_SUBJECT_GPU_PAIR:
+		bad = sd_buf_printf(&b, "%s local %d,%d", names[0],
+				    r->ranks ? r->ranks[m[0]].local_rank : m[0],
+				    x->nmem > 1 && r->ranks
+					    ? r->ranks[m[1]].local_rank
+					    : x->nmem > 1 ? m[1] : -1);
+		break;
+	case SD_SUBJECT_NODE_PAIR: {
+		const char *other = names[0];
+		for (int i = 1; i < x->nmem; i++)
+			if (host_of(r, m[i]) != host_of(r, m[0])) {
+				other = names[i];
+				break;
+			}
+		bad = sd_buf_printf(&b, "%s,%s", names[0], other);
+		break;
+	}
+	case SD_SUBJECT_RAIL:
+		bad = sd_buf_printf(&b, "rail %d",
+				    r->ranks ? r->ranks[m[0]].local_rank : 0);
+		break;
+	case SD_SUBJECT_GROUP: {
+		char *ranks = sd_rank_list(m, x->nmem);
+		bad = !ranks || sd_buf_printf(&b, "ranks %s", ranks);
+		free(ranks);
+		break;
+	}
+	default:
+		bad = sd_buf_printf(&b, "%s", *hosts);
+		break;
+	}
+	free(names);
+	free(bufs);
+	if (bad) {
+		free(*hosts);
+		sd_buf_free(&b);
+		*hosts = NULL;
+		return -1;
+	}
+	*subject = b.data;
+	return 0;
+}
+
+/* What the test's subjects are called in reasons: "node pairs". */
+static const char *subjects_word(enum sd_subject_kind k)
+{
+	static const char *const w[] = { "jobs", "groups", "nodes",
+					 "GPU pairs", "node pairs", "rails" };
+	return (unsigned)k < 6 ? w[k] : "subjects";
+}
+
+/* Rank 0: judge the test's subjects; *out (malloc'd) holds
+ * SD_EXPECT_KINDS judgements per subject.  Returns -1 when out of memory,
+ * else whether a subject failed a performance expectation. */
+static int judge_test(struct sd_runner *r, const struct sd_test_spec *t,
+		      struct subjects *a, struct sd_judgement **out)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct sd_subject_result *x = &a->v[i].res;
+		double bw;
+		x->have_base = x->base_missing = 0;
+		if (!r->baseline_of || t->expect.baseline <= 0 || !x->have)
+			continue;
+		int got = r->baseline_of(r->baseline_arg, t, x->size_bytes, &bw);
+		x->have_base = got == 1;
+		x->base_missing = got == 0;
+		x->base_busbw_gbs = got == 1 ? bw : 0;
+	}
+	struct sd_subject_result *res = malloc((a->n ? a->n : 1) * sizeof(*res));
+	*out = calloc((a->n ? a->n : 1) * SD_EXPECT_KINDS, sizeof(**out));
+	if (!res || !*out) {
+		free(res);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		res[i] = a->v[i].res;
+	int failed = sd_judge(&t->expect,
+			      subjects_word(sd_subject_kind_of(t->scope)), res,
+			      (int)a->n, *out);
+	free(res);
+	return failed;
+}
+
+static int perf_failed(const struct sd_judgement *j)
+{
+	for (int k = SD_EXPECT_BUSBW; k < SD_EXPECT_KINDS; k++)
+		if (j[k].status == SD_JUDGED_FAILED)
+			return 1;
+	return 0;
+}
+
+/* Rank 0: record the test's verdicts, one per subject and expectation,
+ * and hand each subject's outcome to the blame. */
+static int emit_verdicts(struct sd_runner *r, size_t ti,
+			 const struct subjects *a, const struct sd_judgement *j)
+{
+	const struct sd_test_spec *t = &r->plan->tests[ti];
+	enum sd_subject_kind kind = sd_subject_kind_of(t->scope);
+	size_t cap = a->n * SD_EXPECT_KINDS + 1, nv = 0;
+	struct sd_verdict_info *v = calloc(cap, sizeof(*v));
+	char **strs = calloc(2 * a->n + 1, sizeof(*strs));
+	char test[160];
+	int rc = v && strs ? 0 : -1;
+	snprintf(test, sizeof(test), "test %zu (%s %s, %s)", ti + 1,
+		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope);
+	for (size_t i = 0; !rc && i < a->n; i++) {
+		const struct subject *x = &a->v[i];
+		const struct sd_judgement *ji = j + i * SD_EXPECT_KINDS;
+		int hidx[2], nh;
+		char *subject, *hosts, why[600] = "";
+		if (name_subject(r, t, x, &subject, &hosts, hidx, 2, &nh)) {
+			rc = -1;
+			break;
+		}
+		strs[2 * i] = subject;
+		strs[2 * i + 1] = hosts;
+		int failed = 0;
+		for (int k = 0; k < SD_EXPECT_KINDS; k++) {
+			if (ji[k].status == SD_JUDGED_NONE)
+				continue;
+			if (ji[k].status == SD_JUDGED_FAILED) {
+				size_t used = strlen(why);
+				snprintf(why + used, sizeof(why) - used, "%s%s",
+					 failed ? "; " : "", ji[k].reason);
+				failed = 1;
+			}
+			v[nv++] = (struct sd_verdict_info){
+				.test_index = x->index,
+				.subject_kind = sd_subject_kind_name(kind),
+				.subject = subject, .hosts = hosts,
+				.expectation = sd_expect_kind_name(ji[k].kind),
+				.size_bytes = x->res.have ? x->res.size_bytes : 0,
+				.measured = ji[k].measured,
+				.threshold = ji[k].threshold,
+				.unit = ji[k].unit,
+				.status = sd_judged_status_name(ji[k].status),
+				.reason = ji[k].reason,
+				.attempts = x->attempts,
+			};
+		}
+		if (perf_failed(ji))
+			r->failed_subjects++;
+		if (x->attempts > 1)
+			r->retried++;
+		if (r->blame && failed) {
+			/* the hosts of a rail or job, all of them */
+			int *all = malloc((size_t)(x->nmem ? x->nmem : 1) *
+					  sizeof(int));
+			int na = 0;
+			for (int m = 0; all && m < x->nmem; m++) {
+				int h = host_of(r, x->members[m]), seen = 0;
+				for (int q = 0; q < na && !seen; q++)
+					seen = all[q] == h;
+				if (!seen)
+					all[na++] = h;
+			}
+			if (!all || sd_blame_add(r->blame, kind, subject, hosts,
+						 all, na, 1, why))
+				rc = -1;
+			free(all);
+		} else if (r->blame && sd_blame_add(r->blame, kind, subject,
+						    hosts, hidx, nh, 0, NULL)) {
+			rc = -1;
+		}
+	}
+	if (!rc && nv) {
+		struct sd_event ev = { .kind = SD_EVENT_VERDICTS, .verdicts = v,
+				       .n = nv };
+		sd_sinks_emit(r->sinks, &ev);
+	}
+	if (!rc && r->blame && sd_blame_end_test(r->blame, test))
+		rc = -1;
+	for (size_t i = 0; strs && i < 2 * a->n; i++)
+		free(strs[i]);
+	free(strs);
+	free(v);
+	return rc;
+}
+
+/* Most subjects one retry measures again. */
+#define SD_MAX_RETRY_SUBJECTS 65536
+
+/* Measure again the subjects that failed an expectation, up to the test's
+ * retries: rank 0 decides which, every rank reruns those groups' rounds
+ * with only them taking part.  Then rank 0 records the verdicts. */
+static int judge_and_retry(struct sd_runner *r, size_t ti,
+			   const struct sd_hosts *hs, struct subjects *acc,
+			   uint32_t *seq, int *index, int *stop)
+{
+	const struct sd_test_spec *t = &r->plan->tests[ti];
+	int me = r->bs->rank, rc = SD_OK;
+	int judged = sd_expect_any(&t->expect);
+	struct sd_judgement *j = NULL;
+	for (int attempt = 0; judged && attempt < t->retries && !*stop && !rc;
+	     attempt++) {
+		int32_t *word = NULL;
+		size_t nw = 0;
+		if (me == 0) {
+			int f = judge_test(r, t, acc, &j);
+			word = malloc(2 * sizeof(int32_t) *
+				      (f > 0 ? acc->n : 1));
+			for (size_t i = 0; word && f > 0 && i < acc->n &&
+					   nw < SD_MAX_RETRY_SUBJECTS; i++)
+				if (perf_failed(j + i * SD_EXPECT_KINDS)) {
+					word[2 * nw] = acc->v[i].round;
+					word[2 * nw + 1] = acc->v[i].group;
+					nw++;
+				}
+			free(j);
+			j = NULL;
+			if (f < 0 || !word) {
+				free(word);
+				struct sd_group g = { .comm = r->comm };
+				return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM,
+						   "verdicts", "out of memory");
+			}
+		}
+		void *got = NULL;
+		size_t gotlen = 0;
+		char what[160];
+		snprintf(what, sizeof(what), "deciding what test %zu measures "
+			 "again", ti + 1);
+		sd_ctrl_name_group(r->ctrl, 0, "");
+		(*seq)++;
+		rc = sd_ctrl_progress(r->ctrl, 0, *seq, t->cfg.timeout_ms,
+				      t->cfg.timeout_ms, what, r->err,
+				      sizeof(r->err));
+		if (!rc)
+			rc = sd_ctrl_decide(r->ctrl, 0, *seq, word,
+					    nw * 2 * sizeof(int32_t), &got,
+					    &gotlen, r->err, sizeof(r->err));
+		free(word);
+		if (rc)
+			break;
+		const int32_t *list = got;
+		size_t nl = gotlen / (2 * sizeof(int32_t));
+		/* round by round, the groups to measure again */
+		int last = -1;
+		for (size_t i = 0; i < nl && !rc && !*stop; i++) {
+			int round = list[2 * i];
+			if (round <= last)
+				continue;
+			int ngroups = 0;
+			for (size_t k = 0; k < nl; k++)
+				if (list[2 * k] == round &&
+				    list[2 * k + 1] + 1 > ngroups)
+					ngroups = list[2 * k + 1] + 1;
+			unsigned char *keep = calloc((size_t)ngroups + 1, 1);
+			if (!keep) {
+				free(got);
+				struct sd_group g = { .comm = r->comm };
+				return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM,
+						   "retries", "out of memory");
+			}
+			for (size_t k = 0; k < nl; k++)
+				if (list[2 * k] == round)
+					keep[list[2 * k + 1]] = 1;
+			/* groups past the last marked one stay out */
+			rc = run_round(r, ti, hs, round, keep, ngroups, acc,
+				       seq, index, stop);
+			free(keep);
+			last = round;
+		}
+		free(got);
+		if (nl == 0)
+			break;
+	}
+	if (!rc && me == 0 && !*stop) {
+		if (judge_test(r, t, acc, &j) < 0 || emit_verdicts(r, ti, acc, j)) {
+			free(j);
+			struct sd_group g = { .comm = r->comm };
+			return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM,
+					   "verdicts", "out of memory");
+		}
+		free(j);
+	}
+	return rc;
+}
+
 /* Run test ti, round by round. */
 static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		    int *index, int *stop)
 {
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	int n = r->bs->size, nhosts = 1, rc = SD_OK;
+	struct subjects acc = { 0 };
 	/* without hosts (a single process) every rank is on host 0 */
 	int *zeros = r->host_of ? NULL : calloc((size_t)n, sizeof(int));
 	struct sd_hosts hs;
@@ -1003,10 +1478,36 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		sd_sinks_emit(r->sinks, &ev);
 	}
 	for (int k = 0; k < rounds && !*stop && !rc; k++)
-		rc = run_round(r, ti, &hs, k, seq, index, stop);
+		rc = run_round(r, ti, &hs, k, NULL, 0, &acc, seq, index, stop);
+	if (!rc && rounds > 0 && !*stop)
+		rc = judge_and_retry(r, ti, &hs, &acc, seq, index, stop);
+	subjects_free(&acc);
 	sd_hosts_free(&hs);
 	free(zeros);
 	return rc;
+}
+
+/* Rank 0: record what the run blames. */
+static void emit_suspects(struct sd_runner *r)
+{
+	int n = 0;
+	const struct sd_suspect *sus = sd_blame_suspects(r->blame, &n);
+	struct sd_suspect_info *v = calloc((size_t)(n ? n : 1), sizeof(*v));
+	for (int i = 0; v && i < n; i++)
+		v[i] = (struct sd_suspect_info){
+			.kind = sd_suspect_kind_name(sus[i].kind),
+			.subject = sus[i].subject,
+			.hosts = sus[i].hosts,
+			.bad_node = sus[i].kind == SD_SUSPECT_NODE ||
+				    sus[i].kind == SD_SUSPECT_LINK,
+			.reason = sus[i].reason,
+		};
+	if (v && n) {
+		struct sd_event ev = { .kind = SD_EVENT_SUSPECTS, .suspects = v,
+				       .n = (size_t)n };
+		sd_sinks_emit(r->sinks, &ev);
+	}
+	free(v);
 }
 
 int sd_runner_run(struct sd_runner *r)
@@ -1016,6 +1517,8 @@ int sd_runner_run(struct sd_runner *r)
 	r->err[0] = '\0';
 	for (size_t ti = 0; ti < r->plan->ntests && !stop && !rc; ti++)
 		rc = run_test(r, ti, &seq, &index, &stop);
+	if (r->bs->rank == 0 && r->blame)
+		emit_suspects(r);
 	if (rc)
 		return rc;
 	return stop ? SD_ERR_CANCELLED : SD_OK;

@@ -49,8 +49,23 @@ struct sd_runner {
 	void (*on_test)(void *arg, size_t index, size_t count,
 			const struct sd_test_info *t);
 	void *on_test_arg;
+	/* every rank's host and local rank, by world rank (names of the
+	   subjects that verdicts judge); NULL: ranks are "rank N" */
+	const struct sd_rank_info *ranks;
+	/* rank 0: the stored baseline's bus bandwidth for test t at a size
+	   (out of place): 1 and *busbw_gbs, or 0 when the baseline lacks it;
+	   NULL when no baseline was given */
+	int (*baseline_of)(void *arg, const struct sd_test_spec *t,
+			   uint64_t size_bytes, double *busbw_gbs);
+	void *baseline_arg;
+	/* rank 0: every test's subjects and outcomes go in (sd_blame_add);
+	   may be NULL */
+	struct sd_blame *blame;
 	/* filled by the run */
 	int wrong_tests;           /* tests with wrong data */
+	int failed_subjects;       /* rank 0: subjects that failed an
+				      expectation after their retries */
+	int retried;               /* rank 0: subjects measured again */
 	char cut_short[256];       /* what a cancel interrupted */
 	char err[2048];            /* why sd_runner_run failed */
 };

@@ -99,6 +99,32 @@ struct sd_run_end {
 	double finished_at;
 };
 
+/* What one expectation found for one subject of a test (lib/verdict.h). */
+struct sd_verdict_info {
+	int test_index;          /* the test (sd_test_info.index) of the
+				    subject's last attempt */
+	const char *subject_kind;/* job, group, node, gpu-pair, node-pair,
+				    rail */
+	const char *subject;     /* "node03", "node01,node03", "rail 2" */
+	const char *hosts;       /* its hosts as a Slurm hostlist */
+	const char *expectation; /* data, busbw, time, peers, mad, baseline */
+	uint64_t size_bytes;     /* the size judged; 0 for none */
+	double measured, threshold; /* NAN when there is none */
+	const char *unit;
+	const char *status;      /* passed, failed, skipped */
+	const char *reason;
+	int attempts;
+};
+
+/* What the run blames. */
+struct sd_suspect_info {
+	const char *kind;        /* node, link, path, rail, group */
+	const char *subject;
+	const char *hosts;       /* Slurm hostlist */
+	int bad_node;            /* its host is in the bad-nodes hostlist */
+	const char *reason;
+};
+
 struct sd_sink_ops {
 	const char *name;
 	int (*run_begin)(void *self, const struct sd_run_info *run);
@@ -110,6 +136,11 @@ struct sd_sink_ops {
 			const char *status, const char *message);
 	int (*run_end)(void *self, const struct sd_run_end *end);
 	void (*destroy)(void *self);
+	/* a test's verdicts, all at once after its last attempt; may be
+	 * NULL */
+	int (*verdicts)(void *self, const struct sd_verdict_info *v, size_t n);
+	/* the run's suspects, once, before run_end; may be NULL */
+	int (*suspects)(void *self, const struct sd_suspect_info *v, size_t n);
 };
 
 struct sd_sink {
@@ -124,6 +155,8 @@ enum sd_event_kind {
 	SD_EVENT_MEASUREMENT,
 	SD_EVENT_TEST_END,
 	SD_EVENT_RUN_END,
+	SD_EVENT_VERDICTS,
+	SD_EVENT_SUSPECTS,
 };
 
 struct sd_event {
@@ -133,6 +166,9 @@ struct sd_event {
 	const struct sd_measurement *m;    /* MEASUREMENT */
 	const char *status, *message;      /* TEST_END */
 	const struct sd_run_end *end;      /* RUN_END */
+	const struct sd_verdict_info *verdicts; /* VERDICTS */
+	const struct sd_suspect_info *suspects; /* SUSPECTS */
+	size_t n;                          /* VERDICTS, SUSPECTS: how many */
 };
 
 /* The open sinks of a run. */

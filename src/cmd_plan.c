@@ -212,9 +212,9 @@ int cmd_plan(int argc, char **argv)
 		PLAN_ERROR("expand takes one plan file, not %d", nargs - 1);
 	for (int i = 1; i < nargs; i++) {
 		struct sd_plan plan;
-		char err[1024];
-		if (sd_plan_build(args[i], NULL, (int)nranks, &plan, err,
-				  sizeof(err))) {
+		char err[1024], path[4096];
+		if (sd_plan_build(sd_plan_resolve(args[i], path, sizeof(path)),
+				  NULL, (int)nranks, &plan, err, sizeof(err))) {
 			fprintf(stderr, "shakedown plan: %s\n", err);
 			return SD_EXIT_USAGE;
 		}

@@ -34,9 +34,14 @@
 #include "sink.h"
 #include "sink_text.h"
 #include "tool.h"
+#include "topo.h"
 #include "util.h"
+#include "db/baseline.h"
 #include "db/db.h"
+#include "drain.h"
+#include "hostlist.h"
 #include "upload/upload.h"
+#include "verdict.h"
 
 static volatile sig_atomic_t cancel_flag;
 
@@ -54,7 +59,8 @@ void cmd_run_usage(FILE *out)
 enum long_only {
 	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_PLAN, OPT_OP, OPT_ALGO,
 	OPT_PER_ITER, OPT_NO_IN_PLACE, OPT_FORMAT, OPT_NO_PROGRESS, OPT_DB,
-	OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CACERT, OPT_SCOPE,
+	OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CACERT, OPT_SCOPE, OPT_BASELINE,
+	OPT_DRAIN,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +91,8 @@ static const struct option long_options[] = {
 	{ "upload", required_argument, NULL, OPT_UPLOAD },
 	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 	{ "cacert", required_argument, NULL, OPT_CACERT },
+	{ "baseline", required_argument, NULL, OPT_BASELINE },
+	{ "drain", no_argument, NULL, OPT_DRAIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -285,6 +293,8 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case OPT_UPLOAD: o->upload_url = optarg; break;
 		case OPT_TOKEN_FILE: o->token_file = optarg; break;
 		case OPT_CACERT: o->cacert = optarg; break;
+		case OPT_BASELINE: o->baseline = optarg; break;
+		case OPT_DRAIN: o->drain = 1; break;
 		case 'h':
 			cmd_run_usage(stdout);
 			return sd_finish_stdout();
@@ -417,6 +427,22 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 		pthread_detach(th);
 }
 
+/* The baseline's bus bandwidth for a test at a size (out of place). */
+static int baseline_of(void *arg, const struct sd_test_spec *t,
+		       uint64_t size_bytes, double *busbw)
+{
+	const struct sd_baseline *b = arg;
+	const struct sd_coll *c = sd_coll_get(t->op);
+	const struct sd_baseline_value *v = sd_baseline_find(
+		b, sd_op_name(t->op), sd_dtype_name(t->dtype),
+		c->reduces ? sd_redop_name(t->redop) : "", t->scope, size_bytes,
+		0);
+	if (!v)
+		return 0;
+	*busbw = v->busbw_gbs;
+	return 1;
+}
+
 /* A planted `exit` fault ends the process at once. */
 static void fault_exit(int code)
 {
@@ -465,7 +491,13 @@ static char *host_env_json(const struct sd_backend_ops *ops)
 		sd_buf_json_string(&b, eq + 1);
 		first = 0;
 	}
-	sd_buf_printf(&b, "}}");
+	sd_buf_printf(&b, "}");
+	/* the host's interfaces and NUMA layout (shakedown topo's view) */
+	char *topo = sd_topo_host_json(NULL);
+	if (topo)
+		sd_buf_printf(&b, ",\"topology\":%s", topo);
+	free(topo);
+	sd_buf_printf(&b, "}");
 	return b.data;
 }
 
@@ -520,6 +552,10 @@ static int rank_main(void *arg)
 	struct sd_rank_info *ranks = NULL;
 	struct sd_host_env *hosts = NULL;
 	int *host_of = NULL;
+	const char **host_names = NULL;
+	int nhost_env = 0;
+	struct sd_blame *blame = NULL;
+	struct sd_baseline baseline = { 0 };
 	char *envs = NULL, *envjson = NULL;
 	size_t *lens = NULL, *offs = NULL;
 	int finished = 0;
@@ -542,7 +578,10 @@ static int rank_main(void *arg)
 		sd_fault_act(&c->fault);
 
 	/* the plan, and every rank agreeing on it */
-	rc = sd_plan_build(o->plan_file, &o->plan, bs->size, &plan, err,
+	char plan_path[4096];
+	rc = sd_plan_build(sd_plan_resolve(o->plan_file, plan_path,
+					   sizeof(plan_path)),
+			   &o->plan, bs->size, &plan, err,
 			   sizeof(err));
 	if (rc && bs->rank == 0)
 		fprintf(stderr, "shakedown: %s\n", err);
@@ -635,11 +674,21 @@ static int rank_main(void *arg)
 				continue;
 			sd_strlcpy(hosts[nhosts].host, ranks[r].host,
 				   sizeof(hosts[nhosts].host));
-			envs[offs[r] + lens[r]] = '\0';
-			hosts[nhosts++].json = envs + offs[r];
+			/* the pieces lie back to back: each gets its own
+			 * copy (a NUL written in place would cut the next) */
+			hosts[nhosts].json = strndup(envs + offs[r], lens[r]);
+			if (!hosts[nhosts].json) {
+				rc = SD_ERR_NOMEM;
+				break;
+			}
+			nhosts++;
 		}
+		nhost_env = nhosts;
+		if (!hosts)
+			rc = SD_ERR_NOMEM;
 		struct sd_sink *next = &c->sinks.v[c->sinks.n];
-		rc = sd_text_sink_open(o->format, stdout, next);
+		if (!rc)
+			rc = sd_text_sink_open(o->format, stdout, next);
 		if (!rc)
 			c->sinks.n++;
 		next = &c->sinks.v[c->sinks.n];
@@ -656,6 +705,21 @@ static int rank_main(void *arg)
 				c->db_sink = c->sinks.n++;
 			}
 		}
+		if (!rc && o->baseline) {
+			rc = sd_db_baseline_load(o->db, o->baseline, &baseline,
+						 err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "shakedown: --baseline %s: %s\n",
+					o->baseline, err);
+		}
+		int expects = 0;
+		for (size_t i = 0; i < plan.ntests; i++)
+			expects |= plan.tests[i].expect.baseline > 0;
+		if (!rc && o->baseline && !expects)
+			fprintf(stderr, "shakedown: note: --baseline %s: no test "
+				"of the plan expects a baseline (expect: "
+				"{baseline: 0.9}); nothing is judged by it\n",
+				o->baseline);
 	}
 	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
@@ -686,6 +750,27 @@ static int rank_main(void *arg)
 	}
 
 	host_of = number_hosts(ranks, bs->size);
+	if (!host_of) {
+		rank_error(bs, "", "out of memory");
+		status = SD_EXIT_ENV;
+		goto out;
+	}
+	/* rank 0 judges: the hosts' names (by host index) for the blame */
+	int nh = 0;
+	for (int q = 0; q < bs->size; q++)
+		if (host_of[q] + 1 > nh)
+			nh = host_of[q] + 1;
+	host_names = calloc((size_t)nh + 1, sizeof(*host_names));
+	for (int q = 0; host_names && q < bs->size; q++)
+		if (!host_names[host_of[q]])
+			host_names[host_of[q]] = ranks[q].host;
+	if (bs->rank == 0 && host_names)
+		blame = sd_blame_new(nh, host_names);
+	if (bs->rank == 0 && !blame) {
+		rank_error(bs, "", "out of memory");
+		status = SD_EXIT_ENV;
+		goto out;
+	}
 	struct sd_runner runner = {
 		.plan = &plan, .bs = bs, .ops = c->plugin.ops, .comm = c->comm,
 		.host_of = host_of,
@@ -693,6 +778,10 @@ static int rank_main(void *arg)
 		.sinks = bs->rank == 0 ? &c->sinks : NULL, .fault = &c->fault,
 		.cancel = &cancel_flag,
 		.on_test = bs->rank == 0 && o->progress ? show_progress : NULL,
+		.ranks = ranks,
+		.baseline_of = baseline.n ? baseline_of : NULL,
+		.baseline_arg = &baseline,
+		.blame = blame,
 	};
 	c->runner = &runner;
 	rc = sd_runner_run(&runner);
@@ -709,9 +798,11 @@ static int rank_main(void *arg)
 		status = sd_exit_for_status(rc);
 		goto out;
 	}
-	status = rc == SD_ERR_CANCELLED ? SD_EXIT_CANCELLED
-		 : runner.wrong_tests	? SD_EXIT_CHECK
-					: SD_EXIT_OK;
+	/* rank 0 judged: every rank exits with its word (sd_ctrl_finish) */
+	status = rc == SD_ERR_CANCELLED	   ? SD_EXIT_CANCELLED
+		 : runner.wrong_tests	   ? SD_EXIT_CHECK
+		 : runner.failed_subjects ? SD_EXIT_VERDICT
+					   : SD_EXIT_OK;
 
 	if (bs->rank == 0) {
 		char msg[400] = "";
@@ -728,6 +819,26 @@ static int rank_main(void *arg)
 				 runner.wrong_tests,
 				 runner.wrong_tests == 1 ? "" : "s");
 			fprintf(stderr, "shakedown: %s\n", msg);
+		} else if (status == SD_EXIT_VERDICT) {
+			unsigned char *bad = calloc((size_t)nh + 1, 1);
+			const char **names = calloc((size_t)nh + 1,
+						    sizeof(*names));
+			int nbad = bad ? sd_blame_bad_hosts(blame, bad) : 0, k = 0;
+			for (int h = 0; names && bad && h < nh; h++)
+				if (bad[h])
+					names[k++] = host_names[h];
+			char *list = names ? sd_hostlist_compress(names, k) : NULL;
+			st = "failed";
+			snprintf(msg, sizeof(msg), "%d subject%s failed %s "
+				 "expectations; bad nodes: %s", 
+				 runner.failed_subjects,
+				 runner.failed_subjects == 1 ? "" : "s",
+				 runner.failed_subjects == 1 ? "its" : "their",
+				 nbad ? (list ? list : "?") : "none (see the suspects)");
+			fprintf(stderr, "shakedown: %s\n", msg);
+			free(list);
+			free(names);
+			free(bad);
 		}
 		struct sd_run_end e = { .status = st, .exit_status = status,
 					.message = msg[0] ? msg : NULL,
@@ -740,6 +851,8 @@ static int rank_main(void *arg)
 				"'shakedown report' shows them\n",
 				sd_db_sink_path(&c->sinks.v[c->db_sink]), uuid);
 	}
+	if (bs->rank == 0 && o->drain && blame)
+		sd_drain_bad_nodes(blame, nh, host_names, uuid);
 	if ((rc = sd_ctrl_finish(c->ctrl, &status)))
 		/* rank 0 went away before it said how the run ended */
 		status = c->abort_exit ? c->abort_exit : sd_exit_for_status(rc);
@@ -777,8 +890,13 @@ out:
 		c->boot->close(c->boot);
 	c->boot = NULL;
 	sd_plan_free(&plan);
+	sd_blame_free(blame);
+	sd_baseline_free(&baseline);
+	free(host_names);
 	free(ranks);
 	free(host_of);
+	for (int i = 0; hosts && i < nhost_env; i++)
+		free(hosts[i].json);
 	free(hosts);
 	free(envs);
 	free(lens);

@@ -10,6 +10,7 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 void cmd_run_usage(FILE *out);
 
@@ -18,6 +19,7 @@ int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
 
 /* report upload (src/upload/) */
 int cmd_upload(int argc, char **argv);
@@ -32,7 +34,9 @@ extern const char sd_help_report[];
 extern const char sd_help_history[];
 extern const char sd_help_compare[];
 extern const char sd_help_db[];
+extern const char sd_help_baseline[];
 extern const char sd_help_upload[];
 extern const char sd_help_plan[];
+extern const char sd_help_topo[];
 
 #endif

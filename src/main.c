@@ -29,10 +29,12 @@ static int cmd_version(int argc, char **argv)
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a test plan and check every result" },
 	{ "plan", cmd_plan, "check a plan file, or show what it expands to" },
+	{ "topo", cmd_topo, "the job's hosts, devices, links and interfaces" },
 	{ "report", cmd_report, "show a recorded run and its verdicts" },
 	{ "history", cmd_history, "bus bandwidth of one operation over time" },
 	{ "compare", cmd_compare, "compare two runs and flag regressions" },
 	{ "db", cmd_db, "results database: info, migrate, check" },
+	{ "baseline", cmd_baseline, "named baselines to judge runs against" },
 	{ "upload", cmd_upload, "send run reports to a collector; the outbox" },
 	{ "help", cmd_help, "show help for shakedown or one command" },
 	{ "version", cmd_version, "print the version" },

@@ -28,6 +28,8 @@ struct sd_run_options {
 	const char *token_file;   /* --token-file */
 	const char *cacert;       /* --cacert */
 	int progress;             /* 1 on a terminal, --no-progress: 0 */
+	const char *baseline;     /* --baseline NAME: judge against it */
+	int drain;                /* --drain: drain the bad nodes */
 };
 
 /* Default values for every field. */

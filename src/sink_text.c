@@ -342,6 +342,50 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 	return ferror(o) ? SD_ERR_IO : SD_OK;
 }
 
+/* Failed expectations, as comment lines after the test's table; JSON
+ * output keeps stdout for measurements and says them on stderr. */
+static int t_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
+{
+	struct text_sink *t = self;
+	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
+	size_t subjects = 0, failed = 0;
+	const char *last = NULL, *last_failed = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].subject != last)
+			subjects++;
+		last = v[i].subject;
+		if (strcmp(v[i].status, "failed") != 0)
+			continue;
+		if (v[i].subject != last_failed)
+			failed++;
+		last_failed = v[i].subject;
+		fprintf(o, "# FAILED %s %s: %s: %s", v[i].subject_kind,
+			v[i].subject, v[i].expectation, v[i].reason);
+		if (v[i].attempts > 1)
+			fprintf(o, " (measured %d times)", v[i].attempts);
+		fputc('\n', o);
+	}
+	if (n)
+		fprintf(o, "# Verdicts: %zu of %zu %s%s passed\n#\n",
+			subjects - failed, subjects, v[0].subject_kind,
+			subjects == 1 ? "" : "s");
+	fflush(o);
+	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+/* What the run blames, before its summary. */
+static int t_suspects(void *self, const struct sd_suspect_info *v, size_t n)
+{
+	struct text_sink *t = self;
+	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
+	fprintf(o, "\n# Suspects (shakedown report --bad-nodes lists them again)\n");
+	for (size_t i = 0; i < n; i++)
+		fprintf(o, "# %-5s %s%s: %s\n", v[i].kind, v[i].subject,
+			v[i].bad_node ? " (bad node)" : "", v[i].reason);
+	fflush(o);
+	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
 static void t_destroy(void *self)
 {
 	struct text_sink *t = self;
@@ -357,6 +401,8 @@ static const struct sd_sink_ops text_ops = {
 	.test_end = t_test_end,
 	.run_end = t_run_end,
 	.destroy = t_destroy,
+	.verdicts = t_verdicts,
+	.suspects = t_suspects,
 };
 
 int sd_text_sink_open(enum sd_format fmt, FILE *out, struct sd_sink *s)

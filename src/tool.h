@@ -13,6 +13,8 @@ enum sd_exit {
 	SD_EXIT_ENV = 3,       /* environment or runtime error */
 	SD_EXIT_TIMEOUT = 4,   /* an operation timed out or a rank was lost */
 	SD_EXIT_CANCELLED = 5, /* stopped by SIGTERM or SIGINT */
+	SD_EXIT_VERDICT = 6,   /* the data was right, but a node, link or path
+				  failed an expectation of the plan */
 };
 
 /* The exit status for an sd_status from the core. */

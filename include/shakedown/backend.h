@@ -244,6 +244,27 @@ struct sd_backend_ops {
 	 */
 	int (*iter_times)(struct sd_comm *comm, double *time_us, long iters,
 			  char *err, size_t errlen);
+
+	/*
+	 * Optional (`shakedown topo`): how the devices of this host reach each
+	 * other, every device the host has, not only this rank's.  Writes a
+	 * NUL-terminated JSON array into json (len bytes), one object per
+	 * pair of devices:
+	 *   {"a":"0000:18:00.0","b":"0000:2a:00.0","class":"nvswitch",
+	 *    "nvlinks":18}
+	 * a and b are PCI bus ids in describe_device's form, class one of
+	 * "nvlink", "nvswitch", "pcie-switch", "host-bridge", "numa-node",
+	 * "cross-socket", "p2p", "no-p2p" or "unknown", nvlinks the NVLink
+	 * count (0 without NVLink).  Called on one rank per host, outside
+	 * any collective.  Returns SD_OK (err may then hold a note on what
+	 * was not known), or a status with json "[]" and err saying why the
+	 * links are unknown (SD_ERR_NODEV: no device, driver or library;
+	 * SD_ERR_NOMEM: len too short).  NULL: the backend's devices have
+	 * no links of their own (the Gloo backend: the NUMA layout is the
+	 * topology).
+	 */
+	int (*describe_links)(struct sd_comm *comm, char *json, size_t len,
+			      char *err, size_t errlen);
 };
 
 #ifdef __cplusplus

@@ -513,6 +513,93 @@ out:
 	return rc;
 }
 
+/* Run a batch of inserts in one transaction: fill(st, i) binds row i. */
+static int write_batch(struct db_sink *s, const char *sql, size_t n,
+		       void (*fill)(sqlite3_stmt *st, int64_t run_id,
+				    const void *rows, size_t i),
+		       const void *rows)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SD_ERR_IO;
+	pthread_mutex_lock(&s->mu);
+	if (s->ended || !s->run_id) {
+		rc = SD_OK;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    exec(s->db, "BEGIN IMMEDIATE") != SD_OK)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		fill(st, s->run_id, rows, i);
+		if (step_done(st) != SD_OK) {
+			exec(s->db, "ROLLBACK");
+			goto out;
+		}
+	}
+	if (exec(s->db, "COMMIT") != SD_OK) {
+		exec(s->db, "ROLLBACK");
+		goto out;
+	}
+	rc = SD_OK;
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static void fill_verdict(sqlite3_stmt *st, int64_t run_id, const void *rows,
+			 size_t i)
+{
+	const struct sd_verdict_info *v = (const struct sd_verdict_info *)rows + i;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int(st, 2, v->test_index);
+	bind_str(st, 3, v->subject_kind);
+	bind_str(st, 4, v->subject);
+	sqlite3_bind_text(st, 5, v->hosts ? v->hosts : "", -1,
+			  SQLITE_TRANSIENT);
+	bind_str(st, 6, v->expectation);
+	if (v->size_bytes)
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)v->size_bytes);
+	bind_real(st, 8, v->measured);
+	bind_real(st, 9, v->threshold);
+	bind_str(st, 10, v->unit);
+	bind_str(st, 11, v->status);
+	bind_str(st, 12, v->reason);
+	sqlite3_bind_int(st, 13, v->attempts > 0 ? v->attempts : 1);
+}
+
+static int db_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
+{
+	return write_batch(self,
+		"INSERT INTO verdicts (run_id, test_id, subject_kind, subject, "
+		" hosts, expectation, size_bytes, measured, threshold, unit, "
+		" status, reason, attempts) VALUES (?1, (SELECT id FROM tests "
+		" WHERE run_id = ?1 AND test_index = ?2), ?3, ?4, ?5, ?6, ?7, "
+		" ?8, ?9, ?10, ?11, ?12, ?13)", n, fill_verdict, v);
+}
+
+static void fill_suspect(sqlite3_stmt *st, int64_t run_id, const void *rows,
+			 size_t i)
+{
+	const struct sd_suspect_info *v = (const struct sd_suspect_info *)rows + i;
+	sqlite3_bind_int64(st, 1, run_id);
+	bind_str(st, 2, v->kind);
+	bind_str(st, 3, v->subject);
+	sqlite3_bind_text(st, 4, v->hosts ? v->hosts : "", -1,
+			  SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 5, v->bad_node ? 1 : 0);
+	sqlite3_bind_text(st, 6, v->reason ? v->reason : "", -1,
+			  SQLITE_TRANSIENT);
+}
+
+static int db_suspects(void *self, const struct sd_suspect_info *v, size_t n)
+{
+	return write_batch(self,
+		"INSERT OR REPLACE INTO suspects (run_id, kind, subject, hosts, "
+		" bad_node, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", n,
+		fill_suspect, v);
+}
+
 static void db_destroy(void *self)
 {
 	struct db_sink *s = self;
@@ -544,6 +631,8 @@ static const struct sd_sink_ops db_sink_ops = {
 	.test_end = db_test_end,
 	.run_end = db_run_end,
 	.destroy = db_destroy,
+	.verdicts = db_verdicts,
+	.suspects = db_suspects,
 };
 
 int sd_db_sink_open(const char *path_or_null, const char *cmdline,

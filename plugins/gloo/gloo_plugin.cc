@@ -1346,5 +1346,6 @@ const struct sd_backend_ops shakedown_backend = {
 	.barrier = g_barrier,
 	.abort = g_abort,
 	.iter_times = nullptr, /* host timing after wait() */
+	.describe_links = nullptr, /* CPUs: the NUMA layout is the topology */
 };
 }

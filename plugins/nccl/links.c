@@ -123,6 +123,43 @@ size_t sd_links_format(const struct sd_nvml_answer *a, char *buf, size_t len)
 	return used;
 }
 
+size_t sd_links_json(const struct sd_nvml_answer *a, char *buf, size_t len)
+{
+	size_t used = 0;
+	int first = 1;
+	char tmp[160];
+	for (int pass = 0; pass < 2; pass++) {
+		const char *t = pass ? "]" : "[";
+		if (used + 1 < len)
+			snprintf(buf + used, len - used, "%s", t);
+		used++;
+		for (int i = 0; !pass && i < a->ngpus; i++)
+			for (int j = i + 1; j < a->ngpus; j++) {
+				struct sd_link l;
+				sd_link_classify(a, i, j, &l);
+				int w = snprintf(tmp, sizeof(tmp),
+						 "%s{\"a\":\"%s\",\"b\":\"%s\","
+						 "\"class\":\"%s\","
+						 "\"nvlinks\":%d}",
+						 first ? "" : ",",
+						 a->gpu[i].bus_id,
+						 a->gpu[j].bus_id,
+						 sd_link_kind_name(l.kind),
+						 l.nvlinks);
+				first = 0;
+				if (w < 0)
+					continue;
+				if (used < len)
+					snprintf(buf + used, len - used, "%s",
+						 tmp);
+				used += (size_t)w;
+			}
+	}
+	if (len)
+		buf[used < len ? used : len - 1] = '\0';
+	return used;
+}
+
 /* Whether name matches one entry of the comma-separated list. */
 static int match_list(const char *name, const char *list, int exact)
 {

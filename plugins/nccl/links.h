@@ -91,6 +91,15 @@ void sd_link_classify(const struct sd_nvml_answer *a, int i, int j,
 size_t sd_links_format(const struct sd_nvml_answer *a, char *buf, size_t len);
 
 /*
+ * Every pair as the JSON array of the describe_links slot
+ * (include/shakedown/backend.h), devices named by PCI bus id:
+ * [{"a":"0000:18:00.0","b":"0000:2a:00.0","class":"nvswitch","nvlinks":18}].
+ * Returns the length the whole array needs, as snprintf does: a result of
+ * len or more means buf was too short (and holds a cut, invalid array).
+ */
+size_t sd_links_json(const struct sd_nvml_answer *a, char *buf, size_t len);
+
+/*
  * NCCL's socket interface choice (ncclFindInterfaces): `names[0..n)` are
  * the host's interfaces that are up and have an address.  `ifname` is
  * NCCL_SOCKET_IFNAME or NULL: a comma-separated list of prefixes, "^" in

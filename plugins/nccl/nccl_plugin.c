@@ -536,6 +536,34 @@ static int nccl_describe_device(struct sd_comm *c, struct sd_device_info *info)
 	return SD_OK;
 }
 
+/* Every GPU pair of this host and how it is linked (probe.c: NVML through
+ * dlopen, else CUDA peer access), as links.c classifies it. */
+static int nccl_describe_links(struct sd_comm *c, char *json, size_t len,
+			       char *err, size_t errlen)
+{
+	static struct sd_nvml_answer a;
+	char note[256];
+	if (len < 3) {
+		snprintf(err, errlen, "a buffer of %zu bytes cannot hold the "
+			 "links", len);
+		return SD_ERR_NOMEM;
+	}
+	snprintf(json, len, "[]");
+	if (sd_links_probe_host(&a, note, sizeof(note)) != 0) {
+		snprintf(err, errlen, "%s", note);
+		return SD_ERR_NODEV;
+	}
+	size_t need = sd_links_json(&a, json, len);
+	if (need >= len) {
+		snprintf(json, len, "[]");
+		snprintf(err, errlen, "the links of %d GPUs need %zu bytes, "
+			 "more than the %zu given", a.ngpus, need + 1, len);
+		return SD_ERR_NOMEM;
+	}
+	snprintf(err, errlen, "%s", note);
+	return SD_OK;
+}
+
 /* ------------------------------------------------------------ buffers */
 
 static int nccl_buf_alloc(struct sd_comm *c, size_t bytes, void **out,
@@ -1038,4 +1066,5 @@ const struct sd_backend_ops shakedown_backend = {
 	.barrier = nccl_barrier,
 	.abort = nccl_abort,
 	.iter_times = nccl_iter_times,
+	.describe_links = nccl_describe_links,
 };

@@ -38,6 +38,10 @@ struct nvml {
 			       sd_nvmlPciInfo_t *);
 	int (*link_remote_type)(sd_nvmlDevice_t, unsigned int, int *);
 	int (*ancestor)(sd_nvmlDevice_t, sd_nvmlDevice_t, int *);
+	/* optional: every GPU of the host, whatever CUDA_VISIBLE_DEVICES */
+	int (*count)(unsigned int *);
+	int (*by_index)(unsigned int, sd_nvmlDevice_t *);
+	int (*pci_info)(sd_nvmlDevice_t, sd_nvmlPciInfo_t *);
 };
 
 static int nvml_open(struct nvml *m)
@@ -57,6 +61,9 @@ static int nvml_open(struct nvml *m)
 		dlsym(m->lib, "nvmlDeviceGetNvLinkRemoteDeviceType");
 	*(void **)&m->ancestor =
 		dlsym(m->lib, "nvmlDeviceGetTopologyCommonAncestor");
+	*(void **)&m->count = dlsym(m->lib, "nvmlDeviceGetCount_v2");
+	*(void **)&m->by_index = dlsym(m->lib, "nvmlDeviceGetHandleByIndex_v2");
+	*(void **)&m->pci_info = dlsym(m->lib, "nvmlDeviceGetPciInfo_v3");
 	if (!m->init || !m->shutdown || !m->by_bus_id || !m->link_state ||
 	    !m->link_remote_pci || !m->ancestor || m->init() != 0) {
 		dlclose(m->lib);
@@ -65,6 +72,9 @@ static int nvml_open(struct nvml *m)
 	}
 	return 0;
 }
+
+static int nvml_links(struct nvml *m, sd_nvmlDevice_t *dev,
+		      struct sd_nvml_answer *a);
 
 int sd_links_probe(struct sd_nvml_answer *a)
 {
@@ -96,6 +106,19 @@ int sd_links_probe(struct sd_nvml_answer *a)
 	int ok = 1;
 	for (int i = 0; i < n && ok; i++)
 		ok = m.by_bus_id(a->gpu[i].bus_id, &dev[i]) == 0;
+	a->have_nvml = ok && nvml_links(&m, dev, a);
+	m.shutdown();
+	dlclose(m.lib);
+	return 0;
+}
+
+/* NVLink states and PCIe common ancestors of the a->ngpus GPUs dev[]
+ * into a; 1, or 0 when NVML failed for one. */
+static int nvml_links(struct nvml *mp, sd_nvmlDevice_t *dev,
+		      struct sd_nvml_answer *a)
+{
+	struct nvml m = *mp;
+	int n = a->ngpus, ok = 1;
 	for (int i = 0; i < n && ok; i++) {
 		a->gpu[i].nlinks = SD_NVML_NVLINK_MAX_LINKS;
 		for (unsigned l = 0; l < SD_NVML_NVLINK_MAX_LINKS; l++) {
@@ -121,9 +144,54 @@ int sd_links_probe(struct sd_nvml_answer *a)
 				a->ancestor[i][j] = -1;
 		}
 	}
-	a->have_nvml = ok;
-	m.shutdown();
-	dlclose(m.lib);
+	return ok;
+}
+
+int sd_links_probe_host(struct sd_nvml_answer *a, char *note, size_t len)
+{
+	struct nvml m;
+	unsigned int n = 0;
+	note[0] = '\0';
+	memset(a, 0, sizeof(*a));
+	if (nvml_open(&m) == 0) {
+		sd_nvmlDevice_t dev[SD_LINKS_MAX_GPUS] = { 0 };
+		int ok = m.count && m.by_index && m.pci_info &&
+			 m.count(&n) == 0 && n > 0;
+		if (ok && n > SD_LINKS_MAX_GPUS) {
+			snprintf(note, len, "the host has %u GPUs; the links "
+				 "of the first %d are shown", n,
+				 SD_LINKS_MAX_GPUS);
+			n = SD_LINKS_MAX_GPUS;
+		}
+		for (unsigned int i = 0; ok && i < n; i++) {
+			sd_nvmlPciInfo_t pci;
+			memset(&pci, 0, sizeof(pci));
+			ok = m.by_index(i, &dev[i]) == 0 &&
+			     m.pci_info(dev[i], &pci) == 0;
+			sd_pci_normalize(pci.busId, a->gpu[i].bus_id,
+					 sizeof(a->gpu[i].bus_id));
+			for (unsigned int j = 0; j < n; j++)
+				a->p2p[i][j] = -1;
+		}
+		a->ngpus = ok ? (int)n : 0;
+		ok = ok && nvml_links(&m, dev, a);
+		m.shutdown();
+		dlclose(m.lib);
+		if (ok) {
+			a->have_nvml = 1;
+			return 0;
+		}
+		memset(a, 0, sizeof(*a));
+	}
+	if (sd_links_probe(a) != 0) {
+		snprintf(note, len, "no GPU found: NVML (libnvidia-ml.so.1) "
+			 "and CUDA see none on this host");
+		return -1;
+	}
+	if (!a->have_nvml)
+		snprintf(note, len, "NVML (libnvidia-ml.so.1) did not answer: "
+			 "classes from CUDA peer access, among the GPUs this "
+			 "rank sees");
 	return 0;
 }
 

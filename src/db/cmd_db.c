@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "db/db.h"
 #include "db/db_internal.h"
+#include "hostlist.h"
 #include "names.h"
 #include "tool.h"
 #include "util.h"
@@ -35,6 +36,8 @@ struct db_opts {
 	const char *op, *size, *dtype, *since, *until, *host;
 	/* compare */
 	const char *tolerance;
+	/* report */
+	int bad_nodes;
 };
 
 /* The output formats of the database commands, by name. */
@@ -47,10 +50,11 @@ static const struct sd_name_row db_format_names[] = {
  * Their --help texts are src/help/CMD.txt (sd_help_CMD). */
 enum db_option {
 	OPT_DB = 256, OPT_FORMAT, OPT_OP, OPT_SIZE, OPT_DTYPE, OPT_SINCE,
-	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE,
+	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE, OPT_BAD_NODES,
 };
 
 static const struct option report_options[] = {
+	{ "bad-nodes", no_argument, NULL, OPT_BAD_NODES },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "help", no_argument, NULL, 'h' },
@@ -144,6 +148,7 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_UNTIL: o->until = optarg; break;
 		case OPT_HOST: o->host = optarg; break;
 		case OPT_TOLERANCE: o->tolerance = optarg; break;
+		case OPT_BAD_NODES: o->bad_nodes = 1; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -275,6 +280,154 @@ static int report_text(sqlite3 *db, int64_t run_id, char *err,
 				 stdout, NULL, err, errlen);
 }
 
+/* The bad nodes of a run: line 1 their Slurm hostlist (empty when
+ * none), then one line per node with its reasons; what no single node
+ * explains (paths, rails, groups) follows as # lines.  JSON: one object. */
+static int report_bad_nodes(sqlite3 *db, int64_t run_id, const char *uuid,
+			    int json, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	const char **hosts = NULL;
+	char **reasons = NULL;
+	int n = 0, cap = 0, rc = SD_ERR_IO;
+	struct sd_buf out = { 0 };
+	if (sqlite3_prepare_v2(db,
+		"SELECT hosts, group_concat(kind || ' ' || subject || ': ' || "
+		" reason, '; ') FROM suspects WHERE run_id = ?1 AND bad_node = 1 "
+		"GROUP BY hosts ORDER BY hosts", -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(st, 1, run_id);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			void *a = realloc(hosts, (size_t)cap * sizeof(*hosts));
+			if (a)
+				hosts = a;
+			void *b = realloc(reasons, (size_t)cap * sizeof(*reasons));
+			if (b)
+				reasons = b;
+			if (!a || !b) {
+				rc = SD_ERR_NOMEM;
+				goto fail;
+			}
+		}
+		hosts[n] = strdup((const char *)sqlite3_column_text(st, 0));
+		reasons[n] = strdup((const char *)sqlite3_column_text(st, 1));
+		n++;
+		if (!hosts[n - 1] || !reasons[n - 1]) {
+			rc = SD_ERR_NOMEM;
+			goto fail;
+		}
+	}
+	if (step != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(st);
+	st = NULL;
+	char *list = sd_hostlist_compress(hosts, n);
+	if (!list) {
+		rc = SD_ERR_NOMEM;
+		goto fail;
+	}
+	if (json) {
+		sd_buf_printf(&out, "{\"run\":\"%s\",\"bad_nodes\":", uuid);
+		sd_buf_json_string(&out, list);
+		sd_buf_printf(&out, ",\"nodes\":[");
+		for (int i = 0; i < n; i++) {
+			sd_buf_printf(&out, "%s{\"host\":", i ? "," : "");
+			sd_buf_json_string(&out, hosts[i]);
+			sd_buf_printf(&out, ",\"reason\":");
+			sd_buf_json_string(&out, reasons[i]);
+			sd_buf_printf(&out, "}");
+		}
+		sd_buf_printf(&out, "],\"other\":[");
+	} else {
+		sd_buf_printf(&out, "%s\n", list);
+		for (int i = 0; i < n; i++)
+			sd_buf_printf(&out, "%s: %s\n", hosts[i], reasons[i]);
+	}
+	free(list);
+	/* what no node explains */
+	if (sqlite3_prepare_v2(db,
+		"SELECT kind, subject, hosts, reason FROM suspects "
+		"WHERE run_id = ?1 AND bad_node = 0 ORDER BY kind, subject", -1,
+		&st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(st, 1, run_id);
+	int k = 0;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *c[4];
+		for (int i = 0; i < 4; i++)
+			c[i] = (const char *)sqlite3_column_text(st, i);
+		if (json) {
+			static const char *const keys[] = { "kind", "subject",
+							    "hosts", "reason" };
+			sd_buf_printf(&out, "%s{", k ? "," : "");
+			for (int i = 0; i < 4; i++) {
+				sd_buf_printf(&out, "%s\"%s\":", i ? "," : "",
+					      keys[i]);
+				sd_buf_json_string(&out, c[i] ? c[i] : "");
+			}
+			sd_buf_printf(&out, "}");
+		} else {
+			sd_buf_printf(&out, "# %s %s (%s): %s\n", c[0], c[1],
+				      c[2], c[3]);
+		}
+		k++;
+	}
+	if (step != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(st);
+	st = NULL;
+	/* a run that failed with nobody to blame says so */
+	if (sqlite3_prepare_v2(db, "SELECT status, message FROM runs WHERE id = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(st, 1, run_id);
+	const char *status = "", *message = NULL;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		status = (const char *)sqlite3_column_text(st, 0);
+		message = (const char *)sqlite3_column_text(st, 1);
+	}
+	if (json) {
+		sd_buf_printf(&out, "],\"run_status\":");
+		sd_buf_json_string(&out, status ? status : "");
+		sd_buf_printf(&out, ",\"run_message\":");
+		if (message)
+			sd_buf_json_string(&out, message);
+		else
+			sd_buf_printf(&out, "null");
+		sd_buf_printf(&out, "}\n");
+	} else if (!n && k == 0 && status && strcmp(status, "passed") != 0) {
+		sd_buf_printf(&out, "# run %s %s with no suspect%s%s\n", uuid,
+			      status, message ? ": " : "",
+			      message ? message : "");
+	}
+	if (!out.data)
+		sd_buf_printf(&out, "%s", "");
+	if (!out.data) {
+		rc = SD_ERR_NOMEM;
+		goto fail;
+	}
+	fputs(out.data, stdout);
+	rc = SD_OK;
+fail:
+	if (rc == SD_ERR_IO)
+		snprintf(err, errlen, "reading the suspects: %s",
+			 sqlite3_errmsg(db));
+	else if (rc == SD_ERR_NOMEM)
+		snprintf(err, errlen, "out of memory");
+	sqlite3_finalize(st);
+	for (int i = 0; i < n; i++) {
+		free((char *)hosts[i]);
+		free(reasons[i]);
+	}
+	free(hosts);
+	free(reasons);
+	sd_buf_free(&out);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct db_opts o;
@@ -294,7 +447,16 @@ int cmd_report(int argc, char **argv)
 		rc = query_failed(argv[0], st, err);
 		goto out;
 	}
-	if (o.format == SD_DB_JSON) {
+	if (o.bad_nodes && o.format == SD_DB_CSV) {
+		fprintf(stderr, "shakedown report: --bad-nodes prints text or "
+			"json, not csv\n");
+		rc = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (o.bad_nodes) {
+		st = report_bad_nodes(db, run_id, uuid, o.format == SD_DB_JSON,
+				      err, sizeof(err));
+	} else if (o.format == SD_DB_JSON) {
 		char *json = NULL;
 		st = sd_db_report_json(db, uuid, &json, err, sizeof(err));
 		if (st == SD_OK)

@@ -5,7 +5,7 @@
 # the ranks stop, say what was cut short, and exit 5.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 11
+sd_slurm_begin 3 13
 
 export SHAKEDOWN
 unset SHAKEDOWN_BACKEND SHAKEDOWN_PLAN SHAKEDOWN_DB SHAKEDOWN_UPLOAD_URL \
@@ -30,8 +30,13 @@ rc=$?
 is "$rc" 0 "quick.sbatch on 2 nodes x 2 tasks: job exit 0 (got $rc)"
 ok 'grep -q "backend gloo" "$out"' \
 	"quick.sbatch: picks gloo when the job has no GPUs"
-ok 'sd_check_json "$out" all_reduce,all_gather,sendrecv 4' \
-	"quick.sbatch: rows for all_reduce, all_gather, sendrecv, wrong 0"
+ok 'grep -q "srun --mpi=pmi2 -K .* --plan cpu" "$out"' \
+	"quick.sbatch: runs the shipped plans/cpu.yaml on CPU nodes"
+ok 'sd_check_json "$out" all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,sendrecv ""' \
+	"quick.sbatch: rows for the plan's collectives, wrong 0"
+ok 'grep -q "\"scope\":\"node\",\"members\":\"2-3\",\"nranks\":2," "$out" &&
+	grep -q "\"scope\":\"node-pairs\",\"members\":\"0-3\",\"nranks\":4," "$out"' \
+	"quick.sbatch: and the plan's node and node-pair tests"
 ok 'grep -q "database $SUBMIT/shakedown.db" "$out"' \
 	"quick.sbatch: database defaults to the submit folder"
 ok 'grep -q "exit status 0\$" "$out"' "quick.sbatch: reports exit status 0"

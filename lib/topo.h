@@ -1,0 +1,101 @@
+/*
+ * topo.h - what this host looks like to a qualification run: its network
+ * interfaces (state, link speed, MTU, MAC, IPv4 addresses), its NUMA nodes
+ * (CPUs and memory of each), its online CPUs and CPU model.  Read from
+ * sysfs and /proc (and getifaddrs), for `shakedown topo` and the host
+ * record of a run.  Nothing here prints or exits.
+ *
+ * The loopback interface "lo" is left out: it is never a path between
+ * hosts, and every host has the same one.
+ *
+ * Under a network namespace entered without remounting /sys (nsenter
+ * --net, as the Slurm test cluster does), /sys/class/net still shows the
+ * namespace that mounted /sys.  On the live host (root NULL or "/") the
+ * interfaces are therefore taken from getifaddrs (this process's
+ * namespace); each one's attributes come from sysfs when its ifindex there
+ * is the one this namespace gives it, and from ioctl (SIOCGIFMTU,
+ * SIOCGIFHWADDR, SIOCGIFFLAGS, SIOCETHTOOL) otherwise ("source" says
+ * which).  Under a fake root (tests) only the files under it are read.
+ */
+#ifndef SD_TOPO_H
+#define SD_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SD_TOPO_MAX_IFACES 256
+#define SD_TOPO_MAX_IPV4 8
+#define SD_TOPO_MAX_NUMA 64
+
+struct sd_topo_iface {
+	char name[32];
+	char state[24];          /* operstate: "up", "down", "unknown", ... */
+	long speed_mbps;         /* -1: unknown (down, virtual, unreadable) */
+	long mtu;                /* -1: unknown */
+	char address[64];        /* MAC, "" when unknown */
+	int numa_node;           /* of its PCI device; -1 none or unknown */
+	int has_device;          /* 1: backed by a device (/device exists) */
+	const char *source;      /* "sysfs" or "ioctl" */
+	int nipv4;
+	char ipv4[SD_TOPO_MAX_IPV4][16];
+};
+
+struct sd_topo_numa {
+	int node;
+	char cpus[512];          /* cpulist, e.g. "0-15,32-47" */
+	int ncpus;               /* CPUs in cpus, -1 when it did not parse */
+	uint64_t mem_total_bytes; /* MemTotal of its meminfo, 0 unknown */
+};
+
+struct sd_topo_host {
+	int ncpus;               /* online CPUs, -1 unknown */
+	char cpu_model[128];     /* "model name" of /proc/cpuinfo, or "" */
+	int nifaces;
+	int ifaces_truncated;    /* more than SD_TOPO_MAX_IFACES */
+	struct sd_topo_iface iface[SD_TOPO_MAX_IFACES];
+	int nnuma;               /* 0 when the kernel shows no NUMA nodes */
+	struct sd_topo_numa numa[SD_TOPO_MAX_NUMA];
+};
+
+/*
+ * Read this host into *t.  root: NULL (or "/") for the live host, else a
+ * directory holding a fake sys/ and proc/ (tests).  What cannot be read is
+ * left unknown (-1, "", no entry); interfaces and NUMA nodes are sorted by
+ * name and number.  Returns SD_OK, or SD_ERR_INVALID for a NULL t.
+ */
+int sd_topo_host_read(const char *root, struct sd_topo_host *t);
+
+/*
+ * *t as one JSON object:
+ *   {"cpus":N,"cpu_model":"...",
+ *    "interfaces":[{"name","state","speed_mbps","mtu","address",
+ *                   "numa_node","device","source","ipv4":[...]}],
+ *    "numa":[{"node","cpus","ncpus","mem_total_bytes"}]}
+ * Unknown numbers are null.  Returns a malloc'd string the caller frees,
+ * or NULL when memory runs out.
+ */
+char *sd_topo_json(const struct sd_topo_host *t);
+
+/*
+ * sd_topo_host_read() then sd_topo_json(): the JSON object of this host
+ * (the "topology" of a run's host record).  Returns a malloc'd string the
+ * caller frees, or NULL when memory runs out.
+ */
+char *sd_topo_host_json(const char *root);
+
+/* The number of CPUs in a cpulist ("0-3,8,10-11" -> 7; "" -> 0), or -1
+ * when it is not one. */
+int sd_topo_cpulist_count(const char *list);
+
+/* Whether cpulist `list` holds cpu: 1, 0, or -1 when it is not one. */
+int sd_topo_cpulist_has(const char *list, int cpu);
+
+/*
+ * This process's CPU affinity as a cpulist into cpus (sched_getaffinity),
+ * and the NUMA nodes of t those CPUs are on as a list into nodes ("0",
+ * "0,1"; "" when t has none).  Returns SD_OK or SD_ERR_IO.
+ */
+int sd_topo_affinity(const struct sd_topo_host *t, char *cpus,
+		     size_t cpus_len, char *nodes, size_t nodes_len);
+
+#endif

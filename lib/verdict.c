@@ -1,0 +1,551 @@
+/*
+ * verdict.c - judge subjects against expectations, and blame (verdict.h).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "verdict.h"
+
+static const char *const subject_kinds[] = { "job", "group", "node",
+					     "gpu-pair", "node-pair", "rail" };
+static const char *const expect_kinds[] = { "data", "busbw", "time", "peers",
+					    "mad", "baseline" };
+static const char *const judged[] = { "none", "passed", "failed", "skipped" };
+static const char *const suspect_kinds[] = { "node", "link", "path", "rail",
+					     "group" };
+
+const char *sd_subject_kind_name(enum sd_subject_kind k)
+{
+	return (unsigned)k < 6 ? subject_kinds[k] : "?";
+}
+
+enum sd_subject_kind sd_subject_kind_of(const char *scope)
+{
+	if (strcmp(scope, "node") == 0)
+		return SD_SUBJECT_NODE;
+	if (strcmp(scope, "rail") == 0)
+		return SD_SUBJECT_RAIL;
+	if (strcmp(scope, "gpu-pairs") == 0)
+		return SD_SUBJECT_GPU_PAIR;
+	if (strncmp(scope, "node-pairs", 10) == 0)
+		return SD_SUBJECT_NODE_PAIR;
+	if (strncmp(scope, "split:", 6) == 0)
+		return SD_SUBJECT_GROUP;
+	return SD_SUBJECT_JOB;
+}
+
+const char *sd_expect_kind_name(enum sd_expect_kind k)
+{
+	return (unsigned)k < SD_EXPECT_KINDS ? expect_kinds[k] : "?";
+}
+
+const char *sd_judged_status_name(enum sd_judged_status s)
+{
+	return (unsigned)s < 4 ? judged[s] : "?";
+}
+
+const char *sd_suspect_kind_name(enum sd_suspect_kind k)
+{
+	return (unsigned)k < 5 ? suspect_kinds[k] : "?";
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double sd_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void set(struct sd_judgement *j, enum sd_expect_kind k,
+		enum sd_judged_status st, double measured, double threshold,
+		const char *unit, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+static void set(struct sd_judgement *j, enum sd_expect_kind k,
+		enum sd_judged_status st, double measured, double threshold,
+		const char *unit, const char *fmt, ...)
+{
+	va_list ap;
+	j->kind = k;
+	j->status = st;
+	j->measured = measured;
+	j->threshold = threshold;
+	j->unit = unit;
+	va_start(ap, fmt);
+	vsnprintf(j->reason, sizeof(j->reason), fmt, ap);
+	va_end(ap);
+}
+
+int sd_judge(const struct sd_expectation *e, const char *what,
+	     const struct sd_subject_result *res, int n,
+	     struct sd_judgement *out)
+{
+	int failed = 0, nb = 0;
+	double *bw = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+	double *dev = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+	double median = 0, mad = 0;
+	for (int i = 0; bw && i < n; i++)
+		if (res[i].have)
+			bw[nb++] = res[i].busbw_gbs;
+	if (bw && dev && nb > 0) {
+		median = sd_median(bw, nb);
+		for (int i = 0; i < nb; i++)
+			dev[i] = fabs(bw[i] - median);
+		mad = sd_median(dev, nb);
+		if (mad < 0.01 * median)
+			mad = 0.01 * median;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct sd_subject_result *r = &res[i];
+		struct sd_judgement *o = out + (size_t)i * SD_EXPECT_KINDS;
+		char sz[32];
+		sd_format_size(r->size_bytes, sz, sizeof(sz));
+		memset(o, 0, SD_EXPECT_KINDS * sizeof(*o));
+		for (int k = 0; k < SD_EXPECT_KINDS; k++)
+			o[k].measured = o[k].threshold = NAN;
+		if (r->wrong)
+			set(&o[SD_EXPECT_DATA], SD_EXPECT_DATA, SD_JUDGED_FAILED,
+			    (double)r->wrong, 0, "elements",
+			    "%llu wrong elements", (unsigned long long)r->wrong);
+		else if (r->checked)
+			set(&o[SD_EXPECT_DATA], SD_EXPECT_DATA, SD_JUDGED_PASSED,
+			    0, 0, "elements", "every element right");
+		else
+			set(&o[SD_EXPECT_DATA], SD_EXPECT_DATA, SD_JUDGED_SKIPPED,
+			    NAN, 0, "elements", "the data was not checked");
+		int any = e->busbw_gbs > 0 || e->time_us > 0 || e->peers > 0 ||
+			  e->mad > 0 || e->baseline > 0;
+		if (any && !r->have) {
+			for (int k = SD_EXPECT_BUSBW; k < SD_EXPECT_KINDS; k++) {
+				int wanted = (k == SD_EXPECT_BUSBW && e->busbw_gbs > 0) ||
+					     (k == SD_EXPECT_TIME && e->time_us > 0) ||
+					     (k == SD_EXPECT_PEERS && e->peers > 0) ||
+					     (k == SD_EXPECT_MAD && e->mad > 0) ||
+					     (k == SD_EXPECT_BASELINE && e->baseline > 0);
+				if (wanted)
+					set(&o[k], (enum sd_expect_kind)k,
+					    SD_JUDGED_SKIPPED, NAN, NAN,
+					    k == SD_EXPECT_TIME ? "us" : "GB/s",
+					    "no measurement at the judged size");
+			}
+			continue;
+		}
+		if (e->busbw_gbs > 0) {
+			int ok = r->busbw_gbs >= e->busbw_gbs;
+			failed |= !ok;
+			set(&o[SD_EXPECT_BUSBW], SD_EXPECT_BUSBW,
+			    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
+			    r->busbw_gbs, e->busbw_gbs, "GB/s",
+			    "busbw %.3g GB/s at %s %s the floor %g GB/s",
+			    r->busbw_gbs, sz, ok ? "meets" : "is below",
+			    e->busbw_gbs);
+		}
+		if (e->time_us > 0) {
+			int ok = r->time_us <= e->time_us;
+			failed |= !ok;
+			set(&o[SD_EXPECT_TIME], SD_EXPECT_TIME,
+			    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED, r->time_us,
+			    e->time_us, "us",
+			    "time %.4g us at %s %s the ceiling %g us", r->time_us,
+			    sz, ok ? "is within" : "is above", e->time_us);
+		}
+		if (e->peers > 0) {
+			/* the median of the others: with two subjects each is
+			 * compared with the other, not with their mean */
+			double others = median;
+			if (r->have && nb >= 2) {
+				int p = 0;
+				while (p < nb - 1 && bw[p] != r->busbw_gbs)
+					p++;
+				int m = nb - 1;
+#define AT(k) bw[(k) < p ? (k) : (k) + 1]
+				others = m % 2 ? AT(m / 2)
+					       : (AT(m / 2 - 1) + AT(m / 2)) / 2;
+#undef AT
+			}
+			double floor = e->peers * others;
+			if (nb < 2) {
+				set(&o[SD_EXPECT_PEERS], SD_EXPECT_PEERS,
+				    SD_JUDGED_SKIPPED, r->busbw_gbs, NAN, "GB/s",
+				    "one of its kind: no peers to compare with");
+			} else {
+				int ok = r->busbw_gbs >= floor;
+				failed |= !ok;
+				set(&o[SD_EXPECT_PEERS], SD_EXPECT_PEERS,
+				    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
+				    r->busbw_gbs, floor, "GB/s",
+				    "busbw %.3g GB/s at %s is %.2f x the median "
+				    "%.3g GB/s of the other %s (%d; at least %g)",
+				    r->busbw_gbs, sz,
+				    others > 0 ? r->busbw_gbs / others : 0, others,
+				    what, nb - 1, e->peers);
+			}
+		}
+		if (e->mad > 0) {
+			double floor = median - e->mad * mad;
+			if (nb < 3) {
+				set(&o[SD_EXPECT_MAD], SD_EXPECT_MAD,
+				    SD_JUDGED_SKIPPED, r->busbw_gbs, NAN, "GB/s",
+				    "fewer than 3 of its kind: no spread to "
+				    "judge by");
+			} else {
+				int ok = r->busbw_gbs >= floor;
+				failed |= !ok;
+				set(&o[SD_EXPECT_MAD], SD_EXPECT_MAD,
+				    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
+				    r->busbw_gbs, floor, "GB/s",
+				    "busbw %.3g GB/s at %s is %.1f median absolute "
+				    "deviations %s the median %.3g GB/s of %d "
+				    "%s (at most %g below)", r->busbw_gbs, sz,
+				    mad > 0 ? fabs(median - r->busbw_gbs) / mad
+					    : 0,
+				    r->busbw_gbs < median ? "below" : "above",
+				    median, nb, what, e->mad);
+			}
+		}
+		if (e->baseline > 0) {
+			if (!r->have_base) {
+				set(&o[SD_EXPECT_BASELINE], SD_EXPECT_BASELINE,
+				    SD_JUDGED_SKIPPED, r->busbw_gbs, NAN, "GB/s",
+				    "%s", r->base_missing
+						  ? "the baseline has no value for "
+						    "this test and size"
+						  : "no baseline given (run "
+						    "--baseline NAME)");
+			} else {
+				double floor = e->baseline * r->base_busbw_gbs;
+				int ok = r->busbw_gbs >= floor;
+				failed |= !ok;
+				set(&o[SD_EXPECT_BASELINE], SD_EXPECT_BASELINE,
+				    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
+				    r->busbw_gbs, floor, "GB/s",
+				    "busbw %.3g GB/s at %s is %.2f x the "
+				    "baseline's %.3g GB/s (at least %g)",
+				    r->busbw_gbs, sz,
+				    r->base_busbw_gbs > 0
+					    ? r->busbw_gbs / r->base_busbw_gbs
+					    : 0,
+				    r->base_busbw_gbs, e->baseline);
+			}
+		}
+	}
+	free(bw);
+	free(dev);
+	return failed;
+}
+
+/* ---- blame ---- */
+
+struct failed_item {
+	enum sd_subject_kind kind;
+	char *subject;
+	int a, b;        /* hosts; -1 when none */
+	char *hostlist;  /* all its hosts, as a Slurm hostlist */
+	char *reason;
+	int hosts_many;  /* rail or group over more than two hosts */
+	int *hosts;      /* all of them, for rails and groups */
+	int nh;
+};
+
+struct sd_blame {
+	int nhosts;
+	const char *const *names;
+	/* this test */
+	int *pairs, *pair_fails; /* node pairs each host was in, and failed */
+	unsigned char *passed_pair; /* a host passed some node pair */
+	struct failed_item *failed;
+	size_t nfailed, capfailed;
+	/* the run */
+	struct sd_suspect *sus;
+	int nsus, capsus;
+};
+
+struct sd_blame *sd_blame_new(int nhosts, const char *const *names)
+{
+	struct sd_blame *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->nhosts = nhosts;
+	b->names = names;
+	size_t n = (size_t)(nhosts > 0 ? nhosts : 1);
+	b->pairs = calloc(n, sizeof(int));
+	b->pair_fails = calloc(n, sizeof(int));
+	b->passed_pair = calloc(n, 1);
+	if (!b->pairs || !b->pair_fails || !b->passed_pair) {
+		sd_blame_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+int sd_blame_add(struct sd_blame *b, enum sd_subject_kind kind,
+		 const char *subject, const char *hostlist, const int *hosts,
+		 int nh, int failed, const char *reason)
+{
+	int a = nh > 0 ? hosts[0] : -1, c = nh > 1 ? hosts[1] : -1;
+	if (kind == SD_SUBJECT_NODE_PAIR && a >= 0 && c >= 0) {
+		b->pairs[a]++;
+		b->pairs[c]++;
+		if (failed) {
+			b->pair_fails[a]++;
+			b->pair_fails[c]++;
+		} else {
+			b->passed_pair[a] = b->passed_pair[c] = 1;
+		}
+	}
+	if (!failed)
+		return 0;
+	if (b->nfailed == b->capfailed) {
+		size_t cap = b->capfailed ? b->capfailed * 2 : 16;
+		void *p = realloc(b->failed, cap * sizeof(*b->failed));
+		if (!p)
+			return -1;
+		b->failed = p;
+		b->capfailed = cap;
+	}
+	struct failed_item *f = &b->failed[b->nfailed];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->a = a;
+	f->b = c;
+	f->subject = strdup(subject ? subject : "");
+	f->hostlist = strdup(hostlist ? hostlist : "");
+	f->reason = strdup(reason ? reason : "");
+	if (nh > 2 || kind == SD_SUBJECT_RAIL || kind == SD_SUBJECT_GROUP ||
+	    kind == SD_SUBJECT_JOB) {
+		f->hosts = malloc((size_t)(nh > 0 ? nh : 1) * sizeof(int));
+		if (f->hosts) {
+			memcpy(f->hosts, hosts, (size_t)nh * sizeof(int));
+			f->nh = nh;
+		}
+		f->hosts_many = 1;
+	}
+	if (!f->subject || !f->reason || !f->hostlist ||
+	    (f->hosts_many && !f->hosts)) {
+		free(f->subject);
+		free(f->hostlist);
+		free(f->reason);
+		free(f->hosts);
+		return -1;
+	}
+	b->nfailed++;
+	return 0;
+}
+
+/* "A: B" or "A; T: B" as a malloc'd string; NULL when out of memory. */
+static char *join3(const char *a, const char *sep, const char *t,
+		   const char *c)
+{
+	struct sd_buf x = { 0 };
+	if (sd_buf_printf(&x, "%s%s%s: %s", a, sep, t, c)) {
+		sd_buf_free(&x);
+		return NULL;
+	}
+	return x.data;
+}
+
+/* Add a suspect, or add the reason to the one already named. */
+static int suspect(struct sd_blame *b, enum sd_suspect_kind kind,
+		   const char *subject, const char *hostlist, int host,
+		   int host_b, const char *test, const char *reason)
+{
+	char *why = NULL;
+	for (int i = 0; i < b->nsus; i++) {
+		struct sd_suspect *s = &b->sus[i];
+		if (s->kind != kind || strcmp(s->subject, subject) != 0)
+			continue;
+		if (strlen(s->reason) > 600)
+			return 0; /* enough said */
+		if (!(why = join3(s->reason, "; ", test, reason)))
+			return -1;
+		free(s->reason);
+		s->reason = why;
+		return 0;
+	}
+	if (b->nsus == b->capsus) {
+		int cap = b->capsus ? b->capsus * 2 : 8;
+		void *p = realloc(b->sus, (size_t)cap * sizeof(*b->sus));
+		if (!p)
+			return -1;
+		b->sus = p;
+		b->capsus = cap;
+	}
+	struct sd_suspect *s = &b->sus[b->nsus];
+	s->kind = kind;
+	s->host = host;
+	s->host_b = host_b;
+	s->subject = strdup(subject);
+	s->hosts = strdup(hostlist);
+	s->reason = join3("", "", test, reason);
+	if (!s->subject || !s->reason || !s->hosts) {
+		free(s->subject);
+		free(s->hosts);
+		free(s->reason);
+		return -1;
+	}
+	b->nsus++;
+	return 0;
+}
+
+/* Whether host h is a bad node in the run so far. */
+static int is_bad(const struct sd_blame *b, int h)
+{
+	for (int i = 0; i < b->nsus; i++)
+		if ((b->sus[i].kind == SD_SUSPECT_NODE ||
+		     b->sus[i].kind == SD_SUSPECT_LINK) && b->sus[i].host == h)
+			return 1;
+	return 0;
+}
+
+/* A node whose every node pair (two or more) failed in this test while
+ * each partner passed a pair elsewhere. */
+static int fails_every_pair(const struct sd_blame *b, int h)
+{
+	if (h < 0 || b->pairs[h] < 2 || b->pair_fails[h] != b->pairs[h])
+		return 0;
+	for (size_t i = 0; i < b->nfailed; i++) {
+		const struct failed_item *f = &b->failed[i];
+		if (f->kind != SD_SUBJECT_NODE_PAIR || (f->a != h && f->b != h))
+			continue;
+		int partner = f->a == h ? f->b : f->a;
+		if (partner >= 0 && !b->passed_pair[partner])
+			return 0;
+	}
+	return 1;
+}
+
+int sd_blame_end_test(struct sd_blame *b, const char *test)
+{
+	int rc = 0;
+	char why[800];
+	/* nodes first: what they explain is not blamed on paths or rails */
+	for (size_t i = 0; i < b->nfailed && !rc; i++) {
+		struct failed_item *f = &b->failed[i];
+		if (f->kind == SD_SUBJECT_NODE && f->a >= 0)
+			rc = suspect(b, SD_SUSPECT_NODE, b->names[f->a],
+				     b->names[f->a], f->a, -1, test, f->reason);
+		else if (f->kind == SD_SUBJECT_GPU_PAIR && f->a >= 0) {
+			snprintf(why, sizeof(why), "GPU pair %s: %s", f->subject,
+				 f->reason);
+			rc = suspect(b, SD_SUSPECT_LINK, f->subject,
+				     b->names[f->a], f->a, -1, test, why);
+		}
+	}
+	for (int h = 0; h < b->nhosts && !rc; h++) {
+		if (!fails_every_pair(b, h))
+			continue;
+		const char *first = "";
+		for (size_t i = 0; i < b->nfailed; i++)
+			if (b->failed[i].kind == SD_SUBJECT_NODE_PAIR &&
+			    (b->failed[i].a == h || b->failed[i].b == h)) {
+				first = b->failed[i].reason;
+				break;
+			}
+		snprintf(why, sizeof(why), "every node pair it was in failed "
+			 "(%d of %d) while its partners passed with other nodes; "
+			 "e.g. %s", b->pair_fails[h], b->pairs[h], first);
+		rc = suspect(b, SD_SUSPECT_NODE, b->names[h], b->names[h], h,
+			     -1, test, why);
+	}
+	for (size_t i = 0; i < b->nfailed && !rc; i++) {
+		struct failed_item *f = &b->failed[i];
+		if (f->kind == SD_SUBJECT_NODE_PAIR) {
+			if (is_bad(b, f->a) || is_bad(b, f->b))
+				continue;
+			int alone = f->a >= 0 && f->b >= 0 &&
+				    b->pairs[f->a] == 1 && b->pairs[f->b] == 1;
+			int both_pass = f->a >= 0 && f->b >= 0 &&
+					b->passed_pair[f->a] &&
+					b->passed_pair[f->b];
+			snprintf(why, sizeof(why), "%s; %s", f->reason,
+				 alone ? "with two nodes the fault cannot be "
+					 "placed on either"
+				 : both_pass ? "both nodes pass with others: the "
+					       "network path between them"
+					     : "an end passes with no other node: "
+					       "the fault cannot be placed");
+			rc = suspect(b, SD_SUSPECT_PATH, f->subject, f->hostlist,
+				     f->a, f->b, test, why);
+		} else if (f->hosts_many) {
+			int explained = 0;
+			for (int k = 0; k < f->nh && !explained; k++)
+				explained = is_bad(b, f->hosts[k]);
+			if (explained)
+				continue;
+			rc = suspect(b, f->kind == SD_SUBJECT_RAIL
+						? SD_SUSPECT_RAIL
+						: SD_SUSPECT_GROUP,
+				     f->subject, f->hostlist, -1, -1, test,
+				     f->reason);
+		}
+	}
+	/* the next test starts afresh */
+	for (size_t i = 0; i < b->nfailed; i++) {
+		free(b->failed[i].subject);
+		free(b->failed[i].hostlist);
+		free(b->failed[i].reason);
+		free(b->failed[i].hosts);
+	}
+	b->nfailed = 0;
+	memset(b->pairs, 0, (size_t)b->nhosts * sizeof(int));
+	memset(b->pair_fails, 0, (size_t)b->nhosts * sizeof(int));
+	memset(b->passed_pair, 0, (size_t)b->nhosts);
+	return rc ? -1 : 0;
+}
+
+const struct sd_suspect *sd_blame_suspects(const struct sd_blame *b, int *n)
+{
+	*n = b->nsus;
+	return b->sus;
+}
+
+int sd_blame_bad_hosts(const struct sd_blame *b, unsigned char *bad)
+{
+	int n = 0;
+	memset(bad, 0, (size_t)b->nhosts);
+	for (int i = 0; i < b->nsus; i++) {
+		const struct sd_suspect *s = &b->sus[i];
+		if ((s->kind == SD_SUSPECT_NODE || s->kind == SD_SUSPECT_LINK) &&
+		    s->host >= 0 && !bad[s->host]) {
+			bad[s->host] = 1;
+			n++;
+		}
+	}
+	return n;
+}
+
+void sd_blame_free(struct sd_blame *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nfailed; i++) {
+		free(b->failed[i].subject);
+		free(b->failed[i].hostlist);
+		free(b->failed[i].reason);
+		free(b->failed[i].hosts);
+	}
+	for (int i = 0; i < b->nsus; i++) {
+		free(b->sus[i].subject);
+		free(b->sus[i].hosts);
+		free(b->sus[i].reason);
+	}
+	free(b->failed);
+	free(b->sus);
+	free(b->pairs);
+	free(b->pair_fails);
+	free(b->passed_pair);
+	free(b);
+}

@@ -1,0 +1,136 @@
+/*
+ * verdict.h - judging a test's subjects against its expectations, and
+ * blaming nodes, links and paths for what failed.
+ *
+ * Pure logic: no network, no database, no output.  The runner hands each
+ * test's subjects (the groups its scope made: the job, a block of a split,
+ * a node, a GPU pair, a node pair, a rail) with what each measured at the
+ * judged size; sd_judge() says, per subject and expectation, passed,
+ * failed or skipped, with the measured value, the threshold and a reason
+ * in words.  The blame accumulator then takes every subject's outcome, test
+ * by test, and names the suspects (see sd_blame_end_test()).
+ */
+#ifndef SD_VERDICT_H
+#define SD_VERDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "plan.h"
+
+/* What a subject is: its scope's kind of group. */
+enum sd_subject_kind {
+	SD_SUBJECT_JOB,       /* world */
+	SD_SUBJECT_GROUP,     /* split:K */
+	SD_SUBJECT_NODE,      /* node */
+	SD_SUBJECT_GPU_PAIR,  /* gpu-pairs */
+	SD_SUBJECT_NODE_PAIR, /* node-pairs and its variants */
+	SD_SUBJECT_RAIL,      /* rail */
+};
+const char *sd_subject_kind_name(enum sd_subject_kind k);
+/* The kind of subject a scope's groups are. */
+enum sd_subject_kind sd_subject_kind_of(const char *scope);
+
+/* The expectations, in the order verdicts are given. */
+enum sd_expect_kind {
+	SD_EXPECT_DATA, SD_EXPECT_BUSBW, SD_EXPECT_TIME, SD_EXPECT_PEERS,
+	SD_EXPECT_MAD, SD_EXPECT_BASELINE, SD_EXPECT_KINDS
+};
+const char *sd_expect_kind_name(enum sd_expect_kind k);
+
+enum sd_judged_status { SD_JUDGED_NONE = 0, SD_JUDGED_PASSED,
+			SD_JUDGED_FAILED, SD_JUDGED_SKIPPED };
+const char *sd_judged_status_name(enum sd_judged_status s);
+
+/* What one subject measured at the judged size. */
+struct sd_subject_result {
+	int have;             /* a measurement at or below the judged size */
+	uint64_t size_bytes;  /* the size judged */
+	double busbw_gbs, time_us;
+	int checked;          /* the data was checked (at any size) */
+	uint64_t wrong;       /* wrong elements over all sizes */
+	int have_base;        /* a baseline value for this size */
+	double base_busbw_gbs;
+	int base_missing;     /* a baseline was given but lacks this test */
+};
+
+/* One expectation's outcome for one subject. */
+struct sd_judgement {
+	enum sd_expect_kind kind;
+	enum sd_judged_status status;
+	double measured, threshold; /* NAN when there is none */
+	const char *unit;           /* "GB/s", "us", "elements" */
+	char reason[240];
+};
+
+/*
+ * Judge n subjects (`what` names their kind in reasons: "node pairs") by
+ * expectation e: out[i * SD_EXPECT_KINDS + k] for subject i and kind k
+ * (status SD_JUDGED_NONE where the test does not expect k; data is always
+ * judged).  Peers and mad compare each subject's bus bandwidth with the
+ * median of the subjects that have one; the median absolute deviation is
+ * taken as at least 1% of the median, so that identical subjects do not
+ * make noise a failure.  Returns whether any subject failed a performance
+ * expectation (busbw, time, peers, mad, baseline): what retries measure
+ * again.
+ */
+int sd_judge(const struct sd_expectation *e, const char *what,
+	     const struct sd_subject_result *res, int n,
+	     struct sd_judgement *out);
+
+/* The median of n values (sorted in place); 0 when n is 0. */
+double sd_median(double *v, int n);
+
+/* A suspect: what the run blames, and why. */
+enum sd_suspect_kind { SD_SUSPECT_NODE, SD_SUSPECT_LINK, SD_SUSPECT_PATH,
+		       SD_SUSPECT_RAIL, SD_SUSPECT_GROUP };
+const char *sd_suspect_kind_name(enum sd_suspect_kind k);
+
+struct sd_suspect {
+	enum sd_suspect_kind kind;
+	char *subject;   /* host name, "node03 local 0,1", "node01,node03" */
+	char *hosts;     /* its hosts, as a Slurm hostlist */
+	int host;        /* the host to repair (bad node), or -1 */
+	int host_b;      /* the other end of a path, or -1 */
+	char *reason;
+};
+
+struct sd_blame;
+
+/* A blame accumulator over hosts 0..nhosts-1 named names[h] (kept, not
+ * copied).  NULL when out of memory. */
+struct sd_blame *sd_blame_new(int nhosts, const char *const *names);
+
+/*
+ * One subject's outcome in the current test: its kind, its text, its
+ * hosts as a hostlist (kept for suspects), its hosts (one for a node or GPU pair, two for a node pair, any number
+ * otherwise; only the first two are kept), whether it failed, and why.
+ * Returns 0 or -1 (out of memory).
+ */
+int sd_blame_add(struct sd_blame *b, enum sd_subject_kind kind,
+		 const char *subject, const char *hostlist, const int *hosts,
+		 int nh, int failed, const char *reason);
+
+/*
+ * The test is over: decide its suspects and merge them into the run's.
+ *   node   a node that failed its node test; or a node whose every node
+ *          pair failed (at least two) while each of its partners passed a
+ *          pair with another node
+ *   link   a GPU pair that failed (its node is a bad node)
+ *   path   a node pair that failed while neither end is blamed: both pass
+ *          elsewhere, or there is no elsewhere (two nodes)
+ *   rail   a rail, and group a job or block, that failed with no blamed
+ *          node among its hosts (a fault no single node explains)
+ * Test names ("test 3 (all_reduce)") go into the reasons.  Returns 0 or -1.
+ */
+int sd_blame_end_test(struct sd_blame *b, const char *test_name);
+
+/* The suspects so far (owned by b), in the order found. */
+const struct sd_suspect *sd_blame_suspects(const struct sd_blame *b, int *n);
+
+/* The hosts of node suspects, and of links (the bad nodes): bad[h] = 1;
+ * returns how many. */
+int sd_blame_bad_hosts(const struct sd_blame *b, unsigned char *bad);
+
+void sd_blame_free(struct sd_blame *b);
+
+#endif

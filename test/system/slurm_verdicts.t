@@ -1,0 +1,181 @@
+#!/bin/sh
+# slurm_verdicts.t - verdicts and blame on a real cluster: four nodes in
+# their own network namespaces (test/system/slurm/netns.sh), one rank each,
+# a plan whose node and node-pair tests expect every subject to reach a
+# share of its peers' bandwidth.  Faults are planted for real:
+#   - nothing planted: exit 0 and an empty bad-node hostlist
+#   - a slow node (SHAKEDOWN_FAULT kind=slow on one rank): exit 6, that
+#     node is line 1 of `report --bad-nodes`, and --drain drains it in the
+#     cluster's slurmctld (sinfo shows it drained with the run's reason)
+#   - a slow link (tbf on one node's interface, inside its namespace): the
+#     node pairs through that node fail, the others pass, the node is named
+#   - a slow path (htb shaping only the traffic between two nodes): that
+#     node pair fails alone and is named as a path, no node is blamed
+. "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
+sd_need_shakedown_gloo
+command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
+command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
+SD_SLURM_NETNS=1 sd_slurm_begin 4 27
+
+PLAN=$SD_TMP/verdicts.yaml
+cat >"$PLAN" <<'EOF'
+name: verdicts
+defaults:
+  dtype: float32
+  min_bytes: 64K
+  max_bytes: 1M
+  step_factor: 16
+  iters: 3
+  warmup: 1
+  timeout: 30
+  in_place: false
+  expect: {peers: 0.3, at: 1M}
+  retries: 2
+tests:
+  # one rank per node: a local all_reduce, long enough (20 x 4M) that a
+  # busy machine's scheduling does not make a healthy node look slow
+  - {op: all_reduce, scope: node, min_bytes: 4M, max_bytes: 4M, iters: 20,
+     expect: {at: 4M}}
+  - {op: [sendrecv, all_reduce], scope: node-pairs}
+EOF
+DB=$SD_TMP/v.db
+NS=$SD_CLUSTER_NETNS_PREFIX
+
+# run NAME [ENV=VALUE...] [-- extra run options]: a run of the plan on the
+# four nodes; its exit status in $rc, its output in $SD_TMP/NAME
+run_plan() {
+	name=$1
+	shift
+	envs=
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs="$envs $1"
+		shift
+	done
+	[ "${1:-}" = -- ] && shift
+	# shellcheck disable=SC2086
+	env $envs SHAKEDOWN_SCONTROL=scontrol timeout 150 $SD_CLUSTER_CLIENT \
+		srun -K -t 3 --mpi=pmi2 -N 4 -n 4 "$SHAKEDOWN" run \
+		--backend gloo --plan "$PLAN" --db "$DB" --no-progress "$@" \
+		>"$SD_TMP/$name" 2>&1
+	rc=$?
+}
+# the uuid of the latest run
+latest() {
+	sqlite3 "$DB" "SELECT uuid FROM runs ORDER BY id DESC LIMIT 1"
+}
+bad_nodes() {
+	"$SHAKEDOWN" report --bad-nodes --db "$DB" "$@"
+}
+
+# --- a healthy cluster -----------------------------------------------------
+run_plan healthy
+is "$rc" 0 "a healthy cluster: exit 0"
+[ "$rc" = 0 ] || diag_file "$SD_TMP/healthy" | tail -n 40
+is "$(bad_nodes | head -n 1)" "" "its bad-node hostlist is empty"
+is "$(bad_nodes | wc -l | tr -d ' ')" 1 "and nothing else is blamed"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM verdicts v JOIN runs r
+	ON r.id = v.run_id WHERE r.uuid = '$(latest)' AND v.subject_kind =
+	'node-pair' AND v.expectation = 'peers' AND v.status = 'passed'")" 12 \
+	"every node pair passed its peers expectation in both tests (2 x 6)"
+is "$(sqlite3 "$DB" "SELECT count(DISTINCT subject) FROM verdicts v JOIN runs r
+	ON r.id = v.run_id WHERE r.uuid = '$(latest)' AND v.subject_kind =
+	'node'")" 4 "every node has its node verdict"
+is "$(sqlite3 "$DB" "SELECT group_concat(host || ':' || name || ':' || state, ' ')
+	FROM (SELECT i.host, i.name, i.state FROM host_interfaces i JOIN runs r
+	ON r.id = i.run_id WHERE r.uuid = '$(latest)' ORDER BY i.host, i.name)")" \
+	"node1:eth0:up node2:eth0:up node3:eth0:up node4:eth0:up" \
+	"each node's interfaces are recorded with the run (host_interfaces)"
+
+# --- a slow node, drained ------------------------------------------------------
+run_plan slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=30000 -- --drain
+is "$rc" 6 "a slow node: exit 6 (an expectation failed)"
+[ "$rc" = 6 ] || diag_file "$SD_TMP/slow" | tail -n 40
+uuid=$(latest)
+slow=$(sqlite3 "$DB" "SELECT k.host FROM ranks k JOIN runs r ON r.id = k.run_id
+	WHERE r.uuid = '$uuid' AND k.rank = 2")
+ok '[ -n "$slow" ]' "the planted rank's host is recorded ($slow)"
+is "$(bad_nodes | head -n 1)" "$slow" "report --bad-nodes line 1 names it"
+like "$(bad_nodes | sed -n 2p)" "^$slow: node $slow: test 1 \\(all_reduce" \
+	"line 2 says why: its node test"
+like "$(bad_nodes | sed -n 2p)" "every node pair it was in failed \\(3 of 3\\)" \
+	"and every node pair it was in"
+is "$(bad_nodes | wc -l | tr -d ' ')" 2 "nobody else is blamed"
+json=$(bad_nodes --format json)
+is "$(sqlite3 :memory: "SELECT json_extract('$json', '\$.bad_nodes') || ' ' ||
+	json_extract('$json', '\$.nodes[0].host') || ' ' ||
+	json_array_length('$json', '\$.other')")" "$slow $slow 0" \
+	"--format json says the same"
+like "$(cat "$SD_TMP/slow")" "drained $slow \\(shakedown $uuid: " \
+	"--drain says what it drained"
+state=$($SD_CLUSTER_CLIENT sinfo -h -n "$slow" -o '%T|%E')
+like "$state" "^drain[a-z]*\\|shakedown $uuid: test 1 " \
+	"sinfo shows the node drained with the run and the reason"
+$SD_CLUSTER_CLIENT scontrol update NodeName="$slow" State=RESUME
+is "$(sqlite3 "$DB" "SELECT status || ' ' || exit_status FROM runs
+	WHERE uuid = '$uuid'")" "failed 6" "the run is recorded as failed (6)"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM verdicts v JOIN runs r
+	ON r.id = v.run_id WHERE r.uuid = '$uuid' AND v.status = 'failed'
+	AND v.attempts = 3")" \
+	"$(sqlite3 "$DB" "SELECT count(*) FROM verdicts v JOIN runs r
+	ON r.id = v.run_id WHERE r.uuid = '$uuid' AND v.status = 'failed'")" \
+	"every failed expectation was measured twice more before it counted"
+
+# --- a slow link: every packet of one node through a token bucket ------------
+n3=$NS-n3
+if ip netns exec "$n3" tc qdisc add dev eth0 root tbf rate 40mbit \
+	burst 64kbit latency 500ms; then
+	run_plan link
+	ip netns exec "$n3" tc qdisc del dev eth0 root
+	is "$rc" 6 "a slow link on node3: exit 6"
+	[ "$rc" = 6 ] || diag_file "$SD_TMP/link" | tail -n 40
+	is "$(bad_nodes | head -n 1)" node3 "node3 is the bad node"
+	like "$(bad_nodes | sed -n 2p)" \
+		"^node3: node node3: test 2 \\(sendrecv.*every node pair it was in failed \\(3 of 3\\)" \
+		"because every node pair through it failed"
+	uuid=$(latest)
+	is "$(sqlite3 "$DB" "SELECT group_concat(subject, ' ') FROM (SELECT
+		DISTINCT v.subject FROM verdicts v JOIN runs r ON r.id = v.run_id
+		WHERE r.uuid = '$uuid' AND v.subject_kind = 'node-pair' AND
+		v.status = 'failed' ORDER BY v.subject)")" \
+		"node1,node3 node2,node3 node3,node4" \
+		"the node pairs through node3 failed, the others passed"
+	is "$(sqlite3 "$DB" "SELECT v.status FROM verdicts v JOIN runs r
+		ON r.id = v.run_id WHERE r.uuid = '$uuid' AND v.subject = 'node3'
+		AND v.expectation = 'peers'")" passed \
+		"node3's own node test passed: the network is at fault"
+else
+	skip 5 "tbf is not available in this kernel"
+fi
+
+# --- a slow path: only the traffic between node1 and node3 -------------------
+shape() { # NS DST: node NS sends to DST slowly, everything else at full speed
+	ip netns exec "$1" tc qdisc add dev eth0 root handle 1: htb default 10 &&
+	ip netns exec "$1" tc class add dev eth0 parent 1: classid 1:10 htb \
+		rate 10gbit &&
+	ip netns exec "$1" tc class add dev eth0 parent 1: classid 1:20 htb \
+		rate 40mbit &&
+	ip netns exec "$1" tc filter add dev eth0 protocol ip parent 1: prio 1 \
+		u32 match ip dst "$2/32" flowid 1:20
+}
+if shape "$NS-n1" "$(sd_cluster_node_addr 3)" 2>/dev/null &&
+   shape "$NS-n3" "$(sd_cluster_node_addr 1)" 2>/dev/null; then
+	run_plan path
+	ip netns exec "$NS-n1" tc qdisc del dev eth0 root
+	ip netns exec "$NS-n3" tc qdisc del dev eth0 root
+	is "$rc" 6 "a slow path between node1 and node3: exit 6"
+	[ "$rc" = 6 ] || diag_file "$SD_TMP/path" | tail -n 40
+	is "$(bad_nodes | head -n 1)" "" "no node is blamed"
+	like "$(bad_nodes | sed -n 2p)" \
+		"^# path node1,node3 \\(node\\[1,3\\]\\): test 2 .*both nodes pass with others: the network path" \
+		"the path is named, with why"
+	is "$(bad_nodes | wc -l | tr -d ' ')" 2 "and nothing else"
+else
+	ip netns exec "$NS-n1" tc qdisc del dev eth0 root 2>/dev/null
+	ip netns exec "$NS-n3" tc qdisc del dev eth0 root 2>/dev/null
+	skip 4 "htb or the u32 filter is not available in this kernel"
+fi
+
+# --- the report's own view ----------------------------------------------------
+like "$("$SHAKEDOWN" report --db "$DB" "$uuid")" "failed .*0\\.[0-9]+ x the median" \
+	"report shows the failed expectations as the tests' reasons"
+done_testing
