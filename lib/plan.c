@@ -139,8 +139,7 @@ static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
 		yaml_node_t *kn = yaml_document_get_node(&p->doc, pr->key);
 		yaml_node_t *vn = yaml_document_get_node(&p->doc, pr->value);
 		const char *name = scalar(kn), *val = scalar(vn);
-		int good = name && val && strncmp(name, "NCCL_", 5) == 0 &&
-			   name[5] && !val[strcspn(val, " \t;=")] && *val;
+		int good = name && strncmp(name, "NCCL_", 5) == 0 && name[5];
 		for (const char *c = name; good && *c; c++)
 			good = (*c >= 'A' && *c <= 'Z') ||
 			       (*c >= '0' && *c <= '9') || *c == '_';
@@ -148,6 +147,10 @@ static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
 			return fail(p, kn, "env: '%s' is not an NCCL_* name with "
 				    "a plain value (no spaces, ';' or '=')",
 				    name ? name : "?");
+		if (!val || !*val || val[strcspn(val, " \t;=")])
+			return fail(p, vn, "env: %s's value '%s' must be plain "
+				    "(no spaces, ';' or '=')", name,
+				    val ? val : "?");
 		size_t used = strlen(out);
 		if (snprintf(out + used, len - used, "%s%s=%s", used ? " " : "",
 			     name, val) >= (int)(len - used))
@@ -271,7 +274,7 @@ static const struct sd_name_row test_keys[] = {
 };
 
 static int set_field(struct parse *p, struct raw_test *t, const char *key,
-		     yaml_node_t *v)
+		     yaml_node_t *kn, yaml_node_t *v)
 {
 	if (strcmp(key, "env") == 0)
 		return env_value(p, v, t->env, sizeof(t->env));
@@ -281,9 +284,9 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 	int known;
 	if (sd_name_lookup(test_keys, key, &known, &hint)) {
 		if (hint)
-			return fail(p, v, "unknown key '%s'; did you mean "
+			return fail(p, kn, "unknown key '%s'; did you mean "
 				    "'%s'?", key, hint);
-		return fail(p, v, "unknown key '%s'; plans know op, dtype, "
+		return fail(p, kn, "unknown key '%s'; plans know op, dtype, "
 			    "redop, root, algo, min_bytes, max_bytes, "
 			    "step_factor, step_bytes, iters, warmup, check, "
 			    "per_iter, in_place, combine, timeout, scope, env, "
@@ -336,8 +339,9 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 							  : NULL;
 	if (size) {
 		if (sd_parse_size(s, size) || *size == 0)
-			return fail(p, v, "%s '%s' is not a size; use a number "
-				    "with an optional K, M or G suffix", key, s);
+			return fail(p, v, "%s '%s' must be a size above 0: a "
+				    "number with an optional K, M or G suffix",
+				    key, s);
 		if (size == &t->cfg.step_bytes)
 			t->cfg.step_factor = 1; /* a step replaces the factor */
 		return 0;
@@ -346,7 +350,8 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		char *end;
 		errno = 0;
 		t->cfg.step_factor = strtod(s, &end);
-		if (errno || *end || t->cfg.step_factor < 1)
+		if (errno || *end || !(t->cfg.step_factor >= 1) ||
+		    t->cfg.step_factor > 1e6 || s[strspn(s, "0123456789.")])
 			return fail(p, v, "step_factor '%s' must be a number "
 				    ">= 1", s);
 		t->cfg.step_bytes = 0;
@@ -366,9 +371,10 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 						 : NULL;
 	if (num) {
 		long most = num == &t->cfg.check_passes ? 1000 : 1000000;
-		if (sd_parse_int(s, 0, most, num))
+		long least = num == &t->cfg.iters ? 1 : 0;
+		if (sd_parse_int(s, least, most, num))
 			return fail(p, v, "%s '%s' must be a whole number "
-				    "from 0 to %ld", key, s, most);
+				    "from %ld to %ld", key, s, least, most);
 		return 0;
 	}
 	return fail(p, v, "'%s' is not a setting plans have", key);
@@ -385,7 +391,7 @@ static int read_mapping(struct parse *p, yaml_node_t *map, struct raw_test *t)
 		const char *key = scalar(k);
 		if (!key)
 			return fail(p, k, "keys must be plain names");
-		int rc = set_field(p, t, key, v);
+		int rc = set_field(p, t, key, k, v);
 		if (rc)
 			return rc;
 	}
@@ -411,7 +417,14 @@ static int parse_plan(struct parse *p, const char *text, char *name,
 	}
 	yaml_parser_delete(&parser);
 	yaml_node_t *root = yaml_document_get_root_node(&p->doc);
-	if (!root || root->type != YAML_MAPPING_NODE) {
+	if (!root) {
+		snprintf(p->err, p->errlen, "%s:1: the plan is empty; a plan is "
+			 "a mapping with 'tests:' (see shakedown-plan(5))",
+			 p->file);
+		rc = SD_ERR_INVALID;
+		goto out;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
 		rc = fail(p, root, "a plan is a mapping with 'tests:' (and "
 			  "optionally 'name:' and 'defaults:')");
 		goto out;
@@ -424,14 +437,29 @@ static int parse_plan(struct parse *p, const char *text, char *name,
 		const char *key = scalar(k);
 		if (key && strcmp(key, "name") == 0 && scalar(v))
 			sd_strlcpy(name, scalar(v), namelen);
+		else if (key && strcmp(key, "name") == 0)
+			rc = fail(p, v, "'name' must be a single value");
 		else if (key && strcmp(key, "defaults") == 0)
 			rc = read_mapping(p, v, defaults);
 		else if (key && strcmp(key, "tests") == 0)
 			tnode = v;
-		else
-			rc = fail(p, k, "unknown top-level key '%s'; plans "
-				  "have name, defaults and tests",
-				  key ? key : "?");
+		else {
+			static const struct sd_name_row top[] = {
+				{ "name", 0 }, { "defaults", 1 }, { "tests", 2 },
+				{ NULL, 0 }
+			};
+			const char *hint = NULL;
+			int which;
+			if (key)
+				sd_name_lookup(top, key, &which, &hint);
+			if (hint)
+				rc = fail(p, k, "unknown top-level key '%s'; did "
+					  "you mean '%s'?", key, hint);
+			else
+				rc = fail(p, k, "unknown top-level key '%s'; "
+					  "plans have name, defaults and tests",
+					  key ? key : "?");
+		}
 		if (rc)
 			goto out;
 	}
@@ -537,10 +565,21 @@ static int scope_group_size(struct expander *e, const char *scope, int n)
 	if (strncmp(scope, "split:", 6) == 0 &&
 	    !sd_parse_int(scope + 6, 1, 1 << 24, &k))
 		return (int)k;
-	snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, node, "
-		 "rail, gpu-pairs, node-pairs (or node-pairs:ring, "
-		 "node-pairs:random:K), or split:K for groups of K consecutive "
-		 "ranks", e->where, scope);
+	static const struct sd_name_row scopes[] = {
+		{ "world", 0 }, { "node", 1 }, { "rail", 2 }, { "gpu-pairs", 3 },
+		{ "node-pairs", 4 }, { "node-pairs:ring", 5 }, { NULL, 0 }
+	};
+	const char *hint = NULL;
+	int which;
+	sd_name_lookup(scopes, scope, &which, &hint);
+	if (hint)
+		snprintf(e->err, e->errlen, "%s: unknown scope '%s'; did you "
+			 "mean '%s'?", e->where, scope, hint);
+	else
+		snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, "
+			 "node, rail, gpu-pairs, node-pairs (or node-pairs:ring, "
+			 "node-pairs:random:K), or split:K for groups of K "
+			 "consecutive ranks", e->where, scope);
 	return 0;
 }
 
@@ -828,11 +867,14 @@ static char *read_file(const char *path, char *err, size_t errlen)
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		if (sd_buf_printf(&b, "%.*s", (int)n, chunk))
 			break;
-	int bad = ferror(f);
+	int bad = ferror(f), why = errno;
 	fclose(f);
 	if (bad || !b.data) {
-		snprintf(err, errlen, "%s: cannot read plan%s", path,
-			 bad ? "" : ": file is empty");
+		if (bad)
+			snprintf(err, errlen, "%s: cannot read the plan file: %s",
+				 path, strerror(why));
+		else
+			snprintf(err, errlen, "%s: the plan file is empty", path);
 		sd_buf_free(&b);
 		return NULL;
 	}

@@ -203,8 +203,8 @@ int cmd_plan(int argc, char **argv)
 	}
 	struct job job = { (int)nodes, (int)per_node, busbw, 20 };
 	if (sd_name_lookup(subcommands, args[0], &sub, &hint))
-		PLAN_ERROR("unknown subcommand '%s'%s%s%s; use check or expand",
-			   args[0], hint ? "; did you mean '" : "",
+		PLAN_ERROR("unknown subcommand '%s'; %s%s%s", args[0],
+			   hint ? "did you mean '" : "use check or expand",
 			   hint ? hint : "", hint ? "'?" : "");
 	if (nargs == 1)
 		PLAN_ERROR("%s needs a plan file", args[0]);

@@ -32,7 +32,7 @@ cat >rows <<'ROWS'
 '%s' must list plain names|-|name: t\ntests:\n  - op: all_reduce\n    redop: [sum, [max]]\n|@F:4: 'redop' must list plain names$
 "'env' must be a mapping of NCCL_* names to "|-|name: t\ntests:\n  - op: all_reduce\n    env: NCCL_ALGO=Ring\n|@F:4: 'env' must be a mapping of NCCL_\* names to values, e\.g\. env: \{NCCL_ALGO: Ring\}$
 "env: '%s' is not an NCCL_* name with "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_PROTO: Simple\n      CUDA_VISIBLE_DEVICES: 0\n|@F:6: env: 'CUDA_VISIBLE_DEVICES' is not an NCCL_\* name with a plain value \(no spaces, ';' or '='\)$
-"env: '%s' is not an NCCL_* name with "|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_ALGO: "Ring Tree"}\n|@F:4: env: 'NCCL_ALGO' is not an NCCL_\* name with a plain value
+"env: %s's value '%s' must be plain "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_ALGO: "Ring Tree"\n|@F:5: env: NCCL_ALGO's value 'Ring Tree' must be plain \(no spaces, ';' or '='\)$
 "env: too long (at most %zu "|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_BUFFSIZE: @LONG}\n|@F:4: env: too long \(at most 511 characters\)$
 "'expect' must be a mapping, e.g. expect: "|-|name: t\ntests:\n  - op: all_reduce\n    expect: 20\n|@F:4: 'expect' must be a mapping, e\.g\. expect: \{busbw: 20, at: 64M, peers: 0\.8\}$
 "unknown expectation '%s'; "|-|name: t\ntests:\n  - op: all_reduce\n    expect:\n      at: 1M\n      peer: 0.8\n|@F:6: unknown expectation 'peer'; did you mean 'peers'\?$
@@ -52,11 +52,14 @@ cat >rows <<'ROWS'
 "%s '%s' must be true or false"|-|name: t\ntests:\n  - op: all_reduce\n    in_place: sometimes\n|@F:4: in_place 'sometimes' must be true or false$
 "combine '%s' must be avg, min, max "|-|name: t\ntests:\n  - op: all_reduce\n    combine: mean\n|@F:4: combine 'mean' must be avg, min, max or rank0$
 "timeout '%s' must be a positive "|-|name: t\ntests:\n  - op: all_reduce\n    timeout: 30s\n|@F:4: timeout '30s' must be a positive number of seconds$
-"%s '%s' is not a size; use a number "|-|name: t\ntests:\n  - op: all_reduce\n    max_bytes: 1Q\n|@F:4: max_bytes '1Q' is not a size; use a number with an optional K, M or G suffix$
-"%s '%s' is not a size; use a number "|-|name: t\ntests:\n  - op: all_reduce\n    min_bytes: 0\n|@F:4: min_bytes '0' is not a size
+"%s '%s' must be a size above 0: a "|-|name: t\ntests:\n  - op: all_reduce\n    max_bytes: 1Q\n|@F:4: max_bytes '1Q' must be a size above 0: a number with an optional K, M or G suffix$
+"%s '%s' must be a size above 0: a "|-|name: t\ntests:\n  - op: all_reduce\n    min_bytes: 0\n|@F:4: min_bytes '0' must be a size above 0
 "step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 0.5\n|@F:4: step_factor '0\.5' must be a number >= 1$
 "retries '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    retries: 11\n|@F:4: retries '11' must be a whole number from 0 to 10$
-"%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    iters: ten\n|@F:4: iters 'ten' must be a whole number from 0 to 1000000$
+"%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    iters: ten\n|@F:4: iters 'ten' must be a whole number from 1 to 1000000$
+"%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    iters: 0\n|@F:4: iters '0' must be a whole number from 1 to 1000000$
+"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: nan\n|@F:4: step_factor 'nan' must be a number >= 1$
+"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 0x10\n|@F:4: step_factor '0x10' must be a number >= 1$
 "%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    warmup: -1\n|@F:4: warmup '-1' must be a whole number from 0 to 1000000$
 "%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    check: 1001\n|@F:4: check '1001' must be a whole number from 0 to 1000$
 "expected a mapping of key: value"|-|name: t\ntests:\n  - op: all_reduce\n  - broadcast\n|@F:4: expected a mapping of key: value$
@@ -65,13 +68,18 @@ cat >rows <<'ROWS'
 "%s:%lu: %s; fix the YAML syntax"|-|name: t\ntests:\n  - op: all_reduce\n    dtype: a: b\n|@F:4: mapping values are not allowed in this context; fix the YAML syntax$
 "%s:%lu: %s; fix the YAML syntax"|-|name: t\ntests:\n  - op: all_reduce\n\titers: 5\n|@F:4: found a tab character that violates indentation; fix the YAML syntax$
 "a plan is a mapping with 'tests:' (and "|-|# a list, not a mapping\n- op: all_reduce\n|@F:2: a plan is a mapping with 'tests:' \(and optionally 'name:' and 'defaults:'\)$
-"unknown top-level key '%s'; plans "|-|name: t\ndefault:\n  iters: 5\ntests:\n  - op: all_reduce\n|@F:2: unknown top-level key 'default'; plans have name, defaults and tests$
+"unknown top-level key '%s'; did "|-|name: t\ndefault:\n  iters: 5\ntests:\n  - op: all_reduce\n|@F:2: unknown top-level key 'default'; did you mean 'defaults'\?$
+"unknown top-level key '%s'; "|-|name: t\ncolour: blue\ntests:\n  - op: all_reduce\n|@F:2: unknown top-level key 'colour'; plans have name, defaults and tests$
+"'name' must be a single value"|-|name: [x]\ntests:\n  - op: all_reduce\n|@F:1: 'name' must be a single value$
+"%s:1: the plan is empty; a plan is "|-|# nothing but a comment\n|@F:1: the plan is empty; a plan is a mapping with 'tests:' \(see shakedown-plan\(5\)\)$
+"unknown key '%s'; did you mean "|-|name: t\ntests:\n  - op: all_reduce\n    expct:\n      busbw: 20\n|@F:4: unknown key 'expct'; did you mean 'expect'\?$
 "'tests:' must be a non-empty list of tests"|-|name: t\ntests: []\n|@F:2: 'tests:' must be a non-empty list of tests$
 "'tests:' must be a non-empty list of tests"|-|name: t\ntests:\n  op: all_reduce\n|@F:3: 'tests:' must be a non-empty list of tests$
 "'tests:' must be a non-empty list of tests"|-|name: t\ndefaults:\n  iters: 5\n|@F:1: 'tests:' must be a non-empty list of tests$
 "test %zu has no 'op'"|-|name: t\ntests:\n  - op: all_reduce\n  - dtype: float64\n|@F:4: test 2 has no 'op'$
-"%s: unknown scope '%s'; use world, node, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: nodes\n|@F:4: unknown scope 'nodes'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K\), or split:K for groups of K consecutive ranks$
-"%s: unknown scope '%s'; use world, node, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: node-pairs:random:0\n|@F:4: unknown scope 'node-pairs:random:0'
+"%s: unknown scope '%s'; did you "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: nodes\n|@F:4: unknown scope 'nodes'; did you mean 'node'\?$
+"%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: galaxy\n|@F:4: unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K\), or split:K for groups of K consecutive ranks$
+"%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: node-pairs:random:0\n|@F:4: unknown scope 'node-pairs:random:0'
 "%s: scope %s needs a multiple of "|run --op all_reduce --scope split:3|-|--op: scope split:3 needs a multiple of 3 ranks, the job has 1$
 "%s: unknown op '%s'%s%s%s"|-|name: t\ntests:\n  - op: all_reduce\n  - op: allreduce\n|@F:4: unknown op 'allreduce'; did you mean 'all_reduce'\?$
 "%s: unknown op '%s'%s%s%s"|-|name: t\ntests:\n  - op: all_reduce\n  - op: [broadcast, frobnicate]\n|@F:4: unknown op 'frobnicate'$
@@ -87,8 +95,8 @@ cat >rows <<'ROWS'
 "%s: root '%s' is not a "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    root: [0, 4]\n|@F:4: root '4' is not a rank from 0 to 3 \(or 'all'\)$
 "%s: root '%s' is not a "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: node\n    root: 1\n|@F:4: root '1' is not a rank from 0 to 0 \(or 'all'\)$
 "%s: cannot read plan: %s|plan check FILE|-|@F: cannot read plan: No such file or directory
-"%s: cannot read plan%s"|plan check FILE|@empty|@F: cannot read plan: file is empty$
-"%s: cannot read plan%s"|plan check FILE|@dir|@F: cannot read plan$
+"%s: the plan file is empty"|plan check FILE|@empty|@F: the plan file is empty$
+"%s: cannot read the plan file: %s"|plan check FILE|@dir|@F: cannot read the plan file: Is a directory$
 "%s: no test of the plan fits a job of %d "|-|name: t\ntests:\n  - {op: all_reduce, scope: split:3}\n  - {op: pt2pt, scope: split:1}\n|@F: no test of the plan fits a job of 4 ranks; run more ranks$
 "%s: no test of the plan fits a job of %d "|plan check --ranks 1 FILE|name: t\ntests:\n  - op: pt2pt\n|@F: no test of the plan fits a job of 1 rank; run more ranks$
 "too many plan files; at most 256"|plan check MANY|-|too many plan files; at most 256$
@@ -100,8 +108,8 @@ cat >rows <<'ROWS'
 "unknown option '%s'; see 'shakedown help "|plan check --nodez 4 FILE|name: t\ntests:\n  - op: all_reduce\n|unknown option '--nodez'; see 'shakedown help plan'$
 "say check or expand, and a plan file; see "|plan|-|say check or expand, and a plan file; see 'shakedown help plan'$
 "--nodes x --ranks-per-node is more than "|plan expand --nodes 2048 --ranks-per-node 1024 FILE|name: t\ntests:\n  - op: all_reduce\n|--nodes x --ranks-per-node is more than 1048576 ranks$
-"unknown subcommand '%s'%s%s%s; use check or expand"|plan chek FILE|name: t\ntests:\n  - op: all_reduce\n|unknown subcommand 'chek'; did you mean 'check'\?; use check or expand$
-"unknown subcommand '%s'%s%s%s; use check or expand"|plan lint FILE|name: t\ntests:\n  - op: all_reduce\n|unknown subcommand 'lint'; use check or expand$
+"unknown subcommand '%s'; %s%s%s"|plan chek FILE|name: t\ntests:\n  - op: all_reduce\n|unknown subcommand 'chek'; did you mean 'check'\?$
+"unknown subcommand '%s'; %s%s%s"|plan lint FILE|name: t\ntests:\n  - op: all_reduce\n|unknown subcommand 'lint'; use check or expand$
 "%s needs a plan file"|plan check|-|check needs a plan file$
 "expand takes one plan file, not %d"|plan expand FILE FILE|name: t\ntests:\n  - op: all_reduce\n|expand takes one plan file, not 2$
 ROWS

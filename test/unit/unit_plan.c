@@ -67,7 +67,7 @@ int main(void)
 		{ "tests:\n  - {op: all_reduce, env: {PATH: /tmp}}\n", 2, 0,
 		  "env: 'PATH' is not an NCCL_* name" },
 		{ "tests:\n  - {op: all_reduce, env: {NCCL_ALGO: 'a b'}}\n", 2,
-		  0, "is not an NCCL_* name with a plain value" },
+		  0, "NCCL_ALGO's value 'a b' must be plain" },
 		{ "tests:\n  - {op: all_reduce, env: NCCL_ALGO}\n", 2, 0,
 		  "'env' must be a mapping" },
 		/* the settings of the run live in the plan */
