@@ -65,6 +65,7 @@ struct peer {
 	int fail_status;    /* its sd_status */
 	uint32_t fail_seq;
 	char fail_msg[256];
+	int blamed;         /* rank 0: named by the verdict */
 };
 
 struct sd_ctrl {
@@ -335,6 +336,7 @@ static void judge(struct sd_ctrl *c)
 		peer_name(c, r, nm, sizeof(nm));
 		snprintf(msg, sizeof(msg), "%s failed in %s: %s", nm, c->what,
 			 p->fail_msg);
+		p->blamed = 1;
 		int st = p->fail_status;
 		pthread_mutex_unlock(&c->mu);
 		abort_all(c, st, msg);
@@ -342,6 +344,8 @@ static void judge(struct sd_ctrl *c)
 	}
 	list_ranks(c, is_suspect, suspects, sizeof(suspects), 1);
 	list_ranks(c, is_failed, waiting, sizeof(waiting), 0);
+	for (int r = 0; r < c->size; r++)
+		c->peers[r].blamed = is_suspect(c, r);
 	if (suspects[0])
 		snprintf(msg, sizeof(msg), "%s did not complete %s within "
 			 "%.0f s; rank %s gave up waiting (%s)", suspects,
@@ -415,6 +419,7 @@ static void *server_main(void *arg)
 				}
 				char msg[1024], nm[160];
 				p->lost = 1;
+				p->blamed = 1;
 				peer_name(c, r, nm, sizeof(nm));
 				snprintf(msg, sizeof(msg), "%s was lost during "
 					 "%s: its control connection closed (the "
@@ -747,6 +752,23 @@ void sd_ctrl_name_group(struct sd_ctrl *c, int group, const char *name)
 	pthread_mutex_unlock(&c->mu);
 }
 
+int sd_ctrl_blamed(struct sd_ctrl *c, int *ranks, char (*hosts)[64], int max)
+{
+	int n = 0;
+	if (c->rank != 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	for (int r = 0; r < c->size && n < max; r++)
+		if (c->peers[r].blamed) {
+			ranks[n] = r;
+			sd_strlcpy(hosts[n], c->peers[r].host,
+				   64);
+			n++;
+		}
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
 int sd_ctrl_verdict(struct sd_ctrl *c, const char **msg)
 {
 	pthread_mutex_lock(&c->mu);
@@ -874,6 +896,8 @@ static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
 	if (wait_for(c, all_results, c->budget_ms / 1e3 + JUDGE_DELAY_S + 1)) {
 		char names[1024];
 		list_ranks(c, lacks_result, names, sizeof(names), 1);
+		for (int r = 0; r < c->size; r++)
+			c->peers[r].blamed = lacks_result(c, r);
 		snprintf(msg, sizeof(msg), "%s did not finish %s within %.0f s "
 			 "(the others did)", names, c->what,
 			 c->budget_ms / 1e3);

@@ -105,6 +105,12 @@ int sd_ctrl_decide(struct sd_ctrl *c, int group, uint32_t seq,
 int sd_ctrl_fail(struct sd_ctrl *c, int group, uint32_t seq, int status,
 		 const char *msg, char *err, size_t errlen);
 
+/* Rank 0: the ranks the verdict named (a rank that hung, was lost or
+ * whose backend failed), at most max, with their hosts; how many (0 on
+ * other ranks, or when no single rank was to blame).  Callable from the
+ * abort hook. */
+int sd_ctrl_blamed(struct sd_ctrl *c, int *ranks, char (*hosts)[64], int max);
+
 /* The verdict so far: SD_OK when none, else its status and (when msg is
  * not NULL) its message. */
 int sd_ctrl_verdict(struct sd_ctrl *c, const char **msg);

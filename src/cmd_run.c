@@ -409,6 +409,28 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 	c->abort_exit = sd_exit_for_status(status);
 	if (decided_here)
 		fprintf(stderr, "shakedown: %s\n", msg);
+	if (c->boot->bs.rank == 0 && c->ctrl) {
+		/* the ranks the verdict named: their nodes are suspects */
+		int ranks[16];
+		char hosts[16][64];
+		int n = sd_ctrl_blamed(c->ctrl, ranks, hosts, 16);
+		struct sd_suspect_info sus[16];
+		int ns = 0;
+		for (int i = 0; i < n; i++) {
+			int seen = 0;
+			for (int k = 0; k < ns && !seen; k++)
+				seen = strcmp(sus[k].subject, hosts[i]) == 0;
+			if (!seen)
+				sus[ns++] = (struct sd_suspect_info){
+					.kind = "node", .subject = hosts[i],
+					.hosts = hosts[i], .bad_node = 1,
+					.reason = msg };
+		}
+		struct sd_event ev = { .kind = SD_EVENT_SUSPECTS,
+				       .suspects = sus, .n = (size_t)ns };
+		if (ns)
+			sd_sinks_emit(&c->sinks, &ev);
+	}
 	if (c->boot->bs.rank == 0) {
 		struct sd_run_end e = {
 			.status = c->abort_exit == SD_EXIT_CANCELLED

@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 27
+SD_SLURM_NETNS=1 sd_slurm_begin 4 33
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -54,7 +54,7 @@ run_plan() {
 	[ "${1:-}" = -- ] && shift
 	# shellcheck disable=SC2086
 	env $envs SHAKEDOWN_SCONTROL=scontrol timeout 150 $SD_CLUSTER_CLIENT \
-		srun -K -t 3 --mpi=pmi2 -N 4 -n 4 "$SHAKEDOWN" run \
+		srun ${SRUN_KILL:--K} -t 3 --mpi=pmi2 -N 4 -n 4 "$SHAKEDOWN" run \
 		--backend gloo --plan "$PLAN" --db "$DB" --no-progress "$@" \
 		>"$SD_TMP/$name" 2>&1
 	rc=$?
@@ -160,6 +160,7 @@ shape() { # NS DST: node NS sends to DST slowly, everything else at full speed
 if shape "$NS-n1" "$(sd_cluster_node_addr 3)" 2>/dev/null &&
    shape "$NS-n3" "$(sd_cluster_node_addr 1)" 2>/dev/null; then
 	run_plan path
+	path_uuid=$(latest)
 	ip netns exec "$NS-n1" tc qdisc del dev eth0 root
 	ip netns exec "$NS-n3" tc qdisc del dev eth0 root
 	is "$rc" 6 "a slow path between node1 and node3: exit 6"
@@ -175,7 +176,22 @@ else
 	skip 4 "htb or the u32 filter is not available in this kernel"
 fi
 
+# --- a node that hangs, and one whose rank dies -------------------------------
+run_plan hang SHAKEDOWN_FAULT=rank=1,kind=stall,op=sendrecv -- --timeout 3
+is "$rc" 4 "a rank that hangs: exit 4"
+[ "$rc" = 4 ] || diag_file "$SD_TMP/hang" | tail -n 30
+is "$(bad_nodes | head -n 1)" node2 "its node is the bad node"
+like "$(bad_nodes | sed -n 2p)" "^node2: node node2: rank 1 \\(node2, pid [0-9]+\\).* did not" \
+	"with the control plane's words"
+# without -K, so that srun lets rank 0 say what it found
+SRUN_KILL="--kill-on-bad-exit=0 -W 60" run_plan kill \
+	SHAKEDOWN_FAULT=rank=3,kind=kill,op=all_reduce
+isnt "$rc" 0 "a rank that dies: the run fails (srun exit $rc)"
+is "$(sqlite3 "$DB" "SELECT exit_status FROM runs ORDER BY id DESC LIMIT 1")" 4 \
+	"and is recorded with exit status 4"
+is "$(bad_nodes | head -n 1)" node4 "its node is the bad node"
+
 # --- the report's own view ----------------------------------------------------
-like "$("$SHAKEDOWN" report --db "$DB" "$uuid")" "failed .*0\\.[0-9]+ x the median" \
+like "$("$SHAKEDOWN" report --db "$DB" "$path_uuid")" "failed .*0\\.[0-9]+ x the median" \
 	"report shows the failed expectations as the tests' reasons"
 done_testing
