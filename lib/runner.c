@@ -341,6 +341,7 @@ static int step_budget_ms(const struct sd_test_spec *t, int ngroups)
  * for all of them) and this rank's group. */
 struct test_run {
 	const struct sd_test_spec *t;
+	size_t ti;                  /* its index in the plan */
 	const struct sd_coll *c;
 	struct sd_group *mine;
 	int ngroups;
@@ -440,7 +441,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		 sd_dtype_name(t->dtype), c->reduces ? " " : "",
 		 c->reduces ? sd_redop_name(t->redop) : "", sz,
 		 in_place ? "in-place" : "out-of-place",
-		 (int)(t - r->plan->tests) + 1);
+		 (int)tr->ti + 1);
 	if ((rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->cfg.timeout_ms,
 				   step_budget_ms(t, tr->ngroups), what, r->err,
 				   sizeof(r->err))))
@@ -696,9 +697,34 @@ static void finish_layout(struct test_run *tr, int n)
 static int layout_groups(const struct sd_runner *r,
 			 const struct sd_test_spec *t,
 			 const struct sd_hosts *hs, int round,
-			 struct test_run *tr)
+			 const int *host_group, struct test_run *tr)
 {
 	int n = r->bs->size;
+	if (host_group) {
+		/* a bisection's sets of hosts: group host_group[h], or none */
+		tr->group_of = calloc((size_t)n, sizeof(int));
+		tr->index_of = calloc((size_t)n, sizeof(int));
+		tr->gsize = calloc((size_t)n + 1, sizeof(int));
+		tr->gstart = calloc((size_t)n + 2, sizeof(int));
+		tr->members = calloc((size_t)n, sizeof(int));
+		if (!tr->group_of || !tr->index_of || !tr->gsize ||
+		    !tr->gstart || !tr->members)
+			return -1;
+		tr->ngroups = 0;
+		for (int h = 0; h < hs->nhosts; h++)
+			for (int i = 0; i < hs->count[h]; i++)
+				tr->group_of[hs->ranks[h][i]] = host_group[h];
+		for (int q = 0; q < n; q++) {
+			int g = tr->group_of[q];
+			if (g < 0)
+				continue;
+			tr->index_of[q] = tr->gsize[g]++;
+			if (g + 1 > tr->ngroups)
+				tr->ngroups = g + 1;
+		}
+		finish_layout(tr, n);
+		return 0;
+	}
 	int node = strcmp(t->scope, "node") == 0;
 	int rail = strcmp(t->scope, "rail") == 0;
 	int gpu_pairs = strcmp(t->scope, "gpu-pairs") == 0;
@@ -890,16 +916,17 @@ static int push_subjects(struct subjects *a, const struct test_run *tr,
 static int run_round(struct sd_runner *r, size_t ti,
 		     const struct sd_hosts *hs, int round,
 		     const unsigned char *keep, int nkeep,
+		     const struct sd_test_spec *spec, const int *host_group,
 		     struct subjects *acc, uint32_t *seq, int *index,
 		     int *stop)
 {
 	const struct sd_backend_ops *ops = r->ops;
-	const struct sd_test_spec *t = &r->plan->tests[ti];
+	const struct sd_test_spec *t = spec ? spec : &r->plan->tests[ti];
 	const struct sd_coll *c = sd_coll_get(t->op);
 	int me = r->bs->rank, rc = SD_OK;
 	size_t ts = sd_dtype_size(t->dtype);
 	char err[512] = "";
-	struct test_run tr = { .t = t, .c = c };
+	struct test_run tr = { .t = t, .ti = ti, .c = c };
 	struct sd_group g = { .comm = r->comm };
 	struct sd_comm *made = NULL, *split = NULL;
 	char **mtext = NULL;
@@ -907,7 +934,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 	size_t nsizes = 0;
 
 	tr.mine = &g;
-	if (layout_groups(r, t, hs, round, &tr) ||
+	if (layout_groups(r, t, hs, round, host_group, &tr) ||
 	    (keep && keep_groups(&tr, keep, nkeep, r->bs->size))) {
 		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "groups",
 				 "out of memory");
@@ -1335,6 +1362,240 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 	return rc;
 }
 
+/* ---- bisection of a failed world test ---- */
+
+/* A set of hosts in the bisection (indices into the sorted host list). */
+struct bset {
+	int lo, hi;     /* hosts[lo..hi) of the bisection's order */
+	int sibling;    /* its other half in the same round, or -1 */
+	int parent_lo, parent_hi;
+};
+
+/* Whether subject j (SD_EXPECT_KINDS judgements) failed: data or a
+ * performance expectation. */
+static int subject_failed(const struct sd_judgement *j)
+{
+	return j[SD_EXPECT_DATA].status == SD_JUDGED_FAILED || perf_failed(j);
+}
+
+/* The host names of hosts[lo..hi) of rank 0's view as a hostlist;
+ * malloc'd. */
+static char *set_hostlist(const struct sd_runner *r, const struct sd_hosts *hs,
+			  int lo, int hi)
+{
+	const char **names = malloc((size_t)(hi - lo + 1) * sizeof(*names));
+	char (*bufs)[24] = malloc((size_t)(hi - lo + 1) * sizeof(*bufs));
+	char *list = NULL;
+	for (int h = lo; names && bufs && h < hi; h++)
+		names[h - lo] = host_name(r, hs->ranks[h][0], bufs[h - lo],
+					  sizeof(bufs[0]));
+	if (names && bufs)
+		list = sd_hostlist_compress(names, hi - lo);
+	free(names);
+	free(bufs);
+	return list;
+}
+
+/* Rank 0: name a culprit of the bisection: one host (a bad node) or a set
+ * that fails only whole. */
+static int name_culprit(struct sd_runner *r, const struct sd_hosts *hs,
+			size_t ti, int lo, int hi, int rounds, const char *how)
+{
+	const struct sd_test_spec *t = &r->plan->tests[ti];
+	char test[160], why[400];
+	char *list = set_hostlist(r, hs, lo, hi);
+	if (!list)
+		return -1;
+	snprintf(test, sizeof(test), "test %zu (%s %s, %s)", ti + 1,
+		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope);
+	snprintf(why, sizeof(why), "the job failed it; bisected in %d round%s: "
+		 "%s %s", rounds, rounds == 1 ? "" : "s", list, how);
+	int rc = r->blame ? sd_blame_name(r->blame,
+					  hi - lo == 1 ? SD_SUSPECT_NODE
+						       : SD_SUSPECT_GROUP,
+					  list, list, hi - lo == 1 ? lo : -1,
+					  test, why)
+			  : 0;
+	free(list);
+	return rc;
+}
+
+/*
+ * A world test failed (wrong data or an expectation): find the hosts that
+ * make it fail.  The failing set of hosts is halved and both halves run
+ * the test again at its judged size, side by side, judged by its absolute
+ * expectations (busbw, time, baseline) and its data; a failing half is
+ * halved again, until single hosts are named.  A set whose halves both
+ * pass fails only whole: it is named as a group.  At most
+ * log2(hosts) + 2 rounds; what is left then is named whole.  Rank 0
+ * decides each round and every rank takes part (sd_ctrl_decide).
+ */
+static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
+		  const struct subjects *acc, const struct sd_judgement *j,
+		  uint32_t *seq, int *index, int *stop)
+{
+	const struct sd_test_spec *t = &r->plan->tests[ti];
+	int me = r->bs->rank, rc = SD_OK, nh = hs->nhosts;
+	int failed = 0;
+	uint64_t size = 0;
+	if (me == 0 && acc->n == 1 && j) {
+		failed = subject_failed(j);
+		size = acc->v[0].res.have ? acc->v[0].res.size_bytes
+					  : t->cfg.max_bytes;
+	}
+	if (nh < 2) {
+		if (me == 0 && failed && name_culprit(r, hs, ti, 0, nh, 0,
+						      "is the only node"))
+			rc = SD_ERR_NOMEM;
+		return rc;
+	}
+	/* the test again, at the judged size only, judged absolutely */
+	struct sd_test_spec tb = *t;
+	tb.expect.peers = tb.expect.mad = 0;
+	tb.retries = 0;
+	sd_strlcpy(tb.scope, "bisect", sizeof(tb.scope));
+	int max_rounds = 2;
+	for (int k = 1; k < nh; k *= 2)
+		max_rounds++;
+	struct bset *cur = calloc((size_t)nh * 2 + 2, sizeof(*cur));
+	struct bset *next = calloc((size_t)nh * 2 + 2, sizeof(*next));
+	int32_t *word = calloc((size_t)nh + 2, sizeof(int32_t));
+	int *group = calloc((size_t)nh + 1, sizeof(int));
+	int ncur = 0, rounds = 0;
+	if (!cur || !next || !word || !group) {
+		rc = SD_ERR_NOMEM;
+		goto out;
+	}
+	if (me == 0 && failed)
+		cur[ncur++] = (struct bset){ 0, nh, -1, 0, nh };
+	for (;;) {
+		/* rank 0: the next round's sets, the halves of what failed */
+		int nnext = 0;
+		size_t wlen = 0;
+		if (me == 0) {
+			for (int i = 0; i < ncur; i++) {
+				struct bset *x = &cur[i];
+				if (x->hi - x->lo == 1) {
+					if (name_culprit(r, hs, ti, x->lo, x->hi,
+							 rounds, "fails alone"))
+						rc = SD_ERR_NOMEM;
+					continue;
+				}
+				if (rounds >= max_rounds) {
+					if (name_culprit(r, hs, ti, x->lo, x->hi,
+							 rounds, "still fails "
+							 "(no rounds left to "
+							 "split it)"))
+						rc = SD_ERR_NOMEM;
+					continue;
+				}
+				int mid = x->lo + (x->hi - x->lo) / 2;
+				next[nnext] = (struct bset){ x->lo, mid, nnext + 1,
+							    x->lo, x->hi };
+				next[nnext + 1] = (struct bset){ mid, x->hi, nnext,
+								x->lo, x->hi };
+				nnext += 2;
+			}
+			if (nnext) {
+				for (int h = 0; h < nh; h++)
+					group[h] = -1;
+				for (int i = 0; i < nnext; i++)
+					for (int h = next[i].lo; h < next[i].hi; h++)
+						group[h] = i;
+				word[0] = (int32_t)(size & 0x7fffffff);
+				word[1] = (int32_t)(size >> 31);
+				for (int h = 0; h < nh; h++)
+					word[2 + h] = group[h];
+				wlen = ((size_t)nh + 2) * sizeof(int32_t);
+			}
+		}
+		void *got = NULL;
+		size_t gotlen = 0;
+		char what[160];
+		snprintf(what, sizeof(what), "deciding the bisection of test %zu",
+			 ti + 1);
+		sd_ctrl_name_group(r->ctrl, 0, "");
+		(*seq)++;
+		if ((rc = sd_ctrl_progress(r->ctrl, 0, *seq, t->cfg.timeout_ms,
+					   t->cfg.timeout_ms, what, r->err,
+					   sizeof(r->err))) ||
+		    (rc = sd_ctrl_decide(r->ctrl, 0, *seq, word, wlen, &got,
+					 &gotlen, r->err, sizeof(r->err))))
+			break;
+		if (gotlen < ((size_t)nh + 2) * sizeof(int32_t)) {
+			free(got);
+			break; /* nothing (more) to bisect */
+		}
+		const int32_t *w = got;
+		uint64_t at = (uint64_t)(uint32_t)w[0] |
+			      ((uint64_t)(uint32_t)w[1] << 31);
+		for (int h = 0; h < nh; h++)
+			group[h] = w[2 + h];
+		free(got);
+		tb.cfg.min_bytes = tb.cfg.max_bytes = at ? at : t->cfg.max_bytes;
+		tb.expect.at_bytes = 0;
+		struct subjects halves = { 0 };
+		rc = run_round(r, ti, hs, 0, NULL, 0, &tb, group, &halves, seq,
+			       index, stop);
+		rounds++;
+		if (rc || *stop) {
+			subjects_free(&halves);
+			break;
+		}
+		if (me == 0) {
+			/* judge each half; what failed is bisected further */
+			struct sd_judgement *hj = NULL;
+			struct sd_test_spec tj = tb; /* the world's baseline */
+			sd_strlcpy(tj.scope, t->scope, sizeof(tj.scope));
+			if (judge_test(r, &tj, &halves, &hj) < 0) {
+				subjects_free(&halves);
+				rc = SD_ERR_NOMEM;
+				break;
+			}
+			unsigned char *bad = calloc((size_t)nnext + 1, 1);
+			for (size_t i = 0; bad && i < halves.n; i++) {
+				int g = halves.v[i].group;
+				if (g >= 0 && g < nnext)
+					bad[g] = (unsigned char)subject_failed(
+						hj + i * SD_EXPECT_KINDS);
+			}
+			ncur = 0;
+			for (int i = 0; bad && i < nnext; i++) {
+				int s = next[i].sibling;
+				if (!bad[i] && !bad[s]) {
+					if (i < s && name_culprit(
+						    r, hs, ti, next[i].parent_lo,
+						    next[i].parent_hi, rounds,
+						    "fails only whole (each half "
+						    "passes)"))
+						rc = SD_ERR_NOMEM;
+					continue;
+				}
+				if (bad[i])
+					cur[ncur++] = next[i];
+			}
+			if (!bad)
+				rc = SD_ERR_NOMEM;
+			free(bad);
+			free(hj);
+		}
+		subjects_free(&halves);
+		if (rc)
+			break;
+	}
+out:
+	free(cur);
+	free(next);
+	free(word);
+	free(group);
+	if (rc == SD_ERR_NOMEM) {
+		struct sd_group g = { .comm = r->comm };
+		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "bisection",
+				   "out of memory");
+	}
+	return rc;
+}
+
 /* Most subjects one retry measures again. */
 #define SD_MAX_RETRY_SUBJECTS 65536
 
@@ -1414,8 +1675,8 @@ static int judge_and_retry(struct sd_runner *r, size_t ti,
 				if (list[2 * k] == round)
 					keep[list[2 * k + 1]] = 1;
 			/* groups past the last marked one stay out */
-			rc = run_round(r, ti, hs, round, keep, ngroups, acc,
-				       seq, index, stop);
+			rc = run_round(r, ti, hs, round, keep, ngroups, NULL,
+				       NULL, acc, seq, index, stop);
 			free(keep);
 			last = round;
 		}
@@ -1423,15 +1684,22 @@ static int judge_and_retry(struct sd_runner *r, size_t ti,
 		if (nl == 0)
 			break;
 	}
-	if (!rc && me == 0 && !*stop) {
-		if (judge_test(r, t, acc, &j) < 0 || emit_verdicts(r, ti, acc, j)) {
-			free(j);
-			struct sd_group g = { .comm = r->comm };
-			return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM,
-					   "verdicts", "out of memory");
-		}
-		free(j);
+	if (!rc && me == 0 && !*stop && judge_test(r, t, acc, &j) < 0) {
+		struct sd_group g = { .comm = r->comm };
+		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "verdicts",
+				   "out of memory");
 	}
+	/* a failed world test is bisected first: what it names explains the
+	 * job's failure, so that the job is not blamed as a group */
+	if (!rc && !*stop && strcmp(t->scope, "world") == 0)
+		rc = bisect(r, ti, hs, acc, j, seq, index, stop);
+	if (!rc && me == 0 && !*stop && emit_verdicts(r, ti, acc, j)) {
+		free(j);
+		struct sd_group g = { .comm = r->comm };
+		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "verdicts",
+				   "out of memory");
+	}
+	free(j);
 	return rc;
 }
 
@@ -1478,7 +1746,8 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 		sd_sinks_emit(r->sinks, &ev);
 	}
 	for (int k = 0; k < rounds && !*stop && !rc; k++)
-		rc = run_round(r, ti, &hs, k, NULL, 0, &acc, seq, index, stop);
+		rc = run_round(r, ti, &hs, k, NULL, 0, NULL, NULL, &acc, seq,
+			       index, stop);
 	if (!rc && rounds > 0 && !*stop)
 		rc = judge_and_retry(r, ti, &hs, &acc, seq, index, stop);
 	subjects_free(&acc);

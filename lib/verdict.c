@@ -506,6 +506,14 @@ int sd_blame_end_test(struct sd_blame *b, const char *test)
 	return rc ? -1 : 0;
 }
 
+int sd_blame_name(struct sd_blame *b, enum sd_suspect_kind kind,
+		  const char *subject, const char *hostlist, int host,
+		  const char *test, const char *reason)
+{
+	return suspect(b, kind, subject, hostlist ? hostlist : subject, host,
+		       -1, test, reason) ? -1 : 0;
+}
+
 const struct sd_suspect *sd_blame_suspects(const struct sd_blame *b, int *n)
 {
 	*n = b->nsus;

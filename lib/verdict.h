@@ -124,6 +124,14 @@ int sd_blame_add(struct sd_blame *b, enum sd_subject_kind kind,
  */
 int sd_blame_end_test(struct sd_blame *b, const char *test_name);
 
+/* Name a suspect found another way (the bisection of a failed job): a
+ * node (host >= 0: a bad node) or a group of hosts that fail only
+ * together.  Its reason is merged as sd_blame_end_test's are.  Returns 0
+ * or -1. */
+int sd_blame_name(struct sd_blame *b, enum sd_suspect_kind kind,
+		  const char *subject, const char *hostlist, int host,
+		  const char *test, const char *reason);
+
 /* The suspects so far (owned by b), in the order found. */
 const struct sd_suspect *sd_blame_suspects(const struct sd_blame *b, int *n);
 

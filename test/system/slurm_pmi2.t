@@ -29,8 +29,10 @@ probe() {
 	is "$got" "$sizes" "$name: local sizes per rank are '$sizes' (got '$got')"
 }
 
-probe "1 node x 4 tasks" 'node1' '4 4 4 4 ' -N 1 -n 4
-probe "2 nodes x 2 tasks" 'node\[1-2\]' '2 2 2 2 ' -N 2 --ntasks-per-node=2
+# (a node still completing the job before may be passed over: any one
+# node, any two)
+probe "1 node x 4 tasks" 'node[1-3]' '4 4 4 4 ' -N 1 -n 4
+probe "2 nodes x 2 tasks" 'node\[[1-3][-,][1-3]\]' '2 2 2 2 ' -N 2 --ntasks-per-node=2
 probe "3 nodes x 1 task" 'node\[1-3\]' '1 1 1 ' -N 3 --ntasks-per-node=1
 probe "5 tasks on 3 nodes" 'node\[1-3\]' '3 3 3 1 1 ' -N 3 -n 5
 probe "6 tasks cyclic on 3 nodes" 'node\[1-3\]' '2 2 2 2 2 2 ' -N 3 \

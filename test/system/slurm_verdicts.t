@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 33
+SD_SLURM_NETNS=1 sd_slurm_begin 4 39
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -175,6 +175,36 @@ else
 	ip netns exec "$NS-n3" tc qdisc del dev eth0 root 2>/dev/null
 	skip 4 "htb or the u32 filter is not available in this kernel"
 fi
+
+# --- a slow node in a job-wide test: bisected, against a baseline -----------
+WORLD=$SD_TMP/world.yaml
+cat >"$WORLD" <<'EOF'
+name: world
+defaults: {dtype: float32, min_bytes: 64K, max_bytes: 1M, step_factor: 16,
+           iters: 5, warmup: 1, timeout: 30, in_place: false}
+tests:
+  - {op: all_reduce, expect: {baseline: 0.3, at: 1M}, retries: 1}
+EOF
+PLAN_SAVED=$PLAN
+PLAN=$WORLD
+run_plan world-unknown -- --baseline none-yet
+is "$rc" 2 "an unknown baseline: exit 2"
+run_plan world-healthy
+is "$rc" 0 "the job-wide test without a baseline: exit 0 (judged by nothing)"
+"$SHAKEDOWN" baseline create --name healthy --db "$DB" >/dev/null
+run_plan world-slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=30000 -- \
+	--baseline healthy
+is "$rc" 6 "a slow node against the baseline: exit 6"
+[ "$rc" = 6 ] || diag_file "$SD_TMP/world-slow" | tail -n 30
+is "$(bad_nodes | head -n 1)" node3 "the bisection names the slow node"
+like "$(bad_nodes | sed -n 2p)" \
+	"^node3: node node3: test 1 \\(all_reduce float32, world\\): the job failed it; bisected in 2 rounds: node3 fails alone" \
+	"and says how it found it"
+is "$(sqlite3 "$DB" "SELECT group_concat(members, ' ') FROM (SELECT t.members
+	FROM tests t JOIN runs r ON r.id = t.run_id WHERE r.uuid = '$(latest)'
+	AND t.scope = 'bisect' ORDER BY t.test_index)")" "0-1 2-3 2 3" \
+	"halves of the job ran side by side: 0-1 and 2-3, then 2 and 3"
+PLAN=$PLAN_SAVED
 
 # --- a node that hangs, and one whose rank dies -------------------------------
 run_plan hang SHAKEDOWN_FAULT=rank=1,kind=stall,op=sendrecv -- --timeout 3
