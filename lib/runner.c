@@ -1286,7 +1286,7 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 	char **strs = calloc(2 * a->n + 1, sizeof(*strs));
 	char test[160];
 	int rc = v && strs ? 0 : -1;
-	snprintf(test, sizeof(test), "test %zu (%s %s, %s)", ti + 1,
+	snprintf(test, sizeof(test), "plan test %zu (%s %s, %s)", ti + 1,
 		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope);
 	for (size_t i = 0; !rc && i < a->n; i++) {
 		const struct subject *x = &a->v[i];
@@ -1406,7 +1406,7 @@ static int name_culprit(struct sd_runner *r, const struct sd_hosts *hs,
 	char *list = set_hostlist(r, hs, lo, hi);
 	if (!list)
 		return -1;
-	snprintf(test, sizeof(test), "test %zu (%s %s, %s)", ti + 1,
+	snprintf(test, sizeof(test), "plan test %zu (%s %s, %s)", ti + 1,
 		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope);
 	snprintf(why, sizeof(why), "the job failed it; bisected in %d round%s: "
 		 "%s %s", rounds, rounds == 1 ? "" : "s", list, how);

@@ -228,6 +228,18 @@ static const char report_meas_sql[] =
 	"FROM tests t JOIN measurements m ON m.test_id = t.id "
 	"WHERE t.run_id = ?1 ORDER BY t.test_index, m.size_bytes, m.in_place";
 
+static const char report_failed_sql[] =
+	"SELECT t.test_index AS test, v.subject_kind AS kind, v.subject, "
+	" v.expectation, v.size_bytes, round(v.measured, 4) AS measured, "
+	" round(v.threshold, 4) AS threshold, v.unit, v.attempts, v.reason "
+	"FROM verdicts v LEFT JOIN tests t ON t.id = v.test_id "
+	"WHERE v.run_id = ?1 AND v.status = 'failed' ORDER BY v.id";
+
+static const char report_suspects_sql[] =
+	"SELECT kind, subject, hosts, iif(bad_node, 'yes', 'no') AS bad_node, "
+	" reason FROM suspects WHERE run_id = ?1 "
+	"ORDER BY bad_node DESC, kind, subject";
+
 static const char *col(sqlite3_stmt *st, int i)
 {
 	const char *t = (const char *)sqlite3_column_text(st, i);
@@ -276,6 +288,34 @@ static int report_text(sqlite3 *db, int64_t run_id, char *err,
 	if (rc != SD_OK)
 		return rc;
 	printf("\n");
+	/* what failed its expectations, and whom the run blames */
+	static const char *const extra[][2] = {
+		{ "SELECT count(*) FROM verdicts WHERE run_id = ?1 AND "
+		  "status = 'failed'", report_failed_sql },
+		{ "SELECT count(*) FROM suspects WHERE run_id = ?1",
+		  report_suspects_sql },
+	};
+	static const char *const titles[] = { "failed expectations",
+					      "suspects" };
+	for (int i = 0; i < 2; i++) {
+		sqlite3_stmt *cnt = NULL;
+		long n = 0;
+		if (sqlite3_prepare_v2(db, extra[i][0], -1, &cnt, NULL) ==
+		    SQLITE_OK) {
+			sqlite3_bind_int64(cnt, 1, run_id);
+			if (sqlite3_step(cnt) == SQLITE_ROW)
+				n = sqlite3_column_int64(cnt, 0);
+		}
+		sqlite3_finalize(cnt);
+		if (!n)
+			continue;
+		printf("%s\n", titles[i]);
+		rc = sd_db_print_query(db, extra[i][1], &p, 1, SD_DB_TEXT,
+				       stdout, NULL, err, errlen);
+		if (rc != SD_OK)
+			return rc;
+		printf("\n");
+	}
 	return sd_db_print_query(db, report_meas_sql, &p, 1, SD_DB_TEXT,
 				 stdout, NULL, err, errlen);
 }

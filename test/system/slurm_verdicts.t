@@ -95,7 +95,7 @@ slow=$(sqlite3 "$DB" "SELECT k.host FROM ranks k JOIN runs r ON r.id = k.run_id
 	WHERE r.uuid = '$uuid' AND k.rank = 2")
 ok '[ -n "$slow" ]' "the planted rank's host is recorded ($slow)"
 is "$(bad_nodes | head -n 1)" "$slow" "report --bad-nodes line 1 names it"
-like "$(bad_nodes | sed -n 2p)" "^$slow: node $slow: test 1 \\(all_reduce" \
+like "$(bad_nodes | sed -n 2p)" "^$slow: node $slow: plan test 1 \\(all_reduce" \
 	"line 2 says why: its node test"
 like "$(bad_nodes | sed -n 2p)" "every node pair it was in failed \\(3 of 3\\)" \
 	"and every node pair it was in"
@@ -108,7 +108,7 @@ is "$(sqlite3 :memory: "SELECT json_extract('$json', '\$.bad_nodes') || ' ' ||
 like "$(cat "$SD_TMP/slow")" "drained $slow \\(shakedown $uuid: " \
 	"--drain says what it drained"
 state=$($SD_CLUSTER_CLIENT sinfo -h -n "$slow" -o '%T|%E')
-like "$state" "^drain[a-z]*\\|shakedown $uuid: test 1 " \
+like "$state" "^drain[a-z]*\\|shakedown $uuid: plan test 1 " \
 	"sinfo shows the node drained with the run and the reason"
 $SD_CLUSTER_CLIENT scontrol update NodeName="$slow" State=RESUME
 is "$(sqlite3 "$DB" "SELECT status || ' ' || exit_status FROM runs
@@ -130,7 +130,7 @@ if ip netns exec "$n3" tc qdisc add dev eth0 root tbf rate 40mbit \
 	[ "$rc" = 6 ] || diag_file "$SD_TMP/link" | tail -n 40
 	is "$(bad_nodes | head -n 1)" node3 "node3 is the bad node"
 	like "$(bad_nodes | sed -n 2p)" \
-		"^node3: node node3: test 2 \\(sendrecv.*every node pair it was in failed \\(3 of 3\\)" \
+		"^node3: node node3: plan test 2 \\(sendrecv.*every node pair it was in failed \\(3 of 3\\)" \
 		"because every node pair through it failed"
 	uuid=$(latest)
 	is "$(sqlite3 "$DB" "SELECT group_concat(subject, ' ') FROM (SELECT
@@ -167,7 +167,7 @@ if shape "$NS-n1" "$(sd_cluster_node_addr 3)" 2>/dev/null &&
 	[ "$rc" = 6 ] || diag_file "$SD_TMP/path" | tail -n 40
 	is "$(bad_nodes | head -n 1)" "" "no node is blamed"
 	like "$(bad_nodes | sed -n 2p)" \
-		"^# path node1,node3 \\(node\\[1,3\\]\\): test 2 .*both nodes pass with others: the network path" \
+		"^# path node1,node3 \\(node\\[1,3\\]\\): plan test 2 .*both nodes pass with others: the network path" \
 		"the path is named, with why"
 	is "$(bad_nodes | wc -l | tr -d ' ')" 2 "and nothing else"
 else
@@ -198,7 +198,7 @@ is "$rc" 6 "a slow node against the baseline: exit 6"
 [ "$rc" = 6 ] || diag_file "$SD_TMP/world-slow" | tail -n 30
 is "$(bad_nodes | head -n 1)" node3 "the bisection names the slow node"
 like "$(bad_nodes | sed -n 2p)" \
-	"^node3: node node3: test 1 \\(all_reduce float32, world\\): the job failed it; bisected in 2 rounds: node3 fails alone" \
+	"^node3: node node3: plan test 1 \\(all_reduce float32, world\\): the job failed it; bisected in 2 rounds: node3 fails alone" \
 	"and says how it found it"
 is "$(sqlite3 "$DB" "SELECT group_concat(members, ' ') FROM (SELECT t.members
 	FROM tests t JOIN runs r ON r.id = t.run_id WHERE r.uuid = '$(latest)'
