@@ -29,7 +29,9 @@ defaults:
   warmup: 1
   timeout: 30
   in_place: false
-  expect: {peers: 0.3, at: 1M}
+  # what is planted is 30 to 100 times slower; a busy machine's noise is
+  # not 10 times, three times in a row
+  expect: {peers: 0.1, at: 1M}
   retries: 2
 tests:
   # one rank per node: a local all_reduce, long enough (20 x 4M) that a
@@ -87,7 +89,7 @@ is "$(sqlite3 "$DB" "SELECT group_concat(host || ':' || name || ':' || state, ' 
 	"each node's interfaces are recorded with the run (host_interfaces)"
 
 # --- a slow node, drained ------------------------------------------------------
-run_plan slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=30000 -- --drain
+run_plan slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=60000 -- --drain
 is "$rc" 6 "a slow node: exit 6 (an expectation failed)"
 [ "$rc" = 6 ] || diag_file "$SD_TMP/slow" | tail -n 40
 uuid=$(latest)
@@ -183,7 +185,7 @@ name: world
 defaults: {dtype: float32, min_bytes: 64K, max_bytes: 1M, step_factor: 16,
            iters: 5, warmup: 1, timeout: 30, in_place: false}
 tests:
-  - {op: all_reduce, expect: {baseline: 0.3, at: 1M}, retries: 1}
+  - {op: all_reduce, expect: {baseline: 0.25, at: 1M}, retries: 1}
 EOF
 PLAN_SAVED=$PLAN
 PLAN=$WORLD
@@ -192,7 +194,7 @@ is "$rc" 2 "an unknown baseline: exit 2"
 run_plan world-healthy
 is "$rc" 0 "the job-wide test without a baseline: exit 0 (judged by nothing)"
 "$SHAKEDOWN" baseline create --name healthy --db "$DB" >/dev/null
-run_plan world-slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=30000 -- \
+run_plan world-slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=60000 -- \
 	--baseline healthy
 is "$rc" 6 "a slow node against the baseline: exit 6"
 [ "$rc" = 6 ] || diag_file "$SD_TMP/world-slow" | tail -n 30
