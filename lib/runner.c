@@ -1364,13 +1364,6 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 
 /* ---- bisection of a failed world test ---- */
 
-/* A set of hosts in the bisection (indices into the sorted host list). */
-struct bset {
-	int lo, hi;     /* hosts[lo..hi) of the bisection's order */
-	int sibling;    /* its other half in the same round, or -1 */
-	int parent_lo, parent_hi;
-};
-
 /* Whether subject j (SD_EXPECT_KINDS judgements) failed: data or a
  * performance expectation. */
 static int subject_failed(const struct sd_judgement *j)
@@ -1434,6 +1427,12 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		  const struct subjects *acc, const struct sd_judgement *j,
 		  uint32_t *seq, int *index, int *stop)
 {
+	static const char *const how[] = {
+		[SD_BISECT_ALONE] = "fails alone",
+		[SD_BISECT_WHOLE] = "fails only whole (each half passes)",
+		[SD_BISECT_UNRESOLVED] = "still fails (no rounds left to split "
+					 "it)",
+	};
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	int me = r->bs->rank, rc = SD_OK, nh = hs->nhosts;
 	int failed = 0;
@@ -1457,51 +1456,29 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 	int max_rounds = 2;
 	for (int k = 1; k < nh; k *= 2)
 		max_rounds++;
-	struct bset *cur = calloc((size_t)nh * 2 + 2, sizeof(*cur));
-	struct bset *next = calloc((size_t)nh * 2 + 2, sizeof(*next));
+	struct sd_bisection b = { 0 };
 	int32_t *word = calloc((size_t)nh + 2, sizeof(int32_t));
 	int *group = calloc((size_t)nh + 1, sizeof(int));
-	int ncur = 0, rounds = 0;
-	if (!cur || !next || !word || !group) {
+	unsigned char *bad = calloc((size_t)nh * 2 + 2, 1);
+	if (!word || !group || !bad ||
+	    (me == 0 && sd_bisection_init(&b, failed ? nh : 0, max_rounds))) {
 		rc = SD_ERR_NOMEM;
 		goto out;
 	}
-	if (me == 0 && failed)
-		cur[ncur++] = (struct bset){ 0, nh, -1, 0, nh };
+	int named = 0;
 	for (;;) {
 		/* rank 0: the next round's sets, the halves of what failed */
-		int nnext = 0;
+		int nsets = 0;
 		size_t wlen = 0;
 		if (me == 0) {
-			for (int i = 0; i < ncur; i++) {
-				struct bset *x = &cur[i];
-				if (x->hi - x->lo == 1) {
-					if (name_culprit(r, hs, ti, x->lo, x->hi,
-							 rounds, "fails alone"))
-						rc = SD_ERR_NOMEM;
-					continue;
-				}
-				if (rounds >= max_rounds) {
-					if (name_culprit(r, hs, ti, x->lo, x->hi,
-							 rounds, "still fails "
-							 "(no rounds left to "
-							 "split it)"))
-						rc = SD_ERR_NOMEM;
-					continue;
-				}
-				int mid = x->lo + (x->hi - x->lo) / 2;
-				next[nnext] = (struct bset){ x->lo, mid, nnext + 1,
-							    x->lo, x->hi };
-				next[nnext + 1] = (struct bset){ mid, x->hi, nnext,
-								x->lo, x->hi };
-				nnext += 2;
-			}
-			if (nnext) {
-				for (int h = 0; h < nh; h++)
-					group[h] = -1;
-				for (int i = 0; i < nnext; i++)
-					for (int h = next[i].lo; h < next[i].hi; h++)
-						group[h] = i;
+			const struct sd_bisect_set *sets =
+				sd_bisection_round(&b, &nsets);
+			for (int h = 0; h < nh; h++)
+				group[h] = -1;
+			for (int i = 0; i < nsets; i++)
+				for (int h = sets[i].lo; h < sets[i].hi; h++)
+					group[h] = i;
+			if (nsets) {
 				word[0] = (int32_t)(size & 0x7fffffff);
 				word[1] = (int32_t)(size >> 31);
 				for (int h = 0; h < nh; h++)
@@ -1537,57 +1514,47 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		struct subjects halves = { 0 };
 		rc = run_round(r, ti, hs, 0, NULL, 0, &tb, group, &halves, seq,
 			       index, stop);
-		rounds++;
-		if (rc || *stop) {
-			subjects_free(&halves);
-			break;
-		}
-		if (me == 0) {
-			/* judge each half; what failed is bisected further */
+		if (!rc && !*stop && me == 0) {
+			/* judge each half by the world's expectations */
 			struct sd_judgement *hj = NULL;
-			struct sd_test_spec tj = tb; /* the world's baseline */
+			struct sd_test_spec tj = tb;
 			sd_strlcpy(tj.scope, t->scope, sizeof(tj.scope));
 			if (judge_test(r, &tj, &halves, &hj) < 0) {
-				subjects_free(&halves);
 				rc = SD_ERR_NOMEM;
-				break;
-			}
-			unsigned char *bad = calloc((size_t)nnext + 1, 1);
-			for (size_t i = 0; bad && i < halves.n; i++) {
-				int g = halves.v[i].group;
-				if (g >= 0 && g < nnext)
-					bad[g] = (unsigned char)subject_failed(
-						hj + i * SD_EXPECT_KINDS);
-			}
-			ncur = 0;
-			for (int i = 0; bad && i < nnext; i++) {
-				int s = next[i].sibling;
-				if (!bad[i] && !bad[s]) {
-					if (i < s && name_culprit(
-						    r, hs, ti, next[i].parent_lo,
-						    next[i].parent_hi, rounds,
-						    "fails only whole (each half "
-						    "passes)"))
-						rc = SD_ERR_NOMEM;
-					continue;
+			} else {
+				memset(bad, 0, (size_t)nsets);
+				for (size_t i = 0; i < halves.n; i++) {
+					int g = halves.v[i].group;
+					if (g >= 0 && g < nsets)
+						bad[g] = (unsigned char)
+							subject_failed(hj + i *
+								SD_EXPECT_KINDS);
 				}
-				if (bad[i])
-					cur[ncur++] = next[i];
+				sd_bisection_result(&b, bad);
 			}
-			if (!bad)
-				rc = SD_ERR_NOMEM;
-			free(bad);
 			free(hj);
 		}
 		subjects_free(&halves);
-		if (rc)
+		/* what this round named */
+		for (; !rc && me == 0 && named < b.nnamed; named++)
+			if (name_culprit(r, hs, ti, b.named[named].lo,
+					 b.named[named].hi, b.rounds,
+					 how[b.named[named].why]))
+				rc = SD_ERR_NOMEM;
+		if (rc || *stop)
 			break;
 	}
+	/* the last round's naming (sets of one host, out of rounds) */
+	for (; !rc && me == 0 && named < b.nnamed; named++)
+		if (name_culprit(r, hs, ti, b.named[named].lo, b.named[named].hi,
+				 b.rounds, how[b.named[named].why]))
+			rc = SD_ERR_NOMEM;
 out:
-	free(cur);
-	free(next);
+	if (me == 0)
+		sd_bisection_free(&b);
 	free(word);
 	free(group);
+	free(bad);
 	if (rc == SD_ERR_NOMEM) {
 		struct sd_group g = { .comm = r->comm };
 		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "bisection",

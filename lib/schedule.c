@@ -160,93 +160,133 @@ int sd_gpu_pairs_pair(const struct sd_hosts *h, int host, int round,
 	return 1;
 }
 
-/* A set of the bisection: hosts lo..hi-1; `sibling` is the index of the
- * other half of the same parent in the same round, or -1. */
-struct bset {
-	int lo, hi;
-	int sibling;
-};
-
-static void name_range(int lo, int hi, int *culprits, int *n)
+int sd_bisection_init(struct sd_bisection *b, int nhosts, int max_rounds)
 {
-	for (int h = lo; h < hi; h++)
-		culprits[(*n)++] = h;
+	size_t cap = (size_t)(nhosts > 0 ? nhosts : 1) * 2;
+	memset(b, 0, sizeof(*b));
+	b->nhosts = nhosts;
+	b->max_rounds = max_rounds;
+	b->sets = malloc(cap * sizeof(*b->sets));
+	b->failing = malloc(cap * sizeof(*b->failing));
+	b->named = malloc(cap * sizeof(*b->named));
+	if (!b->sets || !b->failing || !b->named) {
+		sd_bisection_free(b);
+		return -1;
+	}
+	if (nhosts > 0)
+		b->failing[b->nfailing++] = (struct sd_bisect_set){ 0, nhosts,
+								    -1 };
+	return 0;
+}
+
+static void name_set(struct sd_bisection *b, int lo, int hi,
+		     enum sd_bisect_why why)
+{
+	b->named[b->nnamed++] = (struct sd_bisect_named){ lo, hi, why };
+}
+
+const struct sd_bisect_set *sd_bisection_round(struct sd_bisection *b,
+					       int *n)
+{
+	b->nsets = 0;
+	for (int i = 0; i < b->nfailing; i++) {
+		int lo = b->failing[i].lo, hi = b->failing[i].hi;
+		if (hi - lo == 1) {
+			name_set(b, lo, hi, SD_BISECT_ALONE);
+		} else if (b->rounds >= b->max_rounds) {
+			name_set(b, lo, hi, SD_BISECT_UNRESOLVED);
+			b->out_of_rounds = 1;
+		} else {
+			int mid = lo + (hi - lo) / 2;
+			b->sets[b->nsets] = (struct sd_bisect_set){
+				lo, mid, b->nsets + 1 };
+			b->sets[b->nsets + 1] = (struct sd_bisect_set){
+				mid, hi, b->nsets };
+			b->nsets += 2;
+		}
+	}
+	b->nfailing = 0;
+	if (b->nsets)
+		b->rounds++;
+	*n = b->nsets;
+	return b->sets;
+}
+
+void sd_bisection_result(struct sd_bisection *b, const unsigned char *failed)
+{
+	for (int i = 0; i < b->nsets; i++) {
+		int s = b->sets[i].sibling;
+		if (s >= 0 && !failed[i] && !failed[s]) {
+			/* the parent failed, both halves pass: a fault that
+			 * needs both; name the parent once */
+			if (s > i)
+				name_set(b, b->sets[i].lo, b->sets[s].hi,
+					 SD_BISECT_WHOLE);
+			continue;
+		}
+		if (failed[i])
+			b->failing[b->nfailing++] = b->sets[i];
+	}
+	b->nsets = 0;
+}
+
+void sd_bisection_free(struct sd_bisection *b)
+{
+	free(b->sets);
+	free(b->failing);
+	free(b->named);
+	b->sets = b->failing = NULL;
+	b->named = NULL;
 }
 
 int sd_bisect(int nhosts, sd_bisect_fn run, void *arg, int max_rounds,
 	      int *culprits, int *nculprits, int *rounds)
 {
 	int *ids = malloc((size_t)(nhosts > 0 ? nhosts : 1) * sizeof(int));
-	struct bset *cur = malloc((size_t)(nhosts > 0 ? nhosts : 1) *
-				  2 * sizeof(*cur));
-	struct bset *next = malloc((size_t)(nhosts > 0 ? nhosts : 1) *
-				   2 * sizeof(*next));
-	int *res = malloc((size_t)(nhosts > 0 ? nhosts : 1) * 2 * sizeof(int));
-	int ncur = 0, rc = 0;
+	unsigned char *failed = malloc((size_t)(nhosts > 0 ? nhosts : 1) * 2);
+	struct sd_bisection b;
+	int rc = 0;
 	*nculprits = 0;
 	*rounds = 0;
-	if (!ids || !cur || !next || !res) {
-		rc = -1;
-		goto out;
+	if (!ids || !failed || sd_bisection_init(&b, nhosts, max_rounds - 1)) {
+		free(ids);
+		free(failed);
+		return -1;
 	}
 	for (int h = 0; h < nhosts; h++)
 		ids[h] = h;
-	if (nhosts > 0)
-		cur[ncur++] = (struct bset){ 0, nhosts, -1 };
-	while (ncur > 0) {
-		if (*rounds >= max_rounds) {
-			/* out of rounds: what still fails is named whole; a
-			 * pair of halves came from one failing parent */
-			for (int i = 0; i < ncur; i++) {
-				int s = cur[i].sibling;
-				if (s >= 0 && s < i)
-					continue;
-				int hi = s > i ? cur[s].hi : cur[i].hi;
-				name_range(cur[i].lo, hi, culprits, nculprits);
-			}
-			rc = 1;
-			break;
-		}
-		(*rounds)++;
-		for (int i = 0; i < ncur; i++) {
-			res[i] = run(arg, ids + cur[i].lo, cur[i].hi - cur[i].lo);
-			if (res[i] < 0) {
-				rc = -1;
-				goto out;
-			}
-		}
-		int nnext = 0;
-		for (int i = 0; i < ncur; i++) {
-			int s = cur[i].sibling;
-			if (s >= 0 && res[i] && res[s]) {
-				/* the parent failed, both halves pass: a fault
-				 * that needs both; name the parent once */
-				if (s > i)
-					name_range(cur[i].lo, cur[s].hi, culprits,
-						   nculprits);
-				continue;
-			}
-			if (res[i])
-				continue;
-			int lo = cur[i].lo, hi = cur[i].hi;
-			if (hi - lo == 1) {
-				culprits[(*nculprits)++] = lo;
-				continue;
-			}
-			int mid = lo + (hi - lo) / 2;
-			next[nnext] = (struct bset){ lo, mid, nnext + 1 };
-			next[nnext + 1] = (struct bset){ mid, hi, nnext };
-			nnext += 2;
-		}
-		struct bset *t = cur;
-		cur = next;
-		next = t;
-		ncur = nnext;
+	/* round 1: the whole set */
+	if (nhosts > 0 && max_rounds > 0) {
+		*rounds = 1;
+		int whole = run(arg, ids, nhosts);
+		if (whole < 0)
+			rc = -1;
+		else if (whole)
+			b.nfailing = 0; /* it passes: nothing to find */
 	}
-out:
+	if (max_rounds <= 0)
+		b.nfailing = 0;
+	int n;
+	const struct sd_bisect_set *sets;
+	while (!rc && (sets = sd_bisection_round(&b, &n), n > 0)) {
+		for (int i = 0; i < n && !rc; i++) {
+			int res = run(arg, ids + sets[i].lo, sets[i].hi - sets[i].lo);
+			if (res < 0)
+				rc = -1;
+			failed[i] = res == 0;
+		}
+		if (!rc)
+			sd_bisection_result(&b, failed);
+	}
+	if (!rc) {
+		*rounds += b.rounds;
+		for (int k = 0; k < b.nnamed; k++)
+			for (int h = b.named[k].lo; h < b.named[k].hi; h++)
+				culprits[(*nculprits)++] = h;
+		rc = b.out_of_rounds;
+	}
+	sd_bisection_free(&b);
 	free(ids);
-	free(cur);
-	free(next);
-	free(res);
+	free(failed);
 	return rc;
 }

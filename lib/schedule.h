@@ -87,6 +87,39 @@ int sd_gpu_pairs_pair(const struct sd_hosts *h, int host, int round,
  * out of memory).
  */
 typedef int (*sd_bisect_fn)(void *arg, const int *hosts, int n);
+
+/*
+ * The same bisection, a round at a time, for a caller that runs a round's
+ * sets itself (side by side: they are disjoint) and starts from a set it
+ * already saw fail: hosts 0..nhosts-1.  sd_bisection_round() gives the
+ * next round's sets (the halves of what failed; *n 0 when done), naming
+ * first the failing sets of one host (alone) and, once max_rounds rounds
+ * are used, what still fails (unresolved); sd_bisection_result() takes
+ * whether each set of that round failed, and names a parent whose halves
+ * both pass (whole: a fault that needs both).  The named sets are in
+ * named[0..nnamed).  init returns 0 or -1 (out of memory).
+ */
+enum sd_bisect_why { SD_BISECT_ALONE, SD_BISECT_WHOLE, SD_BISECT_UNRESOLVED };
+struct sd_bisect_set {
+	int lo, hi;    /* hosts lo..hi-1 */
+	int sibling;   /* the other half of its parent in the round, or -1 */
+};
+struct sd_bisect_named {
+	int lo, hi;
+	enum sd_bisect_why why;
+};
+struct sd_bisection {
+	int nhosts, max_rounds, rounds, out_of_rounds;
+	struct sd_bisect_set *sets, *failing;
+	int nsets, nfailing;
+	struct sd_bisect_named *named;
+	int nnamed;
+};
+int sd_bisection_init(struct sd_bisection *b, int nhosts, int max_rounds);
+const struct sd_bisect_set *sd_bisection_round(struct sd_bisection *b,
+					       int *n);
+void sd_bisection_result(struct sd_bisection *b, const unsigned char *failed);
+void sd_bisection_free(struct sd_bisection *b);
 int sd_bisect(int nhosts, sd_bisect_fn run, void *arg, int max_rounds,
 	      int *culprits, int *nculprits, int *rounds);
 
