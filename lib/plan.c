@@ -256,6 +256,15 @@ static int expect_value(struct parse *p, yaml_node_t *v, struct sd_expectation *
 	return 0;
 }
 
+int sd_scope_one_rank(const char *scope, char *base, size_t len)
+{
+	size_t n = strlen(scope);
+	int one = n > 4 && strcmp(scope + n - 4, ":one") == 0 &&
+		  strncmp(scope, "node-pairs", 10) == 0;
+	snprintf(base, len, "%.*s", (int)(one ? n - 4 : n), scope);
+	return one;
+}
+
 int sd_expect_any(const struct sd_expectation *e)
 {
 	return e->busbw_gbs > 0 || e->time_us > 0 || e->peers > 0 ||
@@ -551,9 +560,11 @@ static int push(struct expander *e, const struct sd_test_spec *t)
 /* The ranks per group of `scope` on n ranks: n for world, K for split:K,
  * SD_GROUPS_FROM_HOSTS for node and rail (the hosts decide, at run time);
  * 0 with err for a scope that is not one. */
-static int scope_group_size(struct expander *e, const char *scope, int n)
+static int scope_group_size(struct expander *e, const char *full, int n)
 {
 	long k;
+	char scope[32];
+	sd_scope_one_rank(full, scope, sizeof(scope));
 	if (strcmp(scope, "world") == 0)
 		return n;
 	if (strcmp(scope, "node") == 0 || strcmp(scope, "rail") == 0 ||
@@ -567,19 +578,22 @@ static int scope_group_size(struct expander *e, const char *scope, int n)
 		return (int)k;
 	static const struct sd_name_row scopes[] = {
 		{ "world", 0 }, { "node", 1 }, { "rail", 2 }, { "gpu-pairs", 3 },
-		{ "node-pairs", 4 }, { "node-pairs:ring", 5 }, { NULL, 0 }
+		{ "node-pairs", 4 }, { "node-pairs:ring", 5 },
+		{ "node-pairs:one", 6 }, { "node-pairs:ring:one", 7 },
+		{ NULL, 0 }
 	};
 	const char *hint = NULL;
 	int which;
 	sd_name_lookup(scopes, scope, &which, &hint);
 	if (hint)
 		snprintf(e->err, e->errlen, "%s: unknown scope '%s'; did you "
-			 "mean '%s'?", e->where, scope, hint);
+			 "mean '%s'?", e->where, full, hint);
 	else
 		snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, "
 			 "node, rail, gpu-pairs, node-pairs (or node-pairs:ring, "
-			 "node-pairs:random:K), or split:K for groups of K "
-			 "consecutive ranks", e->where, scope);
+			 "node-pairs:random:K; :one for one rank per node), or "
+			 "split:K for groups of K consecutive ranks", e->where,
+			 full);
 	return 0;
 }
 

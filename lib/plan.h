@@ -53,6 +53,12 @@ struct sd_expectation {
 	double baseline;    /* at least this fraction of a stored baseline */
 };
 
+/* A node-pairs scope with ":one" (node-pairs:one, node-pairs:ring:one,
+ * node-pairs:random:K:one) pairs one rank per node (its first) instead of
+ * all of them: 1 and the scope without the suffix in base; else 0 and
+ * base = scope. */
+int sd_scope_one_rank(const char *scope, char *base, size_t len);
+
 /* Whether a test has any expectation to judge. */
 int sd_expect_any(const struct sd_expectation *e);
 

@@ -626,9 +626,11 @@ static void end_test(struct sd_runner *r, struct test_run *tr, int stop)
  * (node-pairs:ring), or K random matchings (node-pairs:random:K).
  * Returns 0 for another scope. */
 enum { PAIRS_NONE, PAIRS_ALL, PAIRS_RING, PAIRS_RANDOM };
-static int host_pairs_kind(const char *scope, int *k)
+static int host_pairs_kind(const char *full, int *k)
 {
 	long v;
+	char scope[32];
+	sd_scope_one_rank(full, scope, sizeof(scope));
 	if (strcmp(scope, "node-pairs") == 0)
 		return PAIRS_ALL;
 	if (strcmp(scope, "node-pairs:ring") == 0)
@@ -730,6 +732,8 @@ static int layout_groups(const struct sd_runner *r,
 	int gpu_pairs = strcmp(t->scope, "gpu-pairs") == 0;
 	int kk = 0, pk = host_pairs_kind(t->scope, &kk);
 	int node_pairs = pk != PAIRS_NONE;
+	char base[32];
+	int one = sd_scope_one_rank(t->scope, base, sizeof(base));
 	int *perm = pk == PAIRS_RANDOM ? calloc((size_t)hs->nhosts + 1,
 						 sizeof(int))
 				       : NULL;
@@ -768,9 +772,11 @@ static int layout_groups(const struct sd_runner *r,
 			if (!host_pair(pk, hs->nhosts, round, sl, perm, &ha,
 				       &hb))
 				continue;
-			for (int i = 0; i < hs->count[ha]; i++)
+			/* all ranks of both hosts, or (":one") the first of
+			 * each */
+			for (int i = 0; i < (one ? 1 : hs->count[ha]); i++)
 				tr->group_of[hs->ranks[ha][i]] = tr->ngroups;
-			for (int i = 0; i < hs->count[hb]; i++)
+			for (int i = 0; i < (one ? 1 : hs->count[hb]); i++)
 				tr->group_of[hs->ranks[hb][i]] = tr->ngroups;
 			tr->ngroups++;
 		}
@@ -1123,8 +1129,12 @@ void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 			      : kind == PAIRS_RING ? sd_ring_rounds(hs->nhosts)
 			      : hs->nhosts < 2	   ? 0
 						   : k;
+		char base[32];
 		out->groups = hs->nhosts / 2;
-		out->group_size = 2 * hs->max_count;
+		out->group_size = sd_scope_one_rank(t->scope, base,
+						    sizeof(base))
+					  ? 2
+					  : 2 * hs->max_count;
 	} else {
 		k = t->group_size > 0 ? t->group_size : nranks;
 		out->groups = nranks / k;

@@ -78,7 +78,7 @@ cat >rows <<'ROWS'
 "'tests:' must be a non-empty list of tests"|-|name: t\ndefaults:\n  iters: 5\n|@F:1: 'tests:' must be a non-empty list of tests$
 "test %zu has no 'op'"|-|name: t\ntests:\n  - op: all_reduce\n  - dtype: float64\n|@F:4: test 2 has no 'op'$
 "%s: unknown scope '%s'; did you "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: nodes\n|@F:4: unknown scope 'nodes'; did you mean 'node'\?$
-"%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: galaxy\n|@F:4: unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K\), or split:K for groups of K consecutive ranks$
+"%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: galaxy\n|@F:4: unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K; :one for one rank per node\), or split:K for groups of K consecutive ranks$
 "%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: node-pairs:random:0\n|@F:4: unknown scope 'node-pairs:random:0'
 "%s: scope %s needs a multiple of "|run --op all_reduce --scope split:3|-|--op: scope split:3 needs a multiple of 3 ranks, the job has 1$
 "%s: unknown op '%s'%s%s%s"|-|name: t\ntests:\n  - op: all_reduce\n  - op: allreduce\n|@F:4: unknown op 'allreduce'; did you mean 'all_reduce'\?$

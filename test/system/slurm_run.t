@@ -5,7 +5,7 @@
 # stalls, which the other ranks must detect, name, and end with exit 4.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 29
+sd_slurm_begin 3 31
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
 RUN="run --backend gloo --db none --format json --no-progress -b 1K -e 64K
@@ -37,11 +37,13 @@ layout "5 tasks on 3 nodes" 5 -N 3 -n 5
 # groups of two and 2 rails of three, measured at the same time
 # (gpu-pairs: the one pair inside each node; node-pairs over 3 nodes x 1
 # task: three rounds, one pair each while the third node sits out)
+# (node-pairs:one over 3 nodes x 2 tasks: the first rank of each node, in
+# pairs: 0,2 0,4 2,4)
 for scope in node rail gpu-pairs node-pairs node-pairs:ring \
-	node-pairs:random:2; do
+	node-pairs:random:2 node-pairs:one; do
 	out=$SD_TMP/$scope
 	per=2
-	case $scope in node-pairs*) per=1 ;; esac
+	case $scope in node-pairs:one) ;; node-pairs*) per=1 ;; esac
 	# shellcheck disable=SC2086
 	sd_srun --mpi=pmi2 -N 3 --ntasks-per-node=$per "$SHAKEDOWN" $RUN \
 		--op all_reduce --scope $scope >"$out" 2>&1
@@ -59,6 +61,7 @@ for scope in node rail gpu-pairs node-pairs node-pairs:ring \
 			sed 's/ $//')
 		ok '[ -n "$got" ] && [ $(printf "%s\n" $got | wc -l) -le 2 ]' \
 			"scope $scope: at most two pairs ($got)" ;;
+	node-pairs:one) want="0,2 0,4 2,4" ;;
 	*) want="0,2 0-1 1-2" ;;
 	esac
 	is "$got" "$want" "scope $scope: the groups are the hosts' ($want)"

@@ -94,7 +94,7 @@ int main(void)
 		{ "tests:\n  - {op: all_reduce, scope: galaxy}\n", 2, 0,
 		  "plan.yaml:2: unknown scope 'galaxy'; use world, node, rail, "
 		  "gpu-pairs, node-pairs (or node-pairs:ring, "
-		  "node-pairs:random:K), or split:K" },
+		  "node-pairs:random:K; :one for one rank per node), or split:K" },
 		{ "tests:\n  - {op: all_reduce, scope: node-pairs:ring}\n", 4, 1,
 		  NULL },
 		{ "tests:\n  - {op: all_reduce, scope: node-pairs:random:3}\n", 4,
