@@ -1248,9 +1248,16 @@ static const char *subjects_word(enum sd_subject_kind k)
 static int judge_test(struct sd_runner *r, const struct sd_test_spec *t,
 		      struct subjects *a, struct sd_judgement **out)
 {
+	int gpu_pairs = sd_subject_kind_of(t->scope) == SD_SUBJECT_GPU_PAIR;
 	for (size_t i = 0; i < a->n; i++) {
 		struct sd_subject_result *x = &a->v[i].res;
 		double bw;
+		x->link_class = gpu_pairs && r->link_class && a->v[i].nmem == 2
+					? r->link_class(r->link_arg,
+							a->v[i].members[0],
+							a->v[i].members[1])
+					: NULL;
+		x->link_tier = sd_link_tier(x->link_class);
 		x->have_base = x->base_missing = 0;
 		if (!r->baseline_of || t->expect.baseline <= 0 || !x->have)
 			continue;

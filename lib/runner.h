@@ -58,6 +58,11 @@ struct sd_runner {
 	int (*baseline_of)(void *arg, const struct sd_test_spec *t,
 			   uint64_t size_bytes, double *busbw_gbs);
 	void *baseline_arg;
+	/* rank 0: the class of the link between the devices of two ranks of
+	   one host ("nvswitch", "pcie-switch", ...; see shakedown topo), or
+	   NULL when unknown; may be NULL */
+	const char *(*link_class)(void *arg, int rank_a, int rank_b);
+	void *link_arg;
 	/* rank 0: every test's subjects and outcomes go in (sd_blame_add);
 	   may be NULL */
 	struct sd_blame *blame;

@@ -15,7 +15,7 @@
 static const char *const subject_kinds[] = { "job", "group", "node",
 					     "gpu-pair", "node-pair", "rail" };
 static const char *const expect_kinds[] = { "data", "busbw", "time", "peers",
-					    "mad", "baseline" };
+					    "mad", "baseline", "link" };
 static const char *const judged[] = { "none", "passed", "failed", "skipped" };
 static const char *const suspect_kinds[] = { "node", "link", "path", "rail",
 					     "group" };
@@ -53,6 +53,28 @@ const char *sd_judged_status_name(enum sd_judged_status s)
 const char *sd_suspect_kind_name(enum sd_suspect_kind k)
 {
 	return (unsigned)k < 5 ? suspect_kinds[k] : "?";
+}
+
+int sd_link_tier(const char *c)
+{
+	static const struct { const char *name; int tier; } t[] = {
+		{ "nvlink", 0 }, { "nvswitch", 0 }, { "pcie-switch", 1 },
+		{ "host-bridge", 1 }, { "numa-node", 2 }, { "cross-socket", 3 },
+		{ "no-p2p", 3 },
+	};
+	for (size_t i = 0; c && i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcmp(c, t[i].name) == 0)
+			return t[i].tier;
+	return -1;
+}
+
+/* Whether two subjects are of one link class (both unknown counts). */
+static int same_class(const struct sd_subject_result *a,
+		      const struct sd_subject_result *b)
+{
+	if (!a->link_class || !b->link_class)
+		return !a->link_class && !b->link_class;
+	return strcmp(a->link_class, b->link_class) == 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -93,23 +115,25 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 	     const struct sd_subject_result *res, int n,
 	     struct sd_judgement *out)
 {
-	int failed = 0, nb = 0;
+	int failed = 0;
 	double *bw = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
 	double *dev = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
-	double median = 0, mad = 0;
-	for (int i = 0; bw && i < n; i++)
-		if (res[i].have)
-			bw[nb++] = res[i].busbw_gbs;
-	if (bw && dev && nb > 0) {
-		median = sd_median(bw, nb);
-		for (int i = 0; i < nb; i++)
-			dev[i] = fabs(bw[i] - median);
-		mad = sd_median(dev, nb);
-		if (mad < 0.01 * median)
-			mad = 0.01 * median;
-	}
 	for (int i = 0; i < n; i++) {
 		const struct sd_subject_result *r = &res[i];
+		/* its peers: the subjects of its link class that measured */
+		int nb = 0;
+		double median = 0, mad = 0;
+		for (int k = 0; bw && k < n; k++)
+			if (res[k].have && same_class(&res[k], r))
+				bw[nb++] = res[k].busbw_gbs;
+		if (bw && dev && nb > 0) {
+			median = sd_median(bw, nb);
+			for (int k = 0; k < nb; k++)
+				dev[k] = fabs(bw[k] - median);
+			mad = sd_median(dev, nb);
+			if (mad < 0.01 * median)
+				mad = 0.01 * median;
+		}
 		struct sd_judgement *o = out + (size_t)i * SD_EXPECT_KINDS;
 		char sz[32];
 		sd_format_size(r->size_bytes, sz, sizeof(sz));
@@ -239,6 +263,40 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 					    ? r->busbw_gbs / r->base_busbw_gbs
 					    : 0,
 				    r->base_busbw_gbs, e->baseline);
+			}
+		}
+		/* a faster link at the speed of a slower class */
+		int tier = sd_link_tier(r->link_class);
+		if ((e->peers > 0 || e->mad > 0) && tier >= 0 && bw) {
+			double worst = 0;
+			const char *slow = NULL;
+			int nslow = 0;
+			for (int k = 0; k < n; k++) {
+				const struct sd_subject_result *x = &res[k];
+				if (!x->have || sd_link_tier(x->link_class) <= tier)
+					continue;
+				int m = 0;
+				for (int q = 0; q < n; q++)
+					if (res[q].have && same_class(&res[q], x))
+						bw[m++] = res[q].busbw_gbs;
+				double med = sd_median(bw, m);
+				if (med > worst) {
+					worst = med;
+					slow = x->link_class;
+					nslow = m;
+				}
+			}
+			if (slow) {
+				int ok = r->busbw_gbs > worst;
+				failed |= !ok;
+				set(&o[SD_EXPECT_LINK], SD_EXPECT_LINK,
+				    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
+				    r->busbw_gbs, worst, "GB/s",
+				    "a %s pair at %.3g GB/s at %s is %s the "
+				    "median %.3g GB/s of %d %s pairs", r->link_class,
+				    r->busbw_gbs, sz,
+				    ok ? "faster than" : "no faster than", worst,
+				    nslow, slow);
 			}
 		}
 	}

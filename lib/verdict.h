@@ -33,7 +33,10 @@ enum sd_subject_kind sd_subject_kind_of(const char *scope);
 /* The expectations, in the order verdicts are given. */
 enum sd_expect_kind {
 	SD_EXPECT_DATA, SD_EXPECT_BUSBW, SD_EXPECT_TIME, SD_EXPECT_PEERS,
-	SD_EXPECT_MAD, SD_EXPECT_BASELINE, SD_EXPECT_KINDS
+	SD_EXPECT_MAD, SD_EXPECT_BASELINE,
+	SD_EXPECT_LINK,  /* a GPU pair of a faster link class measured at the
+			    speed of a slower class (with peers or mad) */
+	SD_EXPECT_KINDS
 };
 const char *sd_expect_kind_name(enum sd_expect_kind k);
 
@@ -51,7 +54,17 @@ struct sd_subject_result {
 	int have_base;        /* a baseline value for this size */
 	double base_busbw_gbs;
 	int base_missing;     /* a baseline was given but lacks this test */
+	/* GPU pairs: the class of the link between the two devices (as
+	   shakedown topo names it), and its tier: 0 NVLink or NVSwitch, 1
+	   PCIe through a switch or one host bridge, 2 across host bridges of
+	   one CPU, 3 across CPUs or through the host; -1 unknown.  Peers and
+	   mad compare a pair with the pairs of its own class. */
+	const char *link_class;  /* NULL: unknown (one class for all) */
+	int link_tier;
 };
+
+/* The tier of a link class name (see link_tier above); -1 unknown. */
+int sd_link_tier(const char *link_class);
 
 /* One expectation's outcome for one subject. */
 struct sd_judgement {

@@ -481,7 +481,8 @@ static void show_progress(void *arg, size_t index, size_t count,
 		sd_dtype_name(t->dtype));
 }
 
-static char *host_env_json(const struct sd_backend_ops *ops)
+static char *host_env_json(const struct sd_backend_ops *ops,
+			   struct sd_comm *comm)
 {
 	struct utsname u;
 	struct sd_buf b = { 0 };
@@ -519,8 +520,58 @@ static char *host_env_json(const struct sd_backend_ops *ops)
 	if (topo)
 		sd_buf_printf(&b, ",\"topology\":%s", topo);
 	free(topo);
+	/* how this host's devices reach each other (the backend's probe):
+	 * GPU pairs are judged against the pairs of their own link class */
+	if (ops->describe_links) {
+		char *links = malloc(65536), err[256] = "";
+		if (links && ops->describe_links(comm, links, 65536, err,
+						 sizeof(err)) == SD_OK)
+			sd_buf_printf(&b, ",\"links\":%s", links);
+		free(links);
+	}
 	sd_buf_printf(&b, "}");
 	return b.data;
+}
+
+/* The link class between the devices of two ranks of one host, from that
+ * host's "links" (describe_links' array, in host_env); NULL: unknown. */
+struct link_lookup {
+	const struct sd_rank_info *ranks;
+	const struct sd_host_env *hosts;
+	int nhosts;
+};
+
+static const char *link_class(void *arg, int a, int b)
+{
+	static const char *const known[] = { "nvlink", "nvswitch",
+		"pcie-switch", "host-bridge", "numa-node", "cross-socket",
+		"p2p", "no-p2p" };
+	const struct link_lookup *l = arg;
+	const char *json = NULL;
+	for (int h = 0; h < l->nhosts && !json; h++)
+		if (strcmp(l->hosts[h].host, l->ranks[a].host) == 0)
+			json = l->hosts[h].json;
+	const char *links = json ? strstr(json, "\"links\":[") : NULL;
+	if (!links || !l->ranks[a].dev.pci_bus_id[0] ||
+	    !l->ranks[b].dev.pci_bus_id[0])
+		return NULL;
+	for (int swap = 0; swap < 2; swap++) {
+		char key[160];
+		snprintf(key, sizeof(key), "{\"a\":\"%s\",\"b\":\"%s\",\"class\":\"",
+			 l->ranks[swap ? b : a].dev.pci_bus_id,
+			 l->ranks[swap ? a : b].dev.pci_bus_id);
+		const char *at = strstr(links, key);
+		if (!at)
+			continue;
+		at += strlen(key);
+		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+			size_t n = strlen(known[k]);
+			if (strncmp(at, known[k], n) == 0 && at[n] == '"')
+				return known[k];
+		}
+		return NULL;
+	}
+	return NULL;
 }
 
 /* Rank r and the host it is on, for sorting by host. */
@@ -673,7 +724,8 @@ static int rank_main(void *arg)
 	if (c->plugin.ops->describe_device)
 		c->plugin.ops->describe_device(c->comm, &me.dev);
 	ranks = calloc((size_t)bs->size, sizeof(*ranks));
-	envjson = bs->local_rank == 0 ? host_env_json(c->plugin.ops) : NULL;
+	envjson = bs->local_rank == 0 ? host_env_json(c->plugin.ops, c->comm)
+				      : NULL;
 	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me)) ||
 	    sd_bootstrap_allgatherv(bs, envjson ? envjson : "",
 				    envjson ? strlen(envjson) : 0, &envs, &lens,
@@ -771,6 +823,7 @@ static int rank_main(void *arg)
 		sd_sinks_emit(&c->sinks, &ev);
 	}
 
+	struct link_lookup links = { ranks, hosts, nhost_env };
 	host_of = number_hosts(ranks, bs->size);
 	if (!host_of) {
 		rank_error(bs, "", "out of memory");
@@ -804,6 +857,8 @@ static int rank_main(void *arg)
 		.baseline_of = baseline.n ? baseline_of : NULL,
 		.baseline_arg = &baseline,
 		.blame = blame,
+		.link_class = link_class,
+		.link_arg = &links,
 	};
 	c->runner = &runner;
 	rc = sd_runner_run(&runner);

@@ -14,7 +14,7 @@ CREATE TABLE verdicts (
 	subject TEXT NOT NULL,
 	hosts TEXT NOT NULL,
 	expectation TEXT NOT NULL CHECK (expectation IN ('data', 'busbw',
-		'time', 'peers', 'mad', 'baseline')),
+		'time', 'peers', 'mad', 'baseline', 'link')),
 	size_bytes INTEGER,
 	measured REAL,
 	threshold REAL,

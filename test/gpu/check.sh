@@ -80,6 +80,8 @@ common="--backend nccl --db none --no-progress -c 1 -n 5 -w 2 --timeout 60"
 step "link facts (nccl_links)" 0 "^socket " -- plugins/nccl/nccl_links
 step "device report (json)" 0 "$gpuname" -- \
 	"$sd" run --local 1 $common --op all_reduce -b 8 -e 1M --format json
+step "topo: the GPU and its links (describe_links through NVML)" 0 \
+	'"links"' -- "$sd" topo --local 1 --backend nccl --format json
 
 # -- every op, type and reduction on one GPU ---------------------------
 types="int8,uint8,int32,uint32,int64,uint64,float16,bfloat16,float32,float64"

@@ -364,11 +364,14 @@ static void test_all_kinds(void)
 	int good = 1;
 	for (int i = 0; i < 3; i++)
 		for (int k = 0; k < SD_EXPECT_KINDS; k++)
-			good &= JD(i, k)->status == SD_JUDGED_PASSED &&
-				JD(i, k)->kind == (enum sd_expect_kind)k;
-	ok(good, "every kind passed, each with its kind");
+			good &= k == SD_EXPECT_LINK
+					? JD(i, k)->status == SD_JUDGED_NONE
+					: JD(i, k)->status == SD_JUDGED_PASSED &&
+						  JD(i, k)->kind ==
+							  (enum sd_expect_kind)k;
+	ok(good, "every kind passed, each with its kind (link: not GPU pairs)");
 	int skipped = JD(3, SD_EXPECT_DATA)->status == SD_JUDGED_PASSED;
-	for (int k = SD_EXPECT_BUSBW; k < SD_EXPECT_KINDS; k++)
+	for (int k = SD_EXPECT_BUSBW; k <= SD_EXPECT_BASELINE; k++)
 		skipped &= JD(3, k)->status == SD_JUDGED_SKIPPED &&
 			   JD(3, k)->kind == (enum sd_expect_kind)k &&
 			   strstr(JD(3, k)->reason, "no measurement") != NULL;
@@ -738,6 +741,56 @@ static void test_blame_reset(void)
 	sd_blame_free(b);
 }
 
+/* GPU pairs of two link classes: each judged with its own class's peers,
+ * and a fast link at a slow class's speed is a finding. */
+static void test_link_classes(void)
+{
+	struct sd_expectation e = { .peers = 0.8 };
+	struct sd_subject_result r[7];
+	double bw[7] = { 300, 310, 305, 295, 25, 24, 20 };
+	const char *cls[7] = { "nvswitch", "nvswitch", "nvswitch", "nvswitch",
+			       "pcie-switch", "pcie-switch", "nvswitch" };
+	is_int(sd_link_tier("nvlink"), 0, "nvlink is tier 0");
+	is_int(sd_link_tier("nvswitch"), 0, "nvswitch is tier 0");
+	is_int(sd_link_tier("pcie-switch"), 1, "pcie-switch is tier 1");
+	is_int(sd_link_tier("cross-socket"), 3, "cross-socket is tier 3");
+	is_int(sd_link_tier("p2p"), -1, "p2p (path unknown) has no tier");
+	is_int(sd_link_tier(NULL), -1, "no class, no tier");
+	for (int i = 0; i < 7; i++) {
+		r[i] = sub(bw[i]);
+		r[i].link_class = cls[i];
+		r[i].link_tier = sd_link_tier(cls[i]);
+	}
+	/* without the slow nvswitch pair: every pair passes its own class */
+	int rc = sd_judge(&e, "GPU pairs", r, 6, J);
+	is_int(rc, 0, "PCIe pairs are not failed by the NVSwitch pairs' speed");
+	ok(JD(4, SD_EXPECT_PEERS)->status == SD_JUDGED_PASSED &&
+	   fabs(JD(4, SD_EXPECT_PEERS)->threshold - 0.8 * 24) < 1e-9,
+	   "a PCIe pair's peers are the other PCIe pair (floor 0.8 x 24)");
+	ok(JD(0, SD_EXPECT_LINK)->status == SD_JUDGED_PASSED &&
+	   fabs(JD(0, SD_EXPECT_LINK)->threshold - 24.5) < 1e-9,
+	   "an NVSwitch pair is judged faster than the PCIe median (24.5)");
+	is_int(JD(4, SD_EXPECT_LINK)->status, SD_JUDGED_NONE,
+	       "the slowest class has nothing slower to be compared with");
+	/* an NVSwitch pair measured at PCIe speed */
+	rc = sd_judge(&e, "GPU pairs", r, 7, J);
+	is_int(rc, 1, "an NVSwitch pair at PCIe speed fails");
+	is_int(JD(6, SD_EXPECT_LINK)->status, SD_JUDGED_FAILED,
+	       "as a link finding");
+	ok(has(JD(6, SD_EXPECT_LINK)->reason, "a nvswitch pair at 20 GB/s at 1M "
+	       "is no faster than the median 24.5 GB/s of 2 pcie-switch pairs"),
+	   "its reason names both classes and the numbers");
+	is_int(JD(6, SD_EXPECT_PEERS)->status, SD_JUDGED_FAILED,
+	       "and below its NVSwitch peers");
+	is_int(JD(4, SD_EXPECT_PEERS)->status, SD_JUDGED_PASSED,
+	       "the PCIe pairs still pass");
+	/* no expectation that compares: no link finding */
+	struct sd_expectation floor = { .busbw_gbs = 1 };
+	sd_judge(&floor, "GPU pairs", r, 7, J);
+	is_int(JD(6, SD_EXPECT_LINK)->status, SD_JUDGED_NONE,
+	       "a floor alone judges no link classes");
+}
+
 int main(void)
 {
 	test_median();
@@ -754,5 +807,6 @@ int main(void)
 	test_blame_odd();
 	test_blame_rail_group();
 	test_blame_reset();
+	test_link_classes();
 	return done_testing();
 }
