@@ -30,6 +30,7 @@
 #include "plan.h"
 #include "plugin.h"
 #include "launcher.h"
+#include "ranks.h"
 #include "runner.h"
 #include "sink.h"
 #include "sink_text.h"
@@ -42,6 +43,9 @@
 #include "hostlist.h"
 #include "upload/upload.h"
 #include "verdict.h"
+
+/* a usage error of `shakedown run` (src/ranks.h) */
+#define USAGE_ERROR(...) SD_USAGE_ERROR("run", __VA_ARGS__)
 
 static volatile sig_atomic_t cancel_flag;
 
@@ -97,23 +101,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Whether this process should print errors every rank would print alike:
- * only the first task of a job (and any process outside Slurm). */
-static int first_task(void)
-{
-	const char *id = getenv("SLURM_PROCID");
-	return !id || strcmp(id, "0") == 0;
-}
-
-#define USAGE_ERROR(...)                                                     \
-	do {                                                                 \
-		if (first_task()) {                                          \
-			fprintf(stderr, "shakedown run: " __VA_ARGS__);      \
-			fputc('\n', stderr);                                 \
-		}                                                            \
-		return SD_EXIT_USAGE;                                        \
-	} while (0)
-
 /* Validate a comma list of names with one of the *_from_name functions. */
 static int check_list(const char *list, const char *what,
 		      int (*check)(const char *, const char **))
@@ -126,7 +113,7 @@ static int check_list(const char *list, const char *what,
 	     s = strtok_r(NULL, ",", &save)) {
 		const char *hint = NULL;
 		if (check(s, &hint)) {
-			if (first_task())
+			if (sd_first_task())
 				fprintf(stderr, "shakedown run: unknown %s '%s'"
 					"%s%s%s\n", what, s,
 					hint ? "; did you mean '" : "",
@@ -341,45 +328,6 @@ struct run_ctx {
 	struct sd_runner *runner; /* while the plan runs */
 	int abort_exit;         /* exit status of the verdict, once reached */
 };
-
-/* Report an error of this rank on stderr: plainly for a single process,
- * with rank and host when there are several. */
-static void rank_error(const struct sd_bootstrap *bs, const char *what,
-		       const char *err)
-{
-	if (!bs || bs->size == 1)
-		fprintf(stderr, "shakedown: %s%s%s\n", what, *what ? ": " : "",
-			err);
-	else
-		fprintf(stderr, "shakedown: rank %d (%s): %s%s%s\n", bs->rank,
-			bs->host, what, *what ? ": " : "", err);
-}
-
-/* The bootstrap's own words for its last failure, or `fallback`. */
-static const char *boot_error(struct sd_bootstrap_impl *b, const char *fallback)
-{
-	const char *e = b && b->last_error ? b->last_error(b) : NULL;
-	return e && *e ? e : fallback;
-}
-
-/* Agree on a start-up phase: the worst status of any rank (0 when all are
- * fine).  A failed allgather counts as a bootstrap failure, said in the
- * bootstrap's own words. */
-static int agree(struct run_ctx *c, int mine)
-{
-	struct sd_bootstrap *bs = &c->boot->bs;
-	int32_t v = mine, all[bs->size];
-	if (bs->allgather(bs, &v, all, sizeof(v))) {
-		rank_error(bs, "bootstrap", boot_error(c->boot,
-						       "allgather failed"));
-		return SD_EXIT_ENV;
-	}
-	int worst = 0;
-	for (int r = 0; r < bs->size; r++)
-		if (all[r] > worst)
-			worst = all[r];
-	return worst;
-}
 
 static void warn_writer(void *arg, const char *msg)
 {
@@ -643,7 +591,7 @@ static int rank_main(void *arg)
 
 	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
 	if (rc) {
-		rank_error(NULL, "bootstrap", err);
+		sd_rank_error(NULL, "bootstrap", err);
 		return SD_EXIT_ENV;
 	}
 	struct sd_bootstrap *bs = &c->boot->bs;
@@ -658,7 +606,7 @@ static int rank_main(void *arg)
 			   sizeof(err));
 	if (rc && bs->rank == 0)
 		fprintf(stderr, "shakedown: %s\n", err);
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	{
 		/* the plan text holds every setting of the tests; the backend
@@ -671,8 +619,8 @@ static int rank_main(void *arg)
 		h = sd_fnv1a(h, extra, strlen(extra));
 		snprintf(mine, sizeof(mine), "%016llx", (unsigned long long)h);
 		if (bs->allgather(bs, mine, all, sizeof(mine))) {
-			rank_error(bs, "bootstrap",
-				   boot_error(c->boot, "allgather failed"));
+			sd_rank_error(bs, "bootstrap",
+				   sd_boot_error(c->boot, "allgather failed"));
 			goto out;
 		}
 		for (int r = 1; r < bs->size; r++)
@@ -696,25 +644,25 @@ static int rank_main(void *arg)
 	if (!rc) {
 		rc = c->plugin.ops->init(bs, err, sizeof(err));
 		if (rc)
-			rank_error(bs, "", err);
+			sd_rank_error(bs, "", err);
 	} else if (bs->local_rank == 0) {
-		rank_error(bs, "", err);
+		sd_rank_error(bs, "", err);
 	}
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	struct sd_comm_config cfg = { .timeout_ms = plan.timeout_ms,
 				      .iface = o->iface };
 	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
 	if (rc)
-		rank_error(bs, "creating the communicator", err);
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+		sd_rank_error(bs, "creating the communicator", err);
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	rc = sd_ctrl_start(bs, plan.timeout_ms, &c->ctrl, err, sizeof(err));
 	if (rc)
-		rank_error(bs, "", err);
+		sd_rank_error(bs, "", err);
 	else
 		sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 
 	/* who is who */
@@ -730,8 +678,8 @@ static int rank_main(void *arg)
 	    sd_bootstrap_allgatherv(bs, envjson ? envjson : "",
 				    envjson ? strlen(envjson) : 0, &envs, &lens,
 				    &offs)) {
-		rank_error(bs, "bootstrap: exchanging rank information",
-			   boot_error(c->boot, "failed"));
+		sd_rank_error(bs, "bootstrap: exchanging rank information",
+			   sd_boot_error(c->boot, "failed"));
 		status = SD_EXIT_ENV;
 		goto out;
 	}
@@ -795,7 +743,7 @@ static int rank_main(void *arg)
 				"{baseline: 0.9}); nothing is judged by it\n",
 				o->baseline);
 	}
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 
 	if (bs->rank == 0) {
@@ -826,7 +774,7 @@ static int rank_main(void *arg)
 	struct link_lookup links = { ranks, hosts, nhost_env };
 	host_of = number_hosts(ranks, bs->size);
 	if (!host_of) {
-		rank_error(bs, "", "out of memory");
+		sd_rank_error(bs, "", "out of memory");
 		status = SD_EXIT_ENV;
 		goto out;
 	}
@@ -842,7 +790,7 @@ static int rank_main(void *arg)
 	if (bs->rank == 0 && host_names)
 		blame = sd_blame_new(nh, host_names);
 	if (bs->rank == 0 && !blame) {
-		rank_error(bs, "", "out of memory");
+		sd_rank_error(bs, "", "out of memory");
 		status = SD_EXIT_ENV;
 		goto out;
 	}
@@ -871,7 +819,8 @@ static int rank_main(void *arg)
 		goto out;
 	}
 	if (rc && rc != SD_ERR_CANCELLED) {
-		rank_error(bs, "", runner.err[0] ? runner.err : "the run failed");
+		sd_rank_error(bs, "",
+			      runner.err[0] ? runner.err : "the run failed");
 		status = sd_exit_for_status(rc);
 		goto out;
 	}
@@ -994,12 +943,12 @@ int cmd_run(int argc, char **argv)
 	char err[512];
 	if (sd_fault_parse(getenv("SHAKEDOWN_FAULT"), &ctx.fault, err,
 			   sizeof(err))) {
-		if (first_task())
+		if (sd_first_task())
 			fprintf(stderr, "shakedown: %s\n", err);
 		return SD_EXIT_USAGE;
 	}
 	if (ctx.opt.upload_url && !sd_upload_available(err, sizeof(err))) {
-		if (first_task())
+		if (sd_first_task())
 			fprintf(stderr, "shakedown: --upload: %s\n", err);
 		return SD_EXIT_ENV;
 	}

@@ -25,9 +25,13 @@
 #include "launcher.h"
 #include "names.h"
 #include "plugin.h"
+#include "ranks.h"
 #include "tool.h"
 #include "topo.h"
 #include "util.h"
+
+/* a usage error of `shakedown topo` (src/ranks.h) */
+#define USAGE_ERROR(...) SD_USAGE_ERROR("topo", __VA_ARGS__)
 
 /* The most bytes of links JSON a backend may write for one host. */
 #define LINKS_JSON_MAX (256u * 1024u)
@@ -66,22 +70,6 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
-
-/* Only the first task of a job says what every task would say alike. */
-static int first_task(void)
-{
-	const char *id = getenv("SLURM_PROCID");
-	return !id || strcmp(id, "0") == 0;
-}
-
-#define USAGE_ERROR(...)                                                     \
-	do {                                                                 \
-		if (first_task()) {                                          \
-			fprintf(stderr, "shakedown topo: " __VA_ARGS__);     \
-			fputc('\n', stderr);                                 \
-		}                                                            \
-		return SD_EXIT_USAGE;                                        \
-	} while (0)
 
 /* Parse argv into o.  Returns -1 to go on, else an exit status. */
 static int parse_options(int argc, char **argv, struct topo_options *o)
@@ -144,44 +132,6 @@ struct topo_ctx {
 	struct sd_plugin plugin;
 	struct sd_comm *comm;
 };
-
-/* An error of this rank: plainly for one process, else with rank and
- * host. */
-static void rank_error(const struct sd_bootstrap *bs, const char *what,
-		       const char *err)
-{
-	if (!bs || bs->size == 1)
-		fprintf(stderr, "shakedown: %s%s%s\n", what, *what ? ": " : "",
-			err);
-	else
-		fprintf(stderr, "shakedown: rank %d (%s): %s%s%s\n", bs->rank,
-			bs->host, what, *what ? ": " : "", err);
-}
-
-static const char *boot_error(struct sd_bootstrap_impl *b)
-{
-	const char *e = b && b->last_error ? b->last_error(b) : NULL;
-	return e && *e ? e : "allgather failed";
-}
-
-/* The worst exit status of any rank for a start-up phase (0: all fine). */
-static int agree(struct topo_ctx *c, int mine)
-{
-	struct sd_bootstrap *bs = &c->boot->bs;
-	int32_t v = mine, *all = calloc((size_t)bs->size, sizeof(*all));
-	int worst = 0;
-	if (!all || bs->allgather(bs, &v, all, sizeof(v))) {
-		rank_error(bs, "bootstrap", all ? boot_error(c->boot)
-						: "out of memory");
-		free(all);
-		return SD_EXIT_ENV;
-	}
-	for (int r = 0; r < bs->size; r++)
-		if (all[r] > worst)
-			worst = all[r];
-	free(all);
-	return worst;
-}
 
 /* ------------------------------------------------- a host's own part */
 
@@ -674,7 +624,7 @@ static int topo_main(void *arg)
 
 	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
 	if (rc) {
-		rank_error(NULL, "bootstrap", err);
+		sd_rank_error(NULL, "bootstrap", err);
 		return SD_EXIT_ENV;
 	}
 	struct sd_bootstrap *bs = &c->boot->bs;
@@ -684,18 +634,18 @@ static int topo_main(void *arg)
 	if (!rc) {
 		rc = c->plugin.ops->init(bs, err, sizeof(err));
 		if (rc)
-			rank_error(bs, "", err);
+			sd_rank_error(bs, "", err);
 	} else if (bs->local_rank == 0) {
-		rank_error(bs, "", err);
+		sd_rank_error(bs, "", err);
 	}
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	struct sd_comm_config cfg = { .timeout_ms = c->opt.timeout_ms,
 				      .iface = c->opt.iface };
 	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
 	if (rc)
-		rank_error(bs, "creating the communicator", err);
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+		sd_rank_error(bs, "creating the communicator", err);
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 
 	/* where this rank is; what its host has (one rank per host) */
@@ -716,15 +666,15 @@ static int topo_main(void *arg)
 	if (t && bs->local_rank == 0 && !(part = host_part(c, t, &plen)))
 		rc = SD_ERR_NOMEM;
 	if (rc)
-		rank_error(bs, "topo", "out of memory");
-	if ((status = agree(c, rc ? sd_exit_for_status(rc) : 0)))
+		sd_rank_error(bs, "topo", "out of memory");
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	all = calloc((size_t)bs->size, sizeof(*all));
 	if (!all || bs->allgather(bs, &me, all, sizeof(me)) ||
 	    sd_bootstrap_allgatherv(bs, part ? part : "", part ? plen : 0,
 				    &parts, &lens, &offs)) {
-		rank_error(bs, "bootstrap: exchanging what each rank has",
-			   all ? boot_error(c->boot) : "out of memory");
+		sd_rank_error(bs, "bootstrap: exchanging what each rank has",
+			   all ? sd_boot_error(c->boot, "allgather failed") : "out of memory");
 		status = SD_EXIT_ENV;
 		goto out;
 	}
