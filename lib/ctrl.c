@@ -98,6 +98,7 @@ struct sd_ctrl {
 	uint32_t go_seq;
 	char *go_data;      /* what rank 0 sent with the go (sd_ctrl_decide) */
 	size_t go_len;
+	int go_nomem;       /* it could not be kept (out of memory) */
 	int got_finish, finish_outcome;
 	uint32_t want_seq;  /* the step being waited for */
 	char host0[64];
@@ -507,10 +508,13 @@ static void *client_main(void *arg)
 			free(c->go_data);
 			c->go_data = NULL;
 			c->go_len = h.len > 1 ? h.len - 1 : 0;
-			if (c->go_len && (c->go_data = malloc(c->go_len)))
+			c->go_nomem = 0;
+			if (c->go_len && (c->go_data = malloc(c->go_len))) {
 				memcpy(c->go_data, pl + 1, c->go_len);
-			else
+			} else {
+				c->go_nomem = c->go_len > 0;
 				c->go_len = 0;
+			}
 			break;
 		case MSG_FINISH:
 			c->got_finish = 1;
@@ -896,8 +900,13 @@ static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
 	if (wait_for(c, all_results, c->budget_ms / 1e3 + JUDGE_DELAY_S + 1)) {
 		char names[1024];
 		list_ranks(c, lacks_result, names, sizeof(names), 1);
-		for (int r = 0; r < c->size; r++)
-			c->peers[r].blamed = lacks_result(c, r);
+		/* the ranks that did not answer, not those that reported a
+		 * failure (waiting for them); and not over the judge's word */
+		for (int r = 0; !c->aborting && !c->decide_at && r < c->size;
+		     r++)
+			c->peers[r].blamed = lacks_result(c, r) &&
+					     !(c->peers[r].failed &&
+					       c->peers[r].fail_seq == seq);
 		snprintf(msg, sizeof(msg), "%s did not finish %s within %.0f s "
 			 "(the others did)", names, c->what,
 			 c->budget_ms / 1e3);
@@ -933,23 +942,39 @@ int sd_ctrl_decide(struct sd_ctrl *c, int group, uint32_t seq,
 		   const void *word, size_t len, void **got, size_t *gotlen,
 		   char *err, size_t errlen)
 {
-	int stop = 0;
+	int stop = 0, rc;
 	*got = NULL;
 	*gotlen = 0;
 	if (c->rank == 0) {
-		int rc = exchange(c, group, seq, NULL, 0, NULL, 0, &stop, word,
-				  len, NULL, NULL, err, errlen);
-		if (rc)
+		/* the copy first: running out of memory after the word went
+		 * out would leave the others ahead of rank 0 */
+		void *copy = len ? malloc(len) : NULL;
+		if (len && !copy)
+			return sd_ctrl_fail(c, group, seq, SD_ERR_NOMEM,
+					    "out of memory for the decision",
+					    err, errlen);
+		rc = exchange(c, group, seq, NULL, 0, NULL, 0, &stop, word, len,
+			      NULL, NULL, err, errlen);
+		if (rc) {
+			free(copy);
 			return rc;
-		if (len && !(*got = malloc(len)))
-			return SD_ERR_NOMEM;
+		}
 		if (len)
-			memcpy(*got, word, len);
+			memcpy(copy, word, len);
+		*got = copy;
 		*gotlen = len;
 		return SD_OK;
 	}
-	return exchange(c, group, seq, NULL, 0, NULL, 0, &stop, NULL, 0, got,
-			gotlen, err, errlen);
+	rc = exchange(c, group, seq, NULL, 0, NULL, 0, &stop, NULL, 0, got,
+		      gotlen, err, errlen);
+	if (!rc && c->go_nomem) {
+		/* rank 0 said something this rank could not keep */
+		c->go_nomem = 0;
+		return sd_ctrl_fail(c, group, seq, SD_ERR_NOMEM,
+				    "out of memory for rank 0's decision", err,
+				    errlen);
+	}
+	return rc;
 }
 
 

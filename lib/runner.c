@@ -887,7 +887,13 @@ static int push_subjects(struct subjects *a, const struct test_run *tr,
 			if (a->v[i].round == round && a->v[i].group == g)
 				x = &a->v[i];
 		if (x) {
+			/* the last attempt's measurement; wrong data of any
+			 * attempt stays */
+			uint64_t wrong = x->res.wrong;
+			int checked = x->res.checked;
 			x->res = tr->res[k];
+			x->res.wrong += wrong;
+			x->res.checked |= checked;
 			x->index = tr->infos[k].index;
 			x->attempts++;
 			continue;
@@ -1291,10 +1297,34 @@ static int perf_failed(const struct sd_judgement *j)
 	return 0;
 }
 
+/* Rank 0: record what the run blames. */
+static void emit_suspects(struct sd_runner *r)
+{
+	int n = 0;
+	const struct sd_suspect *sus = sd_blame_suspects(r->blame, &n);
+	struct sd_suspect_info *v = calloc((size_t)(n ? n : 1), sizeof(*v));
+	for (int i = 0; v && i < n; i++)
+		v[i] = (struct sd_suspect_info){
+			.kind = sd_suspect_kind_name(sus[i].kind),
+			.subject = sus[i].subject,
+			.hosts = sus[i].hosts,
+			.bad_node = sus[i].kind == SD_SUSPECT_NODE ||
+				    sus[i].kind == SD_SUSPECT_LINK,
+			.reason = sus[i].reason,
+		};
+	if (v && n) {
+		struct sd_event ev = { .kind = SD_EVENT_SUSPECTS, .suspects = v,
+				       .n = (size_t)n };
+		sd_sinks_emit(r->sinks, &ev);
+	}
+	free(v);
+}
+
 /* Rank 0: record the test's verdicts, one per subject and expectation,
  * and hand each subject's outcome to the blame. */
 static int emit_verdicts(struct sd_runner *r, size_t ti,
-			 const struct subjects *a, const struct sd_judgement *j)
+			 const struct subjects *a, const struct sd_judgement *j,
+			 int explained)
 {
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	enum sd_subject_kind kind = sd_subject_kind_of(t->scope);
@@ -1344,7 +1374,9 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 			r->failed_subjects++;
 		if (x->attempts > 1)
 			r->retried++;
-		if (r->blame && failed) {
+		if (r->blame && failed && explained) {
+			/* the bisection named what makes the job fail */
+		} else if (r->blame && failed) {
 			/* the hosts of a rail or job, all of them */
 			int *all = malloc((size_t)(x->nmem ? x->nmem : 1) *
 					  sizeof(int));
@@ -1372,6 +1404,10 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 	}
 	if (!rc && r->blame && sd_blame_end_test(r->blame, test))
 		rc = -1;
+	/* what is blamed so far, recorded as it is found: a run stopped
+	 * later keeps it */
+	if (!rc && r->blame)
+		emit_suspects(r);
 	for (size_t i = 0; strs && i < 2 * a->n; i++)
 		free(strs[i]);
 	free(strs);
@@ -1442,13 +1478,15 @@ static int name_culprit(struct sd_runner *r, const struct sd_hosts *hs,
  */
 static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		  const struct subjects *acc, const struct sd_judgement *j,
-		  uint32_t *seq, int *index, int *stop)
+		  uint32_t *seq, int *index, int *stop, int *found)
 {
 	static const char *const how[] = {
 		[SD_BISECT_ALONE] = "fails alone",
 		[SD_BISECT_WHOLE] = "fails only whole (each half passes)",
 		[SD_BISECT_UNRESOLVED] = "still fails (no rounds left to split "
 					 "it)",
+		[SD_BISECT_TOO_SMALL] = "fails; its halves are too small for "
+					"the operation",
 	};
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	int me = r->bs->rank, rc = SD_OK, nh = hs->nhosts;
@@ -1463,6 +1501,7 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		if (me == 0 && failed && name_culprit(r, hs, ti, 0, nh, 0,
 						      "is the only node"))
 			rc = SD_ERR_NOMEM;
+		*found = me == 0 && failed;
 		return rc;
 	}
 	/* the test again, at the judged size only, judged absolutely */
@@ -1483,6 +1522,7 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		goto out;
 	}
 	int named = 0;
+	*found = 0;
 	for (;;) {
 		/* rank 0: the next round's sets, the halves of what failed */
 		int nsets = 0;
@@ -1539,7 +1579,9 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 			if (judge_test(r, &tj, &halves, &hj) < 0) {
 				rc = SD_ERR_NOMEM;
 			} else {
-				memset(bad, 0, (size_t)nsets);
+				/* a set with no result (too small for the
+				 * op) could not run */
+				memset(bad, SD_BISECT_NOT_RUN, (size_t)nsets);
 				for (size_t i = 0; i < halves.n; i++) {
 					int g = halves.v[i].group;
 					if (g >= 0 && g < nsets)
@@ -1566,6 +1608,7 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		if (name_culprit(r, hs, ti, b.named[named].lo, b.named[named].hi,
 				 b.rounds, how[b.named[named].why]))
 			rc = SD_ERR_NOMEM;
+	*found = named > 0;
 out:
 	if (me == 0)
 		sd_bisection_free(&b);
@@ -1675,9 +1718,10 @@ static int judge_and_retry(struct sd_runner *r, size_t ti,
 	}
 	/* a failed world test is bisected first: what it names explains the
 	 * job's failure, so that the job is not blamed as a group */
+	int named = 0;
 	if (!rc && !*stop && strcmp(t->scope, "world") == 0)
-		rc = bisect(r, ti, hs, acc, j, seq, index, stop);
-	if (!rc && me == 0 && !*stop && emit_verdicts(r, ti, acc, j)) {
+		rc = bisect(r, ti, hs, acc, j, seq, index, stop, &named);
+	if (!rc && me == 0 && !*stop && emit_verdicts(r, ti, acc, j, named)) {
 		free(j);
 		struct sd_group g = { .comm = r->comm };
 		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "verdicts",
@@ -1740,29 +1784,6 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 	return rc;
 }
 
-/* Rank 0: record what the run blames. */
-static void emit_suspects(struct sd_runner *r)
-{
-	int n = 0;
-	const struct sd_suspect *sus = sd_blame_suspects(r->blame, &n);
-	struct sd_suspect_info *v = calloc((size_t)(n ? n : 1), sizeof(*v));
-	for (int i = 0; v && i < n; i++)
-		v[i] = (struct sd_suspect_info){
-			.kind = sd_suspect_kind_name(sus[i].kind),
-			.subject = sus[i].subject,
-			.hosts = sus[i].hosts,
-			.bad_node = sus[i].kind == SD_SUSPECT_NODE ||
-				    sus[i].kind == SD_SUSPECT_LINK,
-			.reason = sus[i].reason,
-		};
-	if (v && n) {
-		struct sd_event ev = { .kind = SD_EVENT_SUSPECTS, .suspects = v,
-				       .n = (size_t)n };
-		sd_sinks_emit(r->sinks, &ev);
-	}
-	free(v);
-}
-
 int sd_runner_run(struct sd_runner *r)
 {
 	uint32_t seq = 0;
@@ -1770,8 +1791,6 @@ int sd_runner_run(struct sd_runner *r)
 	r->err[0] = '\0';
 	for (size_t ti = 0; ti < r->plan->ntests && !stop && !rc; ti++)
 		rc = run_test(r, ti, &seq, &index, &stop);
-	if (r->bs->rank == 0 && r->blame)
-		emit_suspects(r);
 	if (rc)
 		return rc;
 	return stop ? SD_ERR_CANCELLED : SD_OK;

@@ -216,6 +216,15 @@ void sd_bisection_result(struct sd_bisection *b, const unsigned char *failed)
 {
 	for (int i = 0; i < b->nsets; i++) {
 		int s = b->sets[i].sibling;
+		if (s >= 0 && (failed[i] == SD_BISECT_NOT_RUN ||
+			       failed[s] == SD_BISECT_NOT_RUN)) {
+			/* a half could not run: the parent is as far as it
+			 * goes */
+			if (s > i)
+				name_set(b, b->sets[i].lo, b->sets[s].hi,
+					 SD_BISECT_TOO_SMALL);
+			continue;
+		}
 		if (s >= 0 && !failed[i] && !failed[s]) {
 			/* the parent failed, both halves pass: a fault that
 			 * needs both; name the parent once */
@@ -264,8 +273,15 @@ int sd_bisect(int nhosts, sd_bisect_fn run, void *arg, int max_rounds,
 		else if (whole)
 			b.nfailing = 0; /* it passes: nothing to find */
 	}
-	if (max_rounds <= 0)
-		b.nfailing = 0;
+	if (max_rounds <= 0) {
+		/* no round at all: the whole set is what is known */
+		for (int h = 0; h < nhosts; h++)
+			culprits[(*nculprits)++] = h;
+		sd_bisection_free(&b);
+		free(ids);
+		free(failed);
+		return nhosts > 0;
+	}
 	int n;
 	const struct sd_bisect_set *sets;
 	while (!rc && (sets = sd_bisection_round(&b, &n), n > 0)) {

@@ -99,7 +99,11 @@ typedef int (*sd_bisect_fn)(void *arg, const int *hosts, int n);
  * both pass (whole: a fault that needs both).  The named sets are in
  * named[0..nnamed).  init returns 0 or -1 (out of memory).
  */
-enum sd_bisect_why { SD_BISECT_ALONE, SD_BISECT_WHOLE, SD_BISECT_UNRESOLVED };
+enum sd_bisect_why { SD_BISECT_ALONE, SD_BISECT_WHOLE, SD_BISECT_UNRESOLVED,
+		     SD_BISECT_TOO_SMALL };
+/* A set of the round that could not run (failed[i] in
+ * sd_bisection_result): its parent is named (too small to split). */
+#define SD_BISECT_NOT_RUN 2
 struct sd_bisect_set {
 	int lo, hi;    /* hosts lo..hi-1 */
 	int sibling;   /* the other half of its parent in the round, or -1 */

@@ -265,8 +265,13 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 				    r->base_busbw_gbs, e->baseline);
 			}
 		}
-		/* a faster link at the speed of a slower class */
+		/* a faster link at the speed of a slower class: only where the
+		 * classes are distinct here (the faster class's median at
+		 * least 1.25 times the slower's), so that link classes that
+		 * measure alike (PCIe through one host bridge or across two)
+		 * fail nobody */
 		int tier = sd_link_tier(r->link_class);
+		double own = median;
 		if ((e->peers > 0 || e->mad > 0) && tier >= 0 && bw) {
 			double worst = 0;
 			const char *slow = NULL;
@@ -280,7 +285,7 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 					if (res[q].have && same_class(&res[q], x))
 						bw[m++] = res[q].busbw_gbs;
 				double med = sd_median(bw, m);
-				if (med > worst) {
+				if (med > worst && own >= 1.25 * med) {
 					worst = med;
 					slow = x->link_class;
 					nslow = m;

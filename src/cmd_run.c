@@ -327,6 +327,8 @@ struct run_ctx {
 	int db_sink;            /* index of the database in sinks, or -1 */
 	struct sd_runner *runner; /* while the plan runs */
 	int abort_exit;         /* exit status of the verdict, once reached */
+	volatile sig_atomic_t draining; /* rank 0 runs scontrol: the last
+				   resort waits (each call is bounded) */
 };
 
 static void warn_writer(void *arg, const char *msg)
@@ -342,6 +344,8 @@ static void *last_resort(void *arg)
 {
 	struct run_ctx *c = arg;
 	sleep(LAST_RESORT_S);
+	while (c->draining)
+		sleep(1);
 	fflush(stdout);
 	fflush(stderr);
 	_exit(c->abort_exit);
@@ -359,10 +363,10 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 		fprintf(stderr, "shakedown: %s\n", msg);
 	if (c->boot->bs.rank == 0 && c->ctrl) {
 		/* the ranks the verdict named: their nodes are suspects */
-		int ranks[16];
-		char hosts[16][64];
-		int n = sd_ctrl_blamed(c->ctrl, ranks, hosts, 16);
-		struct sd_suspect_info sus[16];
+		int ranks[64];
+		char hosts[64][64];
+		int n = sd_ctrl_blamed(c->ctrl, ranks, hosts, 64);
+		struct sd_suspect_info sus[64];
 		int ns = 0;
 		for (int i = 0; i < n; i++) {
 			int seen = 0;
@@ -395,6 +399,14 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 		c->plugin.ops->abort(c->comm);
 	if (pthread_create(&th, NULL, last_resort, c) == 0)
 		pthread_detach(th);
+}
+
+/* How long one scontrol call of --drain may take: the plan's timeout, 1
+ * to 10 s (the other ranks wait about twice the timeout for rank 0). */
+static int drain_limit_s(const struct sd_plan *p)
+{
+	int s = p->timeout_ms / 1000;
+	return s < 1 ? 1 : s > 10 ? 10 : s;
 }
 
 /* The baseline's bus bandwidth for a test at a size (out of place). */
@@ -575,6 +587,7 @@ static int rank_main(void *arg)
 	int *host_of = NULL;
 	const char **host_names = NULL;
 	int nhost_env = 0;
+	char uuid[37] = "";
 	struct sd_blame *blame = NULL;
 	struct sd_baseline baseline = { 0 };
 	char *envs = NULL, *envjson = NULL;
@@ -687,7 +700,6 @@ static int rank_main(void *arg)
 	/* the writers (rank 0), before any test runs */
 	int nhosts = 0;
 	rc = SD_OK;
-	char uuid[37];
 	sd_uuid4(uuid);
 	if (bs->rank == 0) {
 		hosts = calloc((size_t)bs->size, sizeof(*hosts));
@@ -877,8 +889,13 @@ static int rank_main(void *arg)
 				"'shakedown report' shows them\n",
 				sd_db_sink_path(&c->sinks.v[c->db_sink]), uuid);
 	}
+	/* drain while the other ranks wait for rank 0's word (a rank that
+	 * leaves first makes srun -K or the launcher stop rank 0): each
+	 * scontrol call is bounded by the plan's timeout, well inside their
+	 * patience */
 	if (bs->rank == 0 && o->drain && blame)
-		sd_drain_bad_nodes(blame, nh, host_names, uuid);
+		sd_drain_bad_nodes(blame, nh, host_names, uuid,
+				   drain_limit_s(&plan));
 	if ((rc = sd_ctrl_finish(c->ctrl, &status)))
 		/* rank 0 went away before it said how the run ended */
 		status = c->abort_exit ? c->abort_exit : sd_exit_for_status(rc);
@@ -902,6 +919,30 @@ out:
 	/* leave together: rank 0 closing first would look like a lost rank 0 */
 	if (c->ctrl && !finished)
 		sd_ctrl_finish(c->ctrl, &status);
+	if (c->ctrl && c->boot && c->boot->bs.rank == 0 && o->drain &&
+	    c->abort_exit && uuid[0]) {
+		/* the run was stopped: drain the nodes of the ranks it named */
+		int br[64];
+		char bh[64][64];
+		const char *hosts[64], *why[64], *msg = NULL;
+		int nb = sd_ctrl_blamed(c->ctrl, br, bh, 64), k = 0;
+		sd_ctrl_verdict(c->ctrl, &msg);
+		for (int i = 0; i < nb; i++) {
+			int seen = 0;
+			for (int q = 0; q < k && !seen; q++)
+				seen = strcmp(hosts[q], bh[i]) == 0;
+			if (!seen) {
+				hosts[k] = bh[i];
+				why[k++] = msg;
+			}
+		}
+		c->draining = 1;
+		if (sd_drain_hosts(hosts, why, k, uuid, drain_limit_s(&plan)))
+			fprintf(stderr, "shakedown: drain them later with "
+				"'shakedown report --bad-nodes --drain %s'\n",
+				uuid);
+		c->draining = 0;
+	}
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
 	sd_ctrl_destroy(c->ctrl);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,11 @@
 #include "drain.h"
 #include "util.h"
 
-/* Run argv, its stdout and stderr into out (the tail that fits); the exit
- * status, or -1 when it could not run (out says why). */
-static int run_capture(char *const argv[], char *out, size_t len)
+/* Run argv with a time limit, its stdout and stderr into out (the tail
+ * that fits); the exit status, or -1 when it could not run or was stopped
+ * at the limit (out says why). */
+static int run_capture(char *const argv[], int limit_s, char *out,
+		       size_t len)
 {
 	int fd[2];
 	out[0] = '\0';
@@ -35,8 +38,11 @@ static int run_capture(char *const argv[], char *out, size_t len)
 		dup2(fd[1], STDERR_FILENO);
 		close(fd[0]);
 		close(fd[1]);
+		alarm((unsigned)limit_s); /* SIGALRM ends a hung scontrol */
 		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s", argv[0], strerror(errno));
+		static const char msg[] = "cannot run it";
+		ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		(void)w;
 		_exit(127);
 	}
 	close(fd[1]);
@@ -54,61 +60,98 @@ static int run_capture(char *const argv[], char *out, size_t len)
 	}
 	out[used] = '\0';
 	close(fd[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	int st = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
+	if (w < 0) {
+		snprintf(out, len, "waitpid: %s", strerror(errno));
+		return -1;
+	}
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
+		snprintf(out, len, "no answer within %d s", limit_s);
+		return -1;
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int sd_drain_bad_nodes(const struct sd_blame *b, int nhosts,
-		       const char *const *names, const char *uuid)
+int sd_drain_hosts(const char *const *hosts, const char *const *reasons,
+		   int n, const char *uuid, int limit_s)
 {
 	const char *scontrol = getenv("SHAKEDOWN_SCONTROL");
-	unsigned char *bad = calloc((size_t)(nhosts > 0 ? nhosts : 1), 1);
-	int n = 0, failed = 0;
-	const struct sd_suspect *sus = sd_blame_suspects(b, &n);
-	if (!bad) {
-		fprintf(stderr, "shakedown: --drain: out of memory; nothing "
-			"drained\n");
-		return nhosts;
-	}
+	int failed = 0;
 	if (!scontrol || !*scontrol)
 		scontrol = "scontrol";
-	sd_blame_bad_hosts(b, bad);
-	for (int h = 0; h < nhosts; h++) {
-		if (!bad[h])
-			continue;
-		const char *why = "failed its checks";
-		for (int i = 0; i < n; i++)
-			if (sus[i].host == h &&
-			    (sus[i].kind == SD_SUSPECT_NODE ||
-			     sus[i].kind == SD_SUSPECT_LINK)) {
-				why = sus[i].reason;
-				break;
-			}
+	for (int h = 0; h < n; h++) {
 		char node[300], reason[300], out[1024];
-		snprintf(node, sizeof(node), "NodeName=%s", names[h]);
+		snprintf(node, sizeof(node), "NodeName=%s", hosts[h]);
 		/* Slurm keeps a reason short: the run names the rest */
 		snprintf(reason, sizeof(reason), "Reason=shakedown %s: %.200s",
-			 uuid, why);
+			 uuid, reasons[h] ? reasons[h] : "failed its checks");
 		for (char *c = reason; *c; c++)
 			if (*c == '"' || *c == '\n')
 				*c = '\'';
 		char *argv[] = { (char *)scontrol, "update", node,
 				 "State=DRAIN", reason, NULL };
-		int st = run_capture(argv, out, sizeof(out));
+		int st = run_capture(argv, limit_s > 0 ? limit_s : 10, out,
+				     sizeof(out));
 		if (st == 0) {
-			fprintf(stderr, "shakedown: drained %s (%s)\n",
-				names[h], reason + 7);
+			fprintf(stderr, "shakedown: drained %s (%s)\n", hosts[h],
+				reason + 7);
 			continue;
 		}
 		failed++;
-		fprintf(stderr, "shakedown: could not drain %s: %s%s%s; the "
-			"results are recorded; as a Slurm operator run: "
-			"scontrol update %s State=DRAIN \"%s\"\n", names[h],
-			st < 0 ? "" : scontrol, st < 0 ? "" : " said: ",
-			out[0] ? out : "no reason given", node, reason);
+		fprintf(stderr, "shakedown: could not drain %s: %s said: %s; "
+			"the results are recorded; as a Slurm operator run: "
+			"scontrol update %s State=DRAIN \"%s\"\n", hosts[h],
+			scontrol, out[0] ? out : "no reason given", node,
+			reason);
+		if (st < 0 && strstr(out, "no answer within") && h + 1 < n) {
+			/* the controller is not answering: do not wait on it
+			 * once per node */
+			fprintf(stderr, "shakedown: not draining the other %d "
+				"node%s: scontrol did not answer\n", n - h - 1,
+				n - h - 1 == 1 ? "" : "s");
+			failed += n - h - 1;
+			break;
+		}
 	}
+	return failed;
+}
+
+int sd_drain_bad_nodes(const struct sd_blame *b, int nhosts,
+		       const char *const *names, const char *uuid, int limit_s)
+{
+	unsigned char *bad = calloc((size_t)(nhosts > 0 ? nhosts : 1), 1);
+	const char **hosts = calloc((size_t)(nhosts > 0 ? nhosts : 1),
+				    sizeof(*hosts));
+	const char **why = calloc((size_t)(nhosts > 0 ? nhosts : 1),
+				  sizeof(*why));
+	int n = 0, ns = 0, failed;
+	const struct sd_suspect *sus = sd_blame_suspects(b, &ns);
+	if (!bad || !hosts || !why) {
+		fprintf(stderr, "shakedown: --drain: out of memory; nothing "
+			"drained\n");
+		failed = nhosts;
+		goto out;
+	}
+	sd_blame_bad_hosts(b, bad);
+	for (int h = 0; h < nhosts; h++) {
+		if (!bad[h])
+			continue;
+		hosts[n] = names[h];
+		why[n] = NULL;
+		for (int i = 0; i < ns && !why[n]; i++)
+			if (sus[i].host == h &&
+			    (sus[i].kind == SD_SUSPECT_NODE ||
+			     sus[i].kind == SD_SUSPECT_LINK))
+				why[n] = sus[i].reason;
+		n++;
+	}
+	failed = sd_drain_hosts(hosts, why, n, uuid, limit_s);
+out:
 	free(bad);
+	free(hosts);
+	free(why);
 	return failed;
 }

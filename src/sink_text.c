@@ -41,6 +41,10 @@ struct text_sink {
 	struct test_total *totals;
 	int ntotals, cap;
 	char run_uuid[37];
+	/* what the run blames, as it is found (the latest of each), printed
+	 * before the summary */
+	struct suspect_line { char *kind, *subject, *text; } *sus;
+	int nsus, capsus;
 };
 
 void sd_format_duration(double us, char *buf, size_t len)
@@ -323,6 +327,11 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 	/* JSON keeps stdout machine-readable: the summary goes to stderr */
 	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
 	int passed = 0;
+	if (t->nsus)
+		fprintf(o, "\n# Suspects (shakedown report --bad-nodes lists "
+			"them again)\n");
+	for (int k = 0; k < t->nsus; k++)
+		fprintf(o, "%s\n", t->sus[k].text ? t->sus[k].text : "");
 	fprintf(o, "\n# Summary of run %s\n", t->run_uuid);
 	fprintf(o, "# %-40s %-10s %14s %14s %8s\n", "test", "status",
 		"peak busbw", "avg busbw", "#wrong");
@@ -373,22 +382,52 @@ static int t_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
 	return ferror(o) ? SD_ERR_IO : SD_OK;
 }
 
-/* What the run blames, before its summary. */
+/* What the run blames: kept (each kind and subject once, its latest
+ * reason) and printed before the summary. */
 static int t_suspects(void *self, const struct sd_suspect_info *v, size_t n)
 {
 	struct text_sink *t = self;
-	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
-	fprintf(o, "\n# Suspects (shakedown report --bad-nodes lists them again)\n");
-	for (size_t i = 0; i < n; i++)
-		fprintf(o, "# %-5s %s%s: %s\n", v[i].kind, v[i].subject,
-			v[i].bad_node ? " (bad node)" : "", v[i].reason);
-	fflush(o);
-	return ferror(o) ? SD_ERR_IO : SD_OK;
+	for (size_t i = 0; i < n; i++) {
+		struct suspect_line *x = NULL;
+		for (int k = 0; k < t->nsus && !x; k++)
+			if (strcmp(t->sus[k].kind, v[i].kind) == 0 &&
+			    strcmp(t->sus[k].subject, v[i].subject) == 0)
+				x = &t->sus[k];
+		if (!x) {
+			if (t->nsus == t->capsus) {
+				int cap = t->capsus ? t->capsus * 2 : 8;
+				void *p = realloc(t->sus, (size_t)cap *
+							     sizeof(*t->sus));
+				if (!p)
+					return SD_ERR_NOMEM;
+				t->sus = p;
+				t->capsus = cap;
+			}
+			x = &t->sus[t->nsus++];
+			x->kind = strdup(v[i].kind);
+			x->subject = strdup(v[i].subject);
+			x->text = NULL;
+		}
+		struct sd_buf b = { 0 };
+		sd_buf_printf(&b, "# %-5s %s%s: %s", v[i].kind, v[i].subject,
+			      v[i].bad_node ? " (bad node)" : "", v[i].reason);
+		free(x->text);
+		x->text = b.data;
+		if (!x->kind || !x->subject || !x->text)
+			return SD_ERR_NOMEM;
+	}
+	return SD_OK;
 }
 
 static void t_destroy(void *self)
 {
 	struct text_sink *t = self;
+	for (int k = 0; k < t->nsus; k++) {
+		free(t->sus[k].kind);
+		free(t->sus[k].subject);
+		free(t->sus[k].text);
+	}
+	free(t->sus);
 	free(t->totals);
 	free(t);
 }

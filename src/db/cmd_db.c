@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "db/db.h"
 #include "db/db_internal.h"
+#include "drain.h"
 #include "hostlist.h"
 #include "names.h"
 #include "tool.h"
@@ -37,7 +38,7 @@ struct db_opts {
 	/* compare */
 	const char *tolerance;
 	/* report */
-	int bad_nodes;
+	int bad_nodes, drain;
 };
 
 /* The output formats of the database commands, by name. */
@@ -50,11 +51,12 @@ static const struct sd_name_row db_format_names[] = {
  * Their --help texts are src/help/CMD.txt (sd_help_CMD). */
 enum db_option {
 	OPT_DB = 256, OPT_FORMAT, OPT_OP, OPT_SIZE, OPT_DTYPE, OPT_SINCE,
-	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE, OPT_BAD_NODES,
+	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE, OPT_BAD_NODES, OPT_DRAIN,
 };
 
 static const struct option report_options[] = {
 	{ "bad-nodes", no_argument, NULL, OPT_BAD_NODES },
+	{ "drain", no_argument, NULL, OPT_DRAIN },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "help", no_argument, NULL, 'h' },
@@ -149,6 +151,7 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_HOST: o->host = optarg; break;
 		case OPT_TOLERANCE: o->tolerance = optarg; break;
 		case OPT_BAD_NODES: o->bad_nodes = 1; break;
+		case OPT_DRAIN: o->drain = 1; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -324,7 +327,7 @@ static int report_text(sqlite3 *db, int64_t run_id, char *err,
  * none), then one line per node with its reasons; what no single node
  * explains (paths, rails, groups) follows as # lines.  JSON: one object. */
 static int report_bad_nodes(sqlite3 *db, int64_t run_id, const char *uuid,
-			    int json, char *err, size_t errlen)
+			    int json, int drain, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	const char **hosts = NULL;
@@ -451,6 +454,23 @@ static int report_bad_nodes(sqlite3 *db, int64_t run_id, const char *uuid,
 	}
 	fputs(out.data, stdout);
 	rc = SD_OK;
+	if (drain && n) {
+		fflush(stdout);
+		/* the reason of each: its first suspect's */
+		const char **why = calloc((size_t)n, sizeof(*why));
+		for (int i = 0; why && i < n; i++) {
+			char *semi = strstr(reasons[i], "; node ");
+			why[i] = reasons[i];
+			if (semi)
+				*semi = '\0';
+		}
+		if (!why || sd_drain_hosts(hosts, why, n, uuid, 10))
+			rc = SD_ERR_BACKEND;
+		free(why);
+		if (rc)
+			snprintf(err, errlen, "not every bad node was drained "
+				 "(above); the report is complete");
+	}
 fail:
 	if (rc == SD_ERR_IO)
 		snprintf(err, errlen, "reading the suspects: %s",
@@ -487,6 +507,12 @@ int cmd_report(int argc, char **argv)
 		rc = query_failed(argv[0], st, err);
 		goto out;
 	}
+	if (o.drain && !o.bad_nodes) {
+		fprintf(stderr, "shakedown report: --drain drains the bad nodes "
+			"that --bad-nodes lists; give both\n");
+		rc = SD_EXIT_USAGE;
+		goto out;
+	}
 	if (o.bad_nodes && o.format == SD_DB_CSV) {
 		fprintf(stderr, "shakedown report: --bad-nodes prints text or "
 			"json, not csv\n");
@@ -495,7 +521,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (o.bad_nodes) {
 		st = report_bad_nodes(db, run_id, uuid, o.format == SD_DB_JSON,
-				      err, sizeof(err));
+				      o.drain, err, sizeof(err));
 	} else if (o.format == SD_DB_JSON) {
 		char *json = NULL;
 		st = sd_db_report_json(db, uuid, &json, err, sizeof(err));

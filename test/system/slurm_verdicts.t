@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 39
+SD_SLURM_NETNS=1 sd_slurm_begin 4 42
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -215,6 +215,15 @@ is "$rc" 4 "a rank that hangs: exit 4"
 is "$(bad_nodes | head -n 1)" node2 "its node is the bad node"
 like "$(bad_nodes | sed -n 2p)" "^node2: node node2: rank 1 \\(node2, pid [0-9]+\\).* did not" \
 	"with the control plane's words"
+# srun -K stopped that run before it could drain: drain from its record
+out=$($SD_CLUSTER_CLIENT "$SHAKEDOWN" report --bad-nodes --drain --db "$DB" 2>&1)
+rc=$?
+is "$rc" 0 "report --bad-nodes --drain: exit 0"
+like "$out" "drained node2 \\(shakedown $(latest): " "says what it drained"
+like "$($SD_CLUSTER_CLIENT sinfo -h -n node2 -o '%T|%E')" \
+	"^drain[a-z]*\\|shakedown $(latest): node node2: rank 1 " \
+	"sinfo shows node2 drained with the run and the reason"
+$SD_CLUSTER_CLIENT scontrol update NodeName=node2 State=RESUME
 # without -K, so that srun lets rank 0 say what it found
 SRUN_KILL="--kill-on-bad-exit=0 -W 60" run_plan kill \
 	SHAKEDOWN_FAULT=rank=3,kind=kill,op=all_reduce

@@ -784,6 +784,19 @@ static void test_link_classes(void)
 	       "and below its NVSwitch peers");
 	is_int(JD(4, SD_EXPECT_PEERS)->status, SD_JUDGED_PASSED,
 	       "the PCIe pairs still pass");
+	/* classes that measure alike here fail nobody (PHB vs NODE) */
+	struct sd_subject_result q[5];
+	double qb[5] = { 20.1, 19.9, 20.0, 20.0, 20.05 };
+	const char *qc[5] = { "host-bridge", "host-bridge", "host-bridge",
+			      "numa-node", "numa-node" };
+	for (int i = 0; i < 5; i++) {
+		q[i] = sub(qb[i]);
+		q[i].link_class = qc[i];
+		q[i].link_tier = sd_link_tier(qc[i]);
+	}
+	rc = sd_judge(&e, "GPU pairs", q, 5, J);
+	ok(rc == 0 && JD(1, SD_EXPECT_LINK)->status == SD_JUDGED_NONE,
+	   "link classes that measure alike are not judged against each other");
 	/* no expectation that compares: no link finding */
 	struct sd_expectation floor = { .busbw_gbs = 1 };
 	sd_judge(&floor, "GPU pairs", r, 7, J);
