@@ -110,6 +110,9 @@ static int list_value(struct parse *p, yaml_node_t *n, char *out, size_t len,
 		      const char *key)
 {
 	if (n->type == YAML_SCALAR_NODE) {
+		if (strlen(scalar(n)) >= len)
+			return fail(p, n, "'%s' is too long (at most %zu "
+				    "characters)", key, len - 1);
 		sd_strlcpy(out, scalar(n), len);
 		return 0;
 	}
@@ -122,7 +125,11 @@ static int list_value(struct parse *p, yaml_node_t *n, char *out, size_t len,
 		if (!s)
 			return fail(p, n, "'%s' must list plain names", key);
 		size_t used = strlen(out);
-		snprintf(out + used, len - used, "%s%s", used ? "," : "", s);
+		if (snprintf(out + used, len - used, "%s%s", used ? "," : "",
+			     s) >= (int)(len - used))
+			return fail(p, n, "the '%s' list is too long (at most "
+				    "%zu characters); split it over two tests",
+				    key, len - 1);
 	}
 	return 0;
 }
@@ -160,6 +167,19 @@ static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
 	return 0;
 }
 
+/* A key that came before in the same mapping: its node, or NULL. */
+static yaml_node_t *earlier_key(struct parse *p, yaml_node_t *map,
+				yaml_node_pair_t *upto, const char *key)
+{
+	for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < upto;
+	     q++) {
+		yaml_node_t *k = yaml_document_get_node(&p->doc, q->key);
+		if (scalar(k) && strcmp(scalar(k), key) == 0)
+			return k;
+	}
+	return NULL;
+}
+
 /* A time per iteration: a number with an optional us, ms or s suffix
  * (plain: microseconds), into microseconds; 0 or -1. */
 static int parse_time_us(const char *s, double *us)
@@ -195,6 +215,11 @@ static int expect_value(struct parse *p, yaml_node_t *v, struct sd_expectation *
 		yaml_node_t *vn = yaml_document_get_node(&p->doc, pr->value);
 		const char *key = scalar(kn), *s = scalar(vn), *hint = NULL;
 		int which;
+		yaml_node_t *first = key ? earlier_key(p, v, pr, key) : NULL;
+		if (first)
+			return fail(p, kn, "expect: '%s' is given twice (first "
+				    "on line %lu); keep one", key,
+				    (unsigned long)first->start_mark.line + 1);
 		if (!key || sd_name_lookup(expect_keys, key, &which, &hint)) {
 			if (hint)
 				return fail(p, kn, "unknown expectation '%s'; "
@@ -351,6 +376,10 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 			return fail(p, v, "%s '%s' must be a size above 0: a "
 				    "number with an optional K, M or G suffix",
 				    key, s);
+		if (*size > SD_PLAN_MAX_BYTES)
+			return fail(p, v, "%s '%s' is more than 1T, larger "
+				    "than any buffer a rank can hold; use a "
+				    "smaller size", key, s);
 		if (size == &t->cfg.step_bytes)
 			t->cfg.step_factor = 1; /* a step replaces the factor */
 		return 0;
@@ -359,10 +388,11 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		char *end;
 		errno = 0;
 		t->cfg.step_factor = strtod(s, &end);
-		if (errno || *end || !(t->cfg.step_factor >= 1) ||
+		if (errno || *end || !(t->cfg.step_factor > 1) ||
 		    t->cfg.step_factor > 1e6 || s[strspn(s, "0123456789.")])
 			return fail(p, v, "step_factor '%s' must be a number "
-				    ">= 1", s);
+				    "above 1 (for even steps use step_bytes)",
+				    s);
 		t->cfg.step_bytes = 0;
 		return 0;
 	}
@@ -400,6 +430,11 @@ static int read_mapping(struct parse *p, yaml_node_t *map, struct raw_test *t)
 		const char *key = scalar(k);
 		if (!key)
 			return fail(p, k, "keys must be plain names");
+		yaml_node_t *first = earlier_key(p, map, pr, key);
+		if (first)
+			return fail(p, k, "'%s' is given twice (first on line "
+				    "%lu); keep one", key,
+				    (unsigned long)first->start_mark.line + 1);
 		int rc = set_field(p, t, key, k, v);
 		if (rc)
 			return rc;
@@ -424,6 +459,22 @@ static int parse_plan(struct parse *p, const char *text, char *name,
 		yaml_parser_delete(&parser);
 		return SD_ERR_INVALID;
 	}
+	/* one document: a second one ("---") would be ignored */
+	yaml_document_t more;
+	if (yaml_parser_load(&parser, &more)) {
+		yaml_node_t *r2 = yaml_document_get_root_node(&more);
+		if (r2) {
+			snprintf(p->err, p->errlen, "%s:%lu: a second YAML "
+				 "document; a plan is one document (remove the "
+				 "'---' and what follows, or merge it)", p->file,
+				 (unsigned long)r2->start_mark.line + 1);
+			yaml_document_delete(&more);
+			yaml_parser_delete(&parser);
+			rc = SD_ERR_INVALID;
+			goto out;
+		}
+		yaml_document_delete(&more);
+	}
 	yaml_parser_delete(&parser);
 	yaml_node_t *root = yaml_document_get_root_node(&p->doc);
 	if (!root) {
@@ -444,6 +495,13 @@ static int parse_plan(struct parse *p, const char *text, char *name,
 		yaml_node_t *k = yaml_document_get_node(&p->doc, pr->key);
 		yaml_node_t *v = yaml_document_get_node(&p->doc, pr->value);
 		const char *key = scalar(k);
+		yaml_node_t *first = key ? earlier_key(p, root, pr, key) : NULL;
+		if (first) {
+			rc = fail(p, k, "'%s:' is given twice (first on line "
+				  "%lu); keep one", key,
+				  (unsigned long)first->start_mark.line + 1);
+			goto out;
+		}
 		if (key && strcmp(key, "name") == 0 && scalar(v))
 			sd_strlcpy(name, scalar(v), namelen);
 		else if (key && strcmp(key, "name") == 0)
@@ -878,9 +936,20 @@ static char *read_file(const char *path, char *err, size_t errlen)
 	struct sd_buf b = { 0 };
 	char chunk[4096];
 	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	size_t total = 0;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		const char *nul = memchr(chunk, '\0', n);
+		if (nul) {
+			snprintf(err, errlen, "%s: a NUL byte at offset %zu; a "
+				 "plan is text", path, total + (size_t)(nul - chunk));
+			fclose(f);
+			sd_buf_free(&b);
+			return NULL;
+		}
+		total += n;
 		if (sd_buf_printf(&b, "%.*s", (int)n, chunk))
 			break;
+	}
 	int bad = ferror(f), why = errno;
 	fclose(f);
 	if (bad || !b.data) {

@@ -23,6 +23,9 @@
 /* group_size of a scope whose groups the hosts decide (node, rail). */
 #define SD_GROUPS_FROM_HOSTS (-1)
 
+/* The largest size a plan may ask for (1T). */
+#define SD_PLAN_MAX_BYTES (1ull << 40)
+
 /* Most sizes one test may measure (a plan asking for more is refused). */
 #define SD_MAX_SIZES 100000
 

@@ -23,6 +23,7 @@
 
 #include "bootstrap.h"
 #include "shakedown/coll.h"
+#include "shakedown/pattern.h"
 #include "commands.h"
 #include "ctrl.h"
 #include "fault.h"
@@ -173,6 +174,10 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 			if (sd_parse_size(optarg, &s) || s == 0)
 				USAGE_ERROR("-%c '%s' is not a size; use a number "
 					    "with an optional K, M or G suffix",
+					    ch, optarg);
+			if (s > SD_PLAN_MAX_BYTES)
+				USAGE_ERROR("-%c '%s' is more than 1T, larger "
+					    "than any buffer a rank can hold",
 					    ch, optarg);
 			if (ch == 'b') {
 				o->plan.cfg.min_bytes = s;
@@ -401,6 +406,37 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 		pthread_detach(th);
 }
 
+/* A planted fault that could never fire: a rank outside the job, or an
+ * element past every buffer of the plan.  1 with err, else 0. */
+static int fault_misses(const struct sd_fault *f, const struct sd_plan *p,
+			int nranks, char *err, size_t errlen)
+{
+	if (f->kind == SD_FAULT_NONE)
+		return 0;
+	if (f->rank < 0 || f->rank >= nranks) {
+		snprintf(err, errlen, "rank=%d is not a rank of this job (0 to "
+			 "%d); plant it on one that runs", f->rank, nranks - 1);
+		return 1;
+	}
+	if (f->kind != SD_FAULT_CORRUPT)
+		return 0;
+	uint64_t most = 0;
+	for (size_t i = 0; i < p->ntests; i++) {
+		uint64_t n = p->tests[i].cfg.max_bytes /
+			     sd_dtype_size(p->tests[i].dtype);
+		if (n > most)
+			most = n;
+	}
+	if (f->index >= most) {
+		snprintf(err, errlen, "index=%llu is past every buffer of the "
+			 "plan (at most %llu elements); use a smaller index",
+			 (unsigned long long)f->index,
+			 (unsigned long long)most);
+		return 1;
+	}
+	return 0;
+}
+
 /* How long one scontrol call of --drain may take: the plan's timeout, 1
  * to 10 s (the other ranks wait about twice the timeout for rank 0). */
 static int drain_limit_s(const struct sd_plan *p)
@@ -619,6 +655,11 @@ static int rank_main(void *arg)
 			   sizeof(err));
 	if (rc && bs->rank == 0)
 		fprintf(stderr, "shakedown: %s\n", err);
+	if (!rc && fault_misses(&c->fault, &plan, bs->size, err, sizeof(err))) {
+		rc = SD_ERR_INVALID;
+		if (bs->rank == 0)
+			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
+	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	{

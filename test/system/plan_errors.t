@@ -54,12 +54,12 @@ cat >rows <<'ROWS'
 "timeout '%s' must be a positive "|-|name: t\ntests:\n  - op: all_reduce\n    timeout: 30s\n|@F:4: timeout '30s' must be a positive number of seconds$
 "%s '%s' must be a size above 0: a "|-|name: t\ntests:\n  - op: all_reduce\n    max_bytes: 1Q\n|@F:4: max_bytes '1Q' must be a size above 0: a number with an optional K, M or G suffix$
 "%s '%s' must be a size above 0: a "|-|name: t\ntests:\n  - op: all_reduce\n    min_bytes: 0\n|@F:4: min_bytes '0' must be a size above 0
-"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 0.5\n|@F:4: step_factor '0\.5' must be a number >= 1$
+"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 0.5\n|@F:4: step_factor '0\.5' must be a number above 1 \(for even steps use step_bytes\)$
 "retries '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    retries: 11\n|@F:4: retries '11' must be a whole number from 0 to 10$
 "%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    iters: ten\n|@F:4: iters 'ten' must be a whole number from 1 to 1000000$
 "%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    iters: 0\n|@F:4: iters '0' must be a whole number from 1 to 1000000$
-"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: nan\n|@F:4: step_factor 'nan' must be a number >= 1$
-"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 0x10\n|@F:4: step_factor '0x10' must be a number >= 1$
+"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: nan\n|@F:4: step_factor 'nan' must be a number above 1 \(for even steps use step_bytes\)$
+"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 0x10\n|@F:4: step_factor '0x10' must be a number above 1 \(for even steps use step_bytes\)$
 "%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    warmup: -1\n|@F:4: warmup '-1' must be a whole number from 0 to 1000000$
 "%s '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    check: 1001\n|@F:4: check '1001' must be a whole number from 0 to 1000$
 "expected a mapping of key: value"|-|name: t\ntests:\n  - op: all_reduce\n  - broadcast\n|@F:4: expected a mapping of key: value$
@@ -112,6 +112,15 @@ cat >rows <<'ROWS'
 "unknown subcommand '%s'; %s%s%s"|plan lint FILE|name: t\ntests:\n  - op: all_reduce\n|unknown subcommand 'lint'; use check or expand$
 "%s needs a plan file"|plan check|-|check needs a plan file$
 "expand takes one plan file, not %d"|plan expand FILE FILE|name: t\ntests:\n  - op: all_reduce\n|expand takes one plan file, not 2$
+"'%s' is given twice (first on line "|-|name: t\ntests:\n  - op: all_reduce\n    iters: 5\n    iters: 6\n|@F:5: 'iters' is given twice \(first on line 4\); keep one$
+"'%s:' is given twice (first on line "|-|name: t\ntests:\n  - op: all_reduce\ntests:\n  - op: broadcast\n|@F:4: 'tests:' is given twice \(first on line 2\); keep one$
+"expect: '%s' is given twice (first "|-|name: t\ntests:\n  - op: all_reduce\n    expect:\n      busbw: 1\n      busbw: 2\n|@F:6: expect: 'busbw' is given twice \(first on line 5\); keep one$
+"%s:%lu: a second YAML "|-|name: t\ntests:\n  - op: all_reduce\n---\ntests:\n  - op: broadcast\n|@F:5: a second YAML document; a plan is one document
+"the '%s' list is too long (at most "|-|name: t\ntests:\n  - op: [@LONGLIST]\n|@F:3: the 'op' list is too long \(at most 255 characters\); split it over two tests$
+"'%s' is too long (at most %zu "|-|name: t\ntests:\n  - op: @LONG\n|@F:3: 'op' is too long \(at most 255 characters\)$
+"%s: a NUL byte at offset %zu; a "|-|name: t\ntests:\n  - op: all_reduce\0\n|@F: a NUL byte at offset 33; a plan is text$
+"%s '%s' is more than 1T, larger "|-|name: t\ntests:\n  - op: all_reduce\n    max_bytes: 18446744073709551615\n|@F:4: max_bytes '18446744073709551615' is more than 1T, larger than any buffer a rank can hold; use a smaller size$
+"step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 1\n|@F:4: step_factor '1' must be a number above 1 \(for even steps use step_bytes\)$
 ROWS
 
 # Message sites no plan and no command line can reach, and why.
@@ -120,6 +129,7 @@ cat >unreachable <<'ROWS'
 ROWS
 
 long=$(printf '%520s' '' | tr ' ' x)
+longlist=$(printf 'all_reduce, %.0s' $(seq 1 30))broadcast
 many=$(seq 1 300 | tr '\n' ' ')
 n=0
 while IFS='|' read -r site cmd text want; do
@@ -129,7 +139,8 @@ while IFS='|' read -r site cmd text want; do
 	-) ;;
 	@empty) : >"$f" ;;
 	@dir) mkdir "$f" ;;
-	*) printf '%b' "$text" | sed "s/@LONG/$long/" >"$f" ;;
+	*) printf '%b' "$text" |
+		sed -e "s/@LONGLIST/$longlist/" -e "s/@LONG/$long/" >"$f" ;;
 	esac
 	[ "$cmd" = - ] && cmd="plan check --ranks 4 FILE"
 	args=$(printf '%s\n' "$cmd" | sed -e "s/FILE/$f/g" -e "s/MANY/$many/")

@@ -63,4 +63,17 @@ is "$rc" 5 "SIGTERM: exit 5"
 like "$(cat "$TMPD/e")" "cancelled by a signal; cut short during all_reduce" \
 	"says what was cut short"
 
+# a fault that could never fire is refused before anything runs
+SHAKEDOWN_FAULT=rank=7,kind=stall run -t 60 $S --local 2 -e 4K
+is "$rc" 2 "a fault on a rank outside the job: exit 2"
+like "$err" "SHAKEDOWN_FAULT: rank=7 is not a rank of this job \\(0 to 1\\)" \
+	"names the rank and the job's"
+SHAKEDOWN_FAULT=rank=1,kind=corrupt,index=99999999 run -t 60 $S --local 2 -e 4K
+is "$rc" 2 "a corrupt index past every buffer: exit 2"
+like "$err" "index=99999999 is past every buffer of the plan \\(at most 1024 elements\\)" \
+	"names the index and the largest buffer"
+run -t 60 $S --local 1 -e 18446744073709551615
+is "$rc" 2 "-e beyond 1T: exit 2"
+like "$err" "-e '18446744073709551615' is more than 1T" "says so"
+
 done_testing
