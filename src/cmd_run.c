@@ -150,8 +150,15 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 	long v;
 	opterr = 0;
 	optind = 1;
+	int li = -1;
+	char oerr[256];
 	while ((ch = getopt_long(argc, argv, ":b:e:f:i:n:w:d:o:r:c:a:T:h",
-				 long_options, NULL)) != -1) {
+				 long_options, &li)) != -1) {
+		if (ch != ':' && ch != '?' &&
+		    sd_option_check(argv, long_options, li, optarg, oerr,
+				    sizeof(oerr)))
+			USAGE_ERROR("%s", oerr);
+		li = -1;
 		switch (ch) {
 		case OPT_LOCAL:
 			if (sd_parse_int(optarg, 1, 1024, &v))
@@ -310,6 +317,12 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 	both = SD_SET_STEP_BYTES | SD_SET_STEP_FACTOR;
 	if ((o->plan.set & both) == both)
 		USAGE_ERROR("-f and -i exclude each other; pick one");
+	/* what only an upload uses, given without one, is a slip */
+	if (!o->upload_url && (o->token_file || o->cacert) &&
+	    !getenv("SHAKEDOWN_UPLOAD_URL"))
+		USAGE_ERROR("%s is for --upload, which is not given; add "
+			    "--upload URL or drop it",
+			    o->token_file ? "--token-file" : "--cacert");
 	if (!o->upload_url)
 		o->upload_url = getenv("SHAKEDOWN_UPLOAD_URL");
 	if (!o->token_file)
@@ -1038,10 +1051,25 @@ int cmd_run(int argc, char **argv)
 	size_t used = (size_t)snprintf(ctx.cmdline, sizeof(ctx.cmdline),
 				       "shakedown");
 	for (int i = 0; i < argc && used < sizeof(ctx.cmdline); i++) {
-		int quote = strpbrk(argv[i], " \t'\"") != NULL;
+		/* a token never reaches the record: the value of any
+		 * --token* but the token file's path is left out */
+		const char *a = argv[i];
+		int secret_next = 0;
+		if (strncmp(a, "--token", 7) == 0 &&
+		    strncmp(a, "--token-file", 12) != 0) {
+			secret_next = !strchr(a, '=');
+			a = strchr(a, '=') ? "--token=(redacted)" : a;
+		}
+		int quote = strpbrk(a, " \t'\"") != NULL;
 		used += (size_t)snprintf(ctx.cmdline + used,
 					 sizeof(ctx.cmdline) - used,
-					 quote ? " '%s'" : " %s", argv[i]);
+					 quote ? " '%s'" : " %s", a);
+		if (secret_next && i + 1 < argc && used < sizeof(ctx.cmdline)) {
+			used += (size_t)snprintf(ctx.cmdline + used,
+						 sizeof(ctx.cmdline) - used,
+						 " (redacted)");
+			i++;
+		}
 	}
 	if (ctx.opt.local_ranks > 0) {
 		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {

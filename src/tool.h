@@ -20,6 +20,19 @@ enum sd_exit {
 /* The exit status for an sd_status from the core. */
 int sd_exit_for_status(int status);
 
+struct option;
+
+/*
+ * After getopt_long returned an option (longindex li, -1 for a short
+ * one): refuse what getopt_long lets through but a tool of record must
+ * not.  An abbreviated long option ("--tok" for --token-file: a secret
+ * typed after it would be stored with the command line), and a value that
+ * is itself an option ("--db --no-progress" would make a file of that
+ * name).  Returns 0, or -1 with err saying what to write instead.
+ */
+int sd_option_check(char **argv, const struct option *opts, int li,
+		    const char *value, char *err, size_t errlen);
+
 /* Flush stdout and return SD_EXIT_OK, or SD_EXIT_ENV (with a message) when
  * the output could not be written. */
 int sd_finish_stdout(void);

@@ -71,10 +71,17 @@ static int parse(int argc, char **argv, struct baseline_opts *o)
 	opterr = 0;
 	optind = 1;
 	for (;;) {
-		int at = optind;
-		ch = getopt_long(argc, argv, "-:h", options, NULL);
+		int at = optind, li = -1;
+		char oerr[256];
+		ch = getopt_long(argc, argv, "-:h", options, &li);
 		if (ch == -1)
 			break;
+		if (ch != 1 && ch != ':' && ch != '?' &&
+		    sd_option_check(argv, options, li, optarg, oerr,
+				    sizeof(oerr))) {
+			fprintf(stderr, "shakedown baseline: %s\n", oerr);
+			return SD_EXIT_USAGE;
+		}
 		switch (ch) {
 		case 1:
 			if (o->npos >= 2) {

@@ -118,9 +118,17 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 	optind = 1;
 	for (;;) {
 		int at = optind; /* the argument getopt_long looks at */
-		ch = getopt_long(argc, argv, "-:h", options, NULL);
+		int li = -1;
+		char oerr[256];
+		ch = getopt_long(argc, argv, "-:h", options, &li);
 		if (ch == -1)
 			break;
+		if (ch != 1 && ch != ':' && ch != '?' &&
+		    sd_option_check(argv, options, li, optarg, oerr,
+				    sizeof(oerr))) {
+			fprintf(stderr, "shakedown %s: %s\n", argv[0], oerr);
+			return 2;
+		}
 		switch (ch) {
 		case 1:
 			if (add_positional(o, maxpos, argv[0], optarg))

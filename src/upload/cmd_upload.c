@@ -158,9 +158,16 @@ int cmd_upload(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	int opt;
-	while ((opt = getopt_long(argc, argv, ":vh", long_options, NULL)) !=
+	int opt, li = -1;
+	while ((opt = getopt_long(argc, argv, ":vh", long_options, &li)) !=
 	       -1) {
+		if (opt != ':' && opt != '?' &&
+		    sd_option_check(argv, long_options, li, optarg, err,
+				    sizeof(err))) {
+			fprintf(stderr, "shakedown upload: %s\n", err);
+			return SD_EXIT_USAGE;
+		}
+		li = -1;
 		double s;
 		long n;
 		switch (opt) {

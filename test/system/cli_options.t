@@ -88,4 +88,29 @@ for c in report history compare db; do
 	is "$err" "" "$c --help: nothing on stderr"
 done
 
+# what getopt_long would let through: abbreviations (a secret typed after
+# "--token" was stored as the token file's name, in the record and the
+# report) and a value that is an option
+cd "$TMPD" || bail_out "cannot cd to $TMPD"
+bad 2 "^shakedown run: '--token' is short for '--token-file'; write options out in full$" \
+	run --local 1 --upload http://127.0.0.1:1/ --token S3CRET-VALUE --db "$TMPD/t.db"
+unlike "$err" "S3CRET" "the secret is not echoed"
+ok '[ ! -e "$TMPD/t.db" ]' "and nothing is recorded"
+bad 2 "^shakedown run: --db needs a value, not the option '--no-progress' \\(for a value that starts with --, write --db=VALUE\\)$" \
+	run --local 1 --db --no-progress
+ok '[ ! -e "$TMPD/--no-progress" ]' "no database named --no-progress is made"
+bad 2 "^shakedown run: --token-file is for --upload, which is not given; add --upload URL or drop it$" \
+	run --local 1 --token-file "$TMPD/token"
+bad 2 "^shakedown run: --cacert is for --upload, which is not given" \
+	run --local 1 --cacert "$TMPD/ca.pem"
+bad 2 "^shakedown report: '--form' is short for '--format'; write options out in full$" \
+	report --db "$DB" --form json
+bad 2 "^shakedown: upload: --token: a token is never taken on the command line" \
+	upload --db "$DB" --url http://127.0.0.1:1/ --token S3CRET-VALUE
+bad 2 "^shakedown plan: '--busb' is short for '--busbw'" plan expand --busb 10 x.yaml
+bad 2 "^shakedown baseline: --db needs a value, not the option '--format'" \
+	baseline list --db --format json
+run "$SHAKEDOWN" run --local 1 --no-progress --db="$TMPD/--odd.db" --op all_reduce -e 4K
+is "$rc" 0 "a value that starts with -- is still possible as --db=VALUE"
+
 done_testing

@@ -121,6 +121,7 @@ cat >rows <<'ROWS'
 "%s: a NUL byte at offset %zu; a "|-|name: t\ntests:\n  - op: all_reduce\0\n|@F: a NUL byte at offset 33; a plan is text$
 "%s '%s' is more than 1T, larger "|-|name: t\ntests:\n  - op: all_reduce\n    max_bytes: 18446744073709551615\n|@F:4: max_bytes '18446744073709551615' is more than 1T, larger than any buffer a rank can hold; use a smaller size$
 "step_factor '%s' must be a number "|-|name: t\ntests:\n  - op: all_reduce\n    step_factor: 1\n|@F:4: step_factor '1' must be a number above 1 \(for even steps use step_bytes\)$
+"%s", oerr);|plan expand --busb 10 FILE|name: t\ntests:\n  - op: all_reduce\n|'--busb' is short for '--busbw'; write options out in full$
 ROWS
 
 # Message sites no plan and no command line can reach, and why.
