@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -922,6 +923,23 @@ static int render(struct sd_plan *p)
 
 static char *read_file(const char *path, char *err, size_t errlen)
 {
+	/* a regular file of a plan's size: /dev/zero, a FIFO or a folder
+	 * would be read forever, block, or fail late */
+	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a plan file (%s); name a regular "
+			 "file", path, S_ISDIR(sb.st_mode) ? "a directory"
+				       : S_ISFIFO(sb.st_mode) ? "a FIFO"
+				       : S_ISCHR(sb.st_mode) ? "a device"
+							     : "not a regular file");
+		return NULL;
+	}
+	if (stat(path, &sb) == 0 && sb.st_size > SD_PLAN_MAX_FILE) {
+		snprintf(err, errlen, "%s: %lld bytes is more than a plan (at "
+			 "most %d); is it the right file?", path,
+			 (long long)sb.st_size, SD_PLAN_MAX_FILE);
+		return NULL;
+	}
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		int missing = errno == ENOENT;

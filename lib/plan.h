@@ -23,6 +23,9 @@
 /* group_size of a scope whose groups the hosts decide (node, rail). */
 #define SD_GROUPS_FROM_HOSTS (-1)
 
+/* The largest plan file read (1 MiB: thousands of tests). */
+#define SD_PLAN_MAX_FILE (1 << 20)
+
 /* The largest size a plan may ask for (1T). */
 #define SD_PLAN_MAX_BYTES (1ull << 40)
 

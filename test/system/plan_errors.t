@@ -96,7 +96,10 @@ cat >rows <<'ROWS'
 "%s: root '%s' is not a "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: node\n    root: 1\n|@F:4: root '1' is not a rank from 0 to 0 \(or 'all'\)$
 "%s: cannot read plan: %s|plan check FILE|-|@F: cannot read plan: No such file or directory
 "%s: the plan file is empty"|plan check FILE|@empty|@F: the plan file is empty$
-"%s: cannot read the plan file: %s"|plan check FILE|@dir|@F: cannot read the plan file: Is a directory$
+"%s: not a plan file (%s); name a regular "|plan check FILE|@dir|@F: not a plan file \(a directory\); name a regular file$
+"%s: not a plan file (%s); name a regular "|plan check FILE|@fifo|@F: not a plan file \(a FIFO\); name a regular file$
+"%s: not a plan file (%s); name a regular "|plan check /dev/zero|-|/dev/zero: not a plan file \(a device\); name a regular file$
+"%s: %lld bytes is more than a plan (at "|plan check FILE|@huge|@F: 1100000 bytes is more than a plan \(at most 1048576\); is it the right file\?$
 "%s: no test of the plan fits a job of %d "|-|name: t\ntests:\n  - {op: all_reduce, scope: split:3}\n  - {op: pt2pt, scope: split:1}\n|@F: no test of the plan fits a job of 4 ranks; run more ranks$
 "%s: no test of the plan fits a job of %d "|plan check --ranks 1 FILE|name: t\ntests:\n  - op: pt2pt\n|@F: no test of the plan fits a job of 1 rank; run more ranks$
 "too many plan files; at most 256"|plan check MANY|-|too many plan files; at most 256$
@@ -127,6 +130,7 @@ ROWS
 # Message sites no plan and no command line can reach, and why.
 cat >unreachable <<'ROWS'
 "'%s' is not a setting plans have"|set_field's last resort: every key of test_keys is handled before it
+"%s: cannot read the plan file: %s"|an I/O error part way through a regular file (EIO): not something a test can plant here
 ROWS
 
 long=$(printf '%520s' '' | tr ' ' x)
@@ -140,6 +144,8 @@ while IFS='|' read -r site cmd text want; do
 	-) ;;
 	@empty) : >"$f" ;;
 	@dir) mkdir "$f" ;;
+	@fifo) mkfifo "$f" ;;
+	@huge) head -c 1100000 /dev/zero | tr '\0' '#' >"$f" ;;
 	*) printf '%b' "$text" |
 		sed -e "s/@LONGLIST/$longlist/" -e "s/@LONG/$long/" >"$f" ;;
 	esac
