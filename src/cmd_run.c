@@ -450,6 +450,57 @@ static int fault_misses(const struct sd_fault *f, const struct sd_plan *p,
 	return 0;
 }
 
+/* Whether the plan's buffers fit the memory the devices report free:
+ * each rank allocates a send and a receive buffer for a test's largest
+ * size (for its group, at most the job); ranks on one host without a
+ * device of their own (pci_bus_id "": the Gloo backend's host memory)
+ * share it.  0, or 1 with err naming the test, the sizes and the fix. */
+static int buffers_fit(const struct sd_plan *p, const struct sd_rank_info *ranks,
+		       int n, char *err, size_t errlen)
+{
+	uint64_t need = 0;
+	size_t worst = 0;
+	for (size_t i = 0; i < p->ntests; i++) {
+		const struct sd_test_spec *t = &p->tests[i];
+		int g = t->group_size > 0 ? t->group_size : n;
+		uint64_t b = 2 * (uint64_t)sd_coll_buffer_bytes(
+					 sd_coll_get(t->op), t->cfg.max_bytes,
+					 sd_dtype_size(t->dtype), g);
+		if (b > need) {
+			need = b;
+			worst = i;
+		}
+	}
+	for (int q = 0; q < n; q++) {
+		const struct sd_device_info *d = &ranks[q].dev;
+		if (!d->mem_free_bytes)
+			continue; /* the backend does not say */
+		uint64_t here = need;
+		int sharing = 1;
+		if (!d->pci_bus_id[0]) {
+			sharing = 0;
+			for (int k = 0; k < n; k++)
+				sharing += strcmp(ranks[k].host, ranks[q].host) == 0;
+			here = need * (uint64_t)sharing;
+		}
+		if (here <= d->mem_free_bytes)
+			continue;
+		char a[32], b[32], f[32];
+		const struct sd_test_spec *t = &p->tests[worst];
+		sd_format_size(need, a, sizeof(a));
+		sd_format_size(here, b, sizeof(b));
+		sd_format_size(d->mem_free_bytes, f, sizeof(f));
+		snprintf(err, errlen, "test %zu (%s up to %llu bytes) needs %s of "
+			 "buffers per rank, %s for the %d rank%s on %s, which has "
+			 "%s available; lower max_bytes (-e) or run fewer ranks "
+			 "per host", worst + 1, sd_op_name(t->op),
+			 (unsigned long long)t->cfg.max_bytes, a, b, sharing,
+			 sharing == 1 ? "" : "s", ranks[q].host, f);
+		return 1;
+	}
+	return 0;
+}
+
 /* How long one scontrol call of --drain may take: the plan's timeout, 1
  * to 10 s (the other ranks wait about twice the timeout for rank 0). */
 static int drain_limit_s(const struct sd_plan *p)
@@ -747,6 +798,15 @@ static int rank_main(void *arg)
 				    &offs)) {
 		sd_rank_error(bs, "bootstrap: exchanging rank information",
 			   sd_boot_error(c->boot, "failed"));
+		status = SD_EXIT_ENV;
+		goto out;
+	}
+
+	/* memory is named as memory before a rank runs out of it (the OOM
+	 * killer's victim would look like a lost node) */
+	if (buffers_fit(&plan, ranks, bs->size, err, sizeof(err))) {
+		if (bs->rank == 0)
+			fprintf(stderr, "shakedown: %s\n", err);
 		status = SD_EXIT_ENV;
 		goto out;
 	}

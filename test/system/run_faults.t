@@ -76,4 +76,13 @@ run -t 60 $S --local 1 -e 18446744073709551615
 is "$rc" 2 "-e beyond 1T: exit 2"
 like "$err" "-e '18446744073709551615' is more than 1T" "says so"
 
+# buffers that do not fit the host's memory are named before any rank
+# allocates them (the OOM killer's victim would be "a lost rank")
+run -t 60 $SHAKEDOWN run --no-progress --local 2 --op all_reduce -b 1G -e 1T \
+	--db "$TMPD/mem.db"
+is "$rc" 3 "buffers beyond the host's memory: exit 3"
+like "$err" "test 1 \\(all_reduce up to 1099511627776 bytes\\) needs 2T of buffers per rank, 4T for the 2 ranks on [^,]*, which has [0-9.]+[KMG] available; lower max_bytes \\(-e\\) or run fewer ranks per host" \
+	"names the test, the sizes, the host and the fix"
+ok '[ ! -e "$TMPD/mem.db" ]' "before anything is recorded"
+
 done_testing
