@@ -345,6 +345,7 @@ struct run_ctx {
 	int db_sink;            /* index of the database in sinks, or -1 */
 	struct sd_runner *runner; /* while the plan runs */
 	int abort_exit;         /* exit status of the verdict, once reached */
+	volatile sig_atomic_t closing;  /* the writers are being closed */
 	volatile sig_atomic_t draining; /* rank 0 runs scontrol: the last
 				   resort waits (each call is bounded) */
 };
@@ -376,10 +377,20 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 {
 	struct run_ctx *c = arg;
 	pthread_t th;
+	char why[600];
 	c->abort_exit = sd_exit_for_status(status);
+	if (cancel_flag && c->abort_exit != SD_EXIT_CANCELLED) {
+		/* while the ranks stop for a signal, one that leaves first is
+		 * not a lost node: the run was cancelled */
+		snprintf(why, sizeof(why), "cancelled by a signal (%s, while "
+			 "the ranks stopped)", msg);
+		msg = why;
+		c->abort_exit = SD_EXIT_CANCELLED;
+	}
 	if (decided_here)
 		fprintf(stderr, "shakedown: %s\n", msg);
-	if (c->boot->bs.rank == 0 && c->ctrl) {
+	if (c->boot->bs.rank == 0 && c->ctrl &&
+	    c->abort_exit != SD_EXIT_CANCELLED) {
 		/* the ranks the verdict named: their nodes are suspects */
 		int ranks[64];
 		char hosts[64][64];
@@ -523,6 +534,44 @@ static int baseline_of(void *arg, const struct sd_test_spec *t,
 		return 0;
 	*busbw = v->busbw_gbs;
 	return 1;
+}
+
+/* How long the ranks may take to stop for a signal at the next
+ * measurement boundary before a measurement is cut short mid-way. */
+#define CANCEL_GRACE_S 3
+
+/* The cancellation watchdog: a signal asks the ranks to stop at the next
+ * measurement boundary; a measurement of 100,000 iterations would not get
+ * there in time (Slurm's KillWait is 30 s, often less).  After the grace,
+ * rank 0 records the run as cancelled (the open test as cut short), every
+ * rank stops its backend and leaves with exit status 5; the other ranks
+ * a second later, so that rank 0's record comes first. */
+static void *cancel_watch(void *arg)
+{
+	struct run_ctx *c = arg;
+	while (!cancel_flag)
+		usleep(50000);
+	int rank = c->boot ? c->boot->bs.rank : 0;
+	sleep(CANCEL_GRACE_S + (rank == 0 ? 0 : 1));
+	if (rank == 0 && !c->closing) {
+		char msg[300];
+		snprintf(msg, sizeof(msg), "cancelled by a signal; a measurement "
+			 "was cut short mid-way after %d s; completed "
+			 "measurements are kept", CANCEL_GRACE_S);
+		fprintf(stderr, "shakedown: %s\n", msg);
+		struct sd_run_end e = { .status = "cancelled",
+					.exit_status = SD_EXIT_CANCELLED,
+					.message = msg,
+					.finished_at = sd_wall_now() };
+		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
+		sd_sinks_emit(&c->sinks, &ev);
+	}
+	if (c->runner)
+		sd_runner_abort(c->runner);
+	fflush(stdout);
+	fflush(stderr);
+	_exit(SD_EXIT_CANCELLED);
+	return NULL;
 }
 
 /* A planted `exit` fault ends the process at once. */
@@ -698,6 +747,9 @@ static int rank_main(void *arg)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	pthread_t watch;
+	if (pthread_create(&watch, NULL, cancel_watch, c) == 0)
+		pthread_detach(watch);
 	c->db_sink = -1;
 	c->sinks.warn = warn_writer;
 	c->fault.exit_fn = fault_exit;
@@ -1057,6 +1109,7 @@ out:
 				uuid);
 		c->draining = 0;
 	}
+	c->closing = 1;
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
 	sd_ctrl_destroy(c->ctrl);

@@ -85,4 +85,33 @@ like "$err" "test 1 \\(all_reduce up to 1099511627776 bytes\\) needs 2T of buffe
 	"names the test, the sizes, the host and the fix"
 ok '[ ! -e "$TMPD/mem.db" ]' "before anything is recorded"
 
+# SIGTERM in the middle of a measurement of 100,000 iterations: the
+# ranks cannot reach a measurement boundary in time, so the run is cut
+# short after the grace (3 s) and recorded as cancelled; the finished test
+# is kept, the one cut short is marked so
+cat >"$TMPD/long.yaml" <<'EOF'
+name: long
+defaults: {dtype: float32, warmup: 0}
+tests:
+  - {op: all_reduce, min_bytes: 4K, max_bytes: 4K, iters: 3}
+  - {op: all_reduce, min_bytes: 1M, max_bytes: 1M, iters: 100000}
+EOF
+$SHAKEDOWN run --no-progress --local 2 --plan "$TMPD/long.yaml" \
+	--db "$TMPD/long.db" >"$TMPD/lo" 2>"$TMPD/le" &
+pid=$!
+sleep 3
+t0=$(date +%s)
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+took=$(($(date +%s) - t0))
+is "$rc" 5 "SIGTERM mid-measurement: exit 5"
+ok '[ "$took" -le 10 ]' "within 10 s of the signal, not the minutes 100,000 iterations take (took $took s)"
+is "$(sqlite3 "$TMPD/long.db" "SELECT status || ' ' || exit_status FROM runs")" \
+	"cancelled 5" "recorded as cancelled, exit status 5"
+is "$(sqlite3 "$TMPD/long.db" "SELECT group_concat(test_index || ':' ||
+	status, ' ') FROM (SELECT * FROM tests ORDER BY test_index)")" \
+	"0:passed 1:cancelled" "the finished test kept, the cut-short one marked"
+like "$(cat "$TMPD/le")" "cut short mid-way after 3 s" "and it says so"
+
 done_testing
