@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_faults.t - what goes wrong is caught: corrupted data fails the run
 # naming the rank; a stalled rank ends it with exit 4 within the timeout;
-# a dead rank never leaves the others waiting; SIGTERM cancels with exit 5.
+# a dead rank never leaves the others waiting; SIGTERM cancels with exit 5,
+# within 3 s even mid-measurement; a SIGKILLed launcher leaves no orphans.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 
@@ -113,5 +114,35 @@ is "$(sqlite3 "$TMPD/long.db" "SELECT group_concat(test_index || ':' ||
 	status, ' ') FROM (SELECT * FROM tests ORDER BY test_index)")" \
 	"0:passed 1:cancelled" "the finished test kept, the cut-short one marked"
 like "$(cat "$TMPD/le")" "cut short mid-way after 3 s" "and it says so"
+
+# the launcher SIGKILLed mid-measurement: its ranks (told by the kernel,
+# PR_SET_PDEATHSIG) stop within the grace instead of running on as orphans
+$SHAKEDOWN run --no-progress --local 2 --plan "$TMPD/long.yaml" \
+	--db "$TMPD/orphan.db" >/dev/null 2>&1 &
+pid=$!
+n=0
+while [ $n -lt 100 ] && [ "$(sqlite3 "$TMPD/orphan.db" "SELECT count(*) FROM
+	ranks" 2>/dev/null)" != 2 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+ranks=$(sqlite3 "$TMPD/orphan.db" "SELECT group_concat(pid, ' ') FROM ranks")
+sleep 1
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+left=$ranks
+n=0
+while [ $n -lt 100 ] && [ -n "$left" ]; do
+	sleep 0.1
+	n=$((n + 1))
+	still=
+	for p in $left; do kill -0 "$p" 2>/dev/null && still="$still $p"; done
+	left=$still
+done
+ok '[ -n "$ranks" ] && [ -z "$left" ]' \
+	"a SIGKILLed launcher leaves no rank running after 10 s (ranks $ranks)"
+for p in $left; do kill -KILL "$p" 2>/dev/null; done # ours, if the test failed
+is "$(sqlite3 "$TMPD/orphan.db" "SELECT status FROM runs")" cancelled \
+	"and its run is recorded as cancelled"
 
 done_testing
