@@ -96,6 +96,8 @@ struct sd_ctrl {
 	int fd;
 	int got_go, go_stop;
 	uint32_t go_seq;
+	double self_since;  /* rank 0: when it entered its current step */
+	uint32_t self_done; /* rank 0: the last step it finished */
 	char *go_data;      /* what rank 0 sent with the go (sd_ctrl_decide) */
 	size_t go_len;
 	int go_nomem;       /* it could not be kept (out of memory) */
@@ -467,6 +469,21 @@ static void *server_main(void *arg)
 			judge(c); /* unlocks */
 			return NULL;
 		}
+		/* alone, rank 0 has nobody to notice that it hangs: it
+		 * watches its own step */
+		if (c->size == 1 && c->self_since > 0 &&
+		    c->peers[0].seq != c->self_done &&
+		    sd_now() > c->self_since + c->budget_ms / 1e3 +
+				       JUDGE_DELAY_S) {
+			char msg[1024], nm[160];
+			peer_name(c, 0, nm, sizeof(nm));
+			snprintf(msg, sizeof(msg), "%s did not complete %s within "
+				 "%.0f s", nm, c->what, c->budget_ms / 1e3);
+			c->peers[0].blamed = 1;
+			pthread_mutex_unlock(&c->mu);
+			abort_all(c, SD_ERR_TIMEOUT, msg);
+			return NULL;
+		}
 		pthread_mutex_unlock(&c->mu);
 	}
 	return NULL;
@@ -798,6 +815,7 @@ int sd_ctrl_progress(struct sd_ctrl *c, int group, uint32_t seq,
 	if (c->rank == 0) {
 		c->peers[0].seq = seq;
 		c->peers[0].group = group;
+		c->self_since = sd_now();
 		sd_strlcpy(c->what, what, sizeof(c->what));
 		pthread_mutex_unlock(&c->mu);
 		return SD_OK;
@@ -897,6 +915,7 @@ static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
 	c->want_seq = seq;
 	c->peers[0].has_res = 1; /* rank 0 is done with the step */
 	c->peers[0].res_seq = seq;
+	c->self_done = seq;
 	if (wait_for(c, all_results, c->budget_ms / 1e3 + JUDGE_DELAY_S + 1)) {
 		char names[1024];
 		list_ranks(c, lacks_result, names, sizeof(names), 1);

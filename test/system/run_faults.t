@@ -145,4 +145,13 @@ for p in $left; do kill -KILL "$p" 2>/dev/null; done # ours, if the test failed
 is "$(sqlite3 "$TMPD/orphan.db" "SELECT status FROM runs")" cancelled \
 	"and its run is recorded as cancelled"
 
+# one rank alone that stalls: nobody else can notice, so rank 0 watches
+# its own step and ends the run within the timeout (it hung for ever)
+SHAKEDOWN_FAULT=rank=0,kind=stall run -t 60 $S --local 1 -T 3 --db "$TMPD/alone.db"
+is "$rc" 4 "a stalled rank alone: exit 4, not a hang"
+like "$err" "rank 0 \\([^,]*, pid [0-9]+\\) did not complete all_reduce float32 sum 4K out-of-place \\(test 1\\) within 3 s" \
+	"names itself and what it did not complete"
+is "$(sqlite3 "$TMPD/alone.db" "SELECT status || ' ' || exit_status FROM runs")" \
+	"failed 4" "and records it"
+
 done_testing
