@@ -436,6 +436,16 @@ int sd_db_open_note(const char *path, int flags, sqlite3 **out, char *note,
 				 sqlite3_errmsg(db));
 		goto fail;
 	}
+	/* another program's file is refused before anything in it changes
+	 * (setting the journal mode would switch it to WAL) */
+	if (ntables > 0 &&
+	    query_int(db, "PRAGMA application_id", &appid) == SQLITE_OK &&
+	    appid != SD_DB_APPLICATION_ID) {
+		snprintf(err, errlen, "%s: SQLite database of another program "
+			 "(not a shakedown results database); pass --db with "
+			 "another path", path);
+		goto fail;
+	}
 	if (!readonly) {
 		rc = set_journal(db, path, note, notelen, err, errlen);
 		if (rc != SD_OK)

@@ -36,8 +36,12 @@ echo "hello, I am a text file" > "$TMPD/text.db"
 check_bad "not SQLite" "$TMPD/text.db" \
 	"text.db: file is not a SQLite database; pass --db with another path"
 sqlite3 "$TMPD/other.db" "CREATE TABLE photos (id INTEGER PRIMARY KEY)"
+sum_before=$(cksum <"$TMPD/other.db")
 check_bad "another program's database" "$TMPD/other.db" \
 	"other.db: SQLite database of another program"
+is "$(cksum <"$TMPD/other.db") $(sqlite3 "$TMPD/other.db" 'PRAGMA journal_mode')" \
+	"$sum_before delete" "another program's file is left as it was (not switched to WAL)"
+ok '[ ! -e "$TMPD/other.db-wal" ]' "and gets no WAL file beside it"
 "$W" -q "$TMPD/newer.db"; sqlite3 "$TMPD/newer.db" "PRAGMA user_version = 7"
 check_bad "newer schema" "$TMPD/newer.db" \
 	"newer.db: schema version 7 is newer than this shakedown knows \([0-9]+\); use a newer shakedown"
