@@ -1184,6 +1184,11 @@ int cmd_run(int argc, char **argv)
 			i++;
 		}
 	}
+	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
+	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
+		fprintf(stderr, "shakedown run: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
 	if (ctx.opt.local_ranks > 0) {
 		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
 			fprintf(stderr, "shakedown run: --local starts its own "

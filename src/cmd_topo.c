@@ -717,6 +717,13 @@ int cmd_topo(int argc, char **argv)
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
+	char perr[512];
+	if (ctx.opt.local_ranks > 0 &&
+	    (!ctx.opt.backend || strcmp(ctx.opt.backend, "gloo") == 0) &&
+	    sd_local_ports_short(ctx.opt.local_ranks, perr, sizeof(perr))) {
+		fprintf(stderr, "shakedown topo: %s\n", perr);
+		return SD_EXIT_USAGE;
+	}
 	if (ctx.opt.local_ranks > 0) {
 		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
 			fprintf(stderr, "shakedown topo: --local starts its "

@@ -52,3 +52,30 @@ int sd_agree(struct sd_bootstrap_impl *boot, int mine)
 	free(all);
 	return worst;
 }
+
+/* Whether n local Gloo ranks would run out of TCP ports: its full mesh
+ * on one host takes a listener and a connection per pair of ranks, and a
+ * run leaves as many in TIME_WAIT (about 4 n (n-1) ports, measured), from
+ * the ephemeral range.  1 with err naming the limit, else 0. */
+int sd_local_ports_short(int n, char *err, size_t errlen)
+{
+	long lo = 32768, hi = 60999;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &lo, &hi) != 2)
+			lo = 32768, hi = 60999;
+		fclose(f);
+	}
+	long range = hi - lo + 1, most = 1;
+	while (4 * (most + 1) * most <= range)
+		most++;
+	if (n <= most)
+		return 0;
+	snprintf(err, errlen, "--local %d: Gloo's full mesh on one host needs "
+		 "about %ld local TCP ports (a listener and a connection per "
+		 "pair of ranks, and as many in TIME_WAIT after), and this host "
+		 "has %ld (net.ipv4.ip_local_port_range %ld-%ld); at most %ld "
+		 "ranks here, or widen the range, or run under srun over "
+		 "several hosts", n, 4L * n * (n - 1), range, lo, hi, most);
+	return 1;
+}

@@ -36,4 +36,8 @@ const char *sd_boot_error(struct sd_bootstrap_impl *b, const char *fallback);
  * in the bootstrap's own words. */
 int sd_agree(struct sd_bootstrap_impl *boot, int mine);
 
+/* Whether n ranks of the Gloo backend on this host would run out of
+ * local TCP ports (its full mesh); 1 with err naming the limit. */
+int sd_local_ports_short(int n, char *err, size_t errlen);
+
 #endif

@@ -113,4 +113,13 @@ bad 2 "^shakedown baseline: --db needs a value, not the option '--format'" \
 run "$SHAKEDOWN" run --local 1 --no-progress --db="$TMPD/--odd.db" --op all_reduce -e 4K
 is "$rc" 0 "a value that starts with -- is still possible as --db=VALUE"
 
+# --local beyond what one host's TCP ports hold for Gloo's full mesh is
+# refused at once with the limit (it failed after minutes with "bind:
+# Address already in use" from every rank)
+for n in 256 1024; do
+	bad 2 "^shakedown run: --local $n: Gloo's full mesh on one host needs about [0-9]+ local TCP ports .*; at most [0-9]+ ranks here, or widen the range" \
+		run --local $n --db none
+done
+bad 2 "^shakedown topo: --local 1024: Gloo's full mesh" topo --local 1024
+
 done_testing
