@@ -537,8 +537,10 @@ static int baseline_of(void *arg, const struct sd_test_spec *t,
 }
 
 /* How long the ranks may take to stop for a signal at the next
- * measurement boundary before a measurement is cut short mid-way. */
-#define CANCEL_GRACE_S 3
+ * measurement boundary before a measurement is cut short mid-way: short
+ * of Slurm's KillWait (30 s by default, often set to a few seconds), after
+ * which SIGKILL would leave the run unrecorded. */
+#define CANCEL_GRACE_S 2
 
 /* The cancellation watchdog: a signal asks the ranks to stop at the next
  * measurement boundary; a measurement of 100,000 iterations would not get

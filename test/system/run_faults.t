@@ -2,7 +2,7 @@
 # run_faults.t - what goes wrong is caught: corrupted data fails the run
 # naming the rank; a stalled rank ends it with exit 4 within the timeout;
 # a dead rank never leaves the others waiting; SIGTERM cancels with exit 5,
-# within 3 s even mid-measurement; a SIGKILLed launcher leaves no orphans.
+# within 2 s even mid-measurement; a SIGKILLed launcher leaves no orphans.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 
@@ -88,7 +88,7 @@ ok '[ ! -e "$TMPD/mem.db" ]' "before anything is recorded"
 
 # SIGTERM in the middle of a measurement of 100,000 iterations: the
 # ranks cannot reach a measurement boundary in time, so the run is cut
-# short after the grace (3 s) and recorded as cancelled; the finished test
+# short after the grace (2 s) and recorded as cancelled; the finished test
 # is kept, the one cut short is marked so
 cat >"$TMPD/long.yaml" <<'EOF'
 name: long
@@ -113,7 +113,7 @@ is "$(sqlite3 "$TMPD/long.db" "SELECT status || ' ' || exit_status FROM runs")" 
 is "$(sqlite3 "$TMPD/long.db" "SELECT group_concat(test_index || ':' ||
 	status, ' ') FROM (SELECT * FROM tests ORDER BY test_index)")" \
 	"0:passed 1:cancelled" "the finished test kept, the cut-short one marked"
-like "$(cat "$TMPD/le")" "cut short mid-way after 3 s" "and it says so"
+like "$(cat "$TMPD/le")" "cut short mid-way after 2 s" "and it says so"
 
 # the launcher SIGKILLed mid-measurement: its ranks (told by the kernel,
 # PR_SET_PDEATHSIG) stop within the grace instead of running on as orphans

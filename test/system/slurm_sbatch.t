@@ -5,7 +5,7 @@
 # the ranks stop, say what was cut short, and exit 5.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 13
+sd_slurm_begin 3 17
 
 export SHAKEDOWN
 unset SHAKEDOWN_BACKEND SHAKEDOWN_PLAN SHAKEDOWN_DB SHAKEDOWN_UPLOAD_URL \
@@ -81,4 +81,36 @@ ok 'grep -q "exit status 5\$" "$out"' "scancel: the ranks exit 5 (cancelled)"
 ok 'grep -q "Exited with exit code 5" "$out"' \
 	"scancel: srun reports exit code 5"
 diag_file "$out" | grep -v '^# {' | tail -n 15
+
+# scancel in the middle of a measurement of 100,000 iterations, with the
+# cluster's KillWait of 3 s: the ranks cannot reach a measurement boundary
+# before SIGKILL, so the measurement is cut short mid-way and the run is
+# still recorded as cancelled
+out=$SD_TMP/cancel-long.out
+job=$(cd "$SUBMIT" && SHAKEDOWN_DB=$SD_TMP/long.db timeout 30 \
+	$SD_CLUSTER_CLIENT sbatch --parsable -N 2 --ntasks-per-node=1 \
+	--gpus-per-node=0 --time=3 -o "$out" \
+	"$top_srcdir/sbatch/quick.sbatch" --no-progress --op all_reduce \
+	-b 1M -e 1M -n 100000 -w 0)
+n=0
+while [ $n -lt 300 ] && [ "$(sqlite3 "$SD_TMP/long.db" "SELECT count(*) FROM
+	ranks" 2>/dev/null)" != 2 ]; do
+	sleep 0.2
+	n=$((n + 1))
+done
+sleep 2
+timeout 30 $SD_CLUSTER_CLIENT scancel "$job"
+n=0
+while [ $n -lt 300 ] && [ -n "$(timeout 10 $SD_CLUSTER_CLIENT squeue -h \
+	-j "$job" -o %i 2>/dev/null)" ]; do
+	sleep 0.2
+	n=$((n + 1))
+done
+ok '[ $n -lt 300 ]' "scancel mid-measurement: job $job ended"
+is "$(sqlite3 "$SD_TMP/long.db" "SELECT status || ' ' || exit_status FROM runs")" \
+	"cancelled 5" "recorded as cancelled with exit status 5, before KillWait's SIGKILL"
+is "$(sqlite3 "$SD_TMP/long.db" "SELECT status FROM tests")" cancelled \
+	"the cut-short test is marked so"
+ok 'grep -q "cut short mid-way" "$out"' "the output says so"
+diag_file "$out" | tail -n 8
 done_testing
