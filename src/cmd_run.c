@@ -1046,12 +1046,30 @@ static int rank_main(void *arg)
 			free(names);
 			free(bad);
 		}
+		/* never say recorded what was not: what failed is written
+		 * again now, and what still lacks is said, with status 7 */
+		char lack[700] = "";
+		if (c->db_sink >= 0) {
+			sd_db_sink_flush(&c->sinks.v[c->db_sink]);
+			if (sd_db_sink_incomplete(&c->sinks.v[c->db_sink], lack,
+						  sizeof(lack)) &&
+			    (status == SD_EXIT_OK || status == SD_EXIT_VERDICT)) {
+				status = SD_EXIT_RECORD;
+				st = "error";
+				snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+					 "%s%.300s", msg[0] ? "; " : "", lack);
+			}
+		}
 		struct sd_run_end e = { .status = st, .exit_status = status,
 					.message = msg[0] ? msg : NULL,
 					.finished_at = sd_wall_now() };
 		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
 		sd_sinks_emit(&c->sinks, &ev);
-		if (c->db_sink >= 0)
+		if (c->db_sink >= 0 &&
+		    sd_db_sink_incomplete(&c->sinks.v[c->db_sink], lack,
+					  sizeof(lack)))
+			fprintf(stderr, "shakedown: %s\n", lack);
+		else if (c->db_sink >= 0)
 			fprintf(o->format == SD_FORMAT_JSON ? stderr : stdout,
 				"# results recorded in %s (run %s); "
 				"'shakedown report' shows them\n",

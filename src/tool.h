@@ -15,6 +15,8 @@ enum sd_exit {
 	SD_EXIT_CANCELLED = 5, /* stopped by SIGTERM or SIGINT */
 	SD_EXIT_VERDICT = 6,   /* the data was right, but a node, link or path
 				  failed an expectation of the plan */
+	SD_EXIT_RECORD = 7,    /* the run ended, but its record in the
+				  database is incomplete (said what lacks) */
 };
 
 /* The exit status for an sd_status from the core. */

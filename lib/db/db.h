@@ -139,6 +139,18 @@ int sd_db_sink_open(const char *path_or_null, const char *cmdline,
 const char *sd_db_sink_path(const struct sd_sink *s);
 
 /*
+ * Whether what the run said could not all be written (a lock held past
+ * the busy timeout, a full disk, a damaged file; tests that failed were
+ * written again at the run's end): 1 with msg naming what is missing, why
+ * and what to do, else 0.  Call after the run's end.
+ */
+int sd_db_sink_incomplete(const struct sd_sink *s, char *msg, size_t len);
+
+/* Write again what could not be written so far (before the run's end,
+ * so that the end can say whether the record is whole). */
+void sd_db_sink_flush(const struct sd_sink *s);
+
+/*
  * A note worth printing once on stderr, or NULL: set when the database is
  * on a network file system and a rollback journal is used instead of WAL
  * ("results.db is on nfs: using a rollback journal, not WAL").

@@ -52,6 +52,23 @@ struct db_sink {
 	char test_started_at[32];
 	struct meas *meas;
 	size_t nmeas, capmeas;
+	/* what could not be written (locked, full, damaged): tests kept to
+	 * be written again at the run's end; the rest counted, for the
+	 * end's word on what the record lacks */
+	struct pending {
+		struct sd_test_info test;
+		char name[64], scope[128], algo[64], members[64];
+		char started_at[32], status[16];
+		char *message;
+		struct meas *meas;
+		size_t nmeas;
+	} *pending;
+	size_t npending, cappending;
+	struct pbatch *pbatch;      /* verdicts and suspects, likewise */
+	size_t npbatch, cappbatch;
+	int lost_begin, lost_end;
+	long lost_tests, lost_batches;
+	char lost_why[160];
 	/* statements */
 	sqlite3_stmt *ins_test, *ins_meas, *heartbeat;
 	/* heartbeat thread */
@@ -108,6 +125,16 @@ static void bind_real(sqlite3_stmt *st, int i, double v)
 static void bind_real0(sqlite3_stmt *st, int i, double v)
 {
 	sqlite3_bind_double(st, i, isfinite(v) ? v : 0.0);
+}
+
+static void write_pending_batches(struct db_sink *s);
+
+/* The database's words for the last failure, kept once. */
+static void note_loss(struct db_sink *s)
+{
+	if (!s->lost_why[0])
+		snprintf(s->lost_why, sizeof(s->lost_why), "%s",
+			 sqlite3_errmsg(s->db));
 }
 
 static int step_done(sqlite3_stmt *st)
@@ -270,10 +297,15 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 	rc = SD_OK;
 	goto unlock;
 rollback:
+	note_loss(s);
 	sqlite3_finalize(st);
 	exec(s->db, "ROLLBACK");
 	s->run_id = 0;
 unlock:
+	if (rc != SD_OK) {
+		note_loss(s);
+		s->lost_begin = 1;
+	}
 	pthread_mutex_unlock(&s->mu);
 	return rc;
 }
@@ -352,8 +384,8 @@ static const char *test_status(const char *status)
 }
 
 /* Write the open test and its measurements; the caller holds mu. */
-static int write_test(struct db_sink *s, const char *status,
-		      const char *message)
+static int write_test_once(struct db_sink *s, const char *status,
+			   const char *message)
 {
 	const struct sd_test_info *t = &s->test;
 	char now[32];
@@ -442,6 +474,104 @@ out:
 	return rc;
 }
 
+/* Keep the open test to be written again at the run's end. */
+static void keep_pending(struct db_sink *s, const char *status,
+			 const char *message)
+{
+	if (s->npending == s->cappending) {
+		size_t cap = s->cappending ? s->cappending * 2 : 8;
+		void *p = realloc(s->pending, cap * sizeof(*s->pending));
+		if (!p) {
+			s->lost_tests++;
+			return;
+		}
+		s->pending = p;
+		s->cappending = cap;
+	}
+	struct pending *x = &s->pending[s->npending];
+	memset(x, 0, sizeof(*x));
+	x->test = s->test;
+	sd_strlcpy(x->name, s->test_name, sizeof(x->name));
+	sd_strlcpy(x->scope, s->test_scope, sizeof(x->scope));
+	sd_strlcpy(x->algo, s->test_algo, sizeof(x->algo));
+	sd_strlcpy(x->members, s->test_members, sizeof(x->members));
+	sd_strlcpy(x->started_at, s->test_started_at, sizeof(x->started_at));
+	sd_strlcpy(x->status, status ? status : "error", sizeof(x->status));
+	x->message = message ? strdup(message) : NULL;
+	x->meas = malloc((s->nmeas ? s->nmeas : 1) * sizeof(*x->meas));
+	if (!x->meas) {
+		free(x->message);
+		s->lost_tests++;
+		return;
+	}
+	memcpy(x->meas, s->meas, s->nmeas * sizeof(*x->meas));
+	for (size_t i = 0; i < s->nmeas; i++)
+		x->meas[i].m.algo = x->meas[i].algo;
+	x->nmeas = s->nmeas;
+	s->npending++;
+}
+
+/* Write the open test; what fails is kept for the run's end. */
+static int write_test(struct db_sink *s, const char *status,
+		      const char *message)
+{
+	if (!s->test_open)
+		return SD_OK;
+	if (!s->run_id) {
+		/* the run's own row could not be written */
+		s->lost_tests++;
+		s->test_open = 0;
+		s->nmeas = 0;
+		return SD_ERR_IO;
+	}
+	size_t n = s->nmeas; /* write_test_once empties it */
+	int rc = write_test_once(s, status, message);
+	if (rc != SD_OK) {
+		note_loss(s);
+		s->nmeas = n;
+		keep_pending(s, status, message);
+		s->test_open = 0;
+		s->nmeas = 0;
+	}
+	return rc;
+}
+
+/* At the run's end: the tests that could not be written, again. */
+static void write_pending(struct db_sink *s)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->npending; i++) {
+		struct pending *x = &s->pending[i];
+		struct meas *cur = s->meas;
+		size_t ncur = s->nmeas;
+		s->test = x->test;
+		sd_strlcpy(s->test_name, x->name, sizeof(s->test_name));
+		sd_strlcpy(s->test_scope, x->scope, sizeof(s->test_scope));
+		sd_strlcpy(s->test_algo, x->algo, sizeof(s->test_algo));
+		sd_strlcpy(s->test_members, x->members, sizeof(s->test_members));
+		sd_strlcpy(s->test_started_at, x->started_at,
+			   sizeof(s->test_started_at));
+		s->test.name = s->test_name;
+		s->test.scope = s->test_scope;
+		s->test.algo = s->test_algo;
+		s->test.members = s->test_members;
+		s->meas = x->meas;
+		s->nmeas = x->nmeas;
+		s->test_open = 1;
+		int rc = write_test_once(s, x->status, x->message);
+		s->meas = cur;
+		s->nmeas = ncur;
+		s->test_open = 0;
+		if (rc == SD_OK) {
+			free(x->meas);
+			free(x->message);
+		} else {
+			s->pending[kept++] = *x;
+		}
+	}
+	s->npending = kept;
+}
+
 static int db_test_end(void *self, const struct sd_test_info *test,
 		       const char *status, const char *message)
 {
@@ -481,6 +611,9 @@ static int db_run_end(void *self, const struct sd_run_end *end)
 		goto out;
 	}
 	const char *status = run_status(end->status);
+	/* what could not be written before, now that a lock may be gone */
+	write_pending(s);
+	write_pending_batches(s);
 	if (s->test_open) {
 		char why[128];
 		snprintf(why, sizeof(why), "interrupted: the run %s",
@@ -496,8 +629,12 @@ static int db_run_end(void *self, const struct sd_run_end *end)
 	if (sqlite3_prepare_v2(s->db,
 		"UPDATE runs SET status = ?2, exit_status = ?3, message = ?4, "
 		" finished_at = ?5, heartbeat_at = ?6 WHERE id = ?1", -1, &st,
-		NULL) != SQLITE_OK)
+		NULL) != SQLITE_OK) {
+		note_loss(s);
+		s->lost_end = 1;
+		s->ended = 1;
 		goto out;
+	}
 	sqlite3_bind_int64(st, 1, s->run_id);
 	bind_str(st, 2, status);
 	sqlite3_bind_int(st, 3, end->exit_status);
@@ -505,6 +642,10 @@ static int db_run_end(void *self, const struct sd_run_end *end)
 	bind_str(st, 5, finished);
 	bind_str(st, 6, now);
 	rc = step_done(st);
+	if (rc != SD_OK) {
+		note_loss(s);
+		s->lost_end = 1;
+	}
 	s->ended = 1;
 	pthread_cond_broadcast(&s->cv);
 out:
@@ -513,36 +654,127 @@ out:
 	return rc;
 }
 
-/* Run a batch of inserts in one transaction: fill(st, i) binds row i. */
-static int write_batch(struct db_sink *s, const char *sql, size_t n,
-		       void (*fill)(sqlite3_stmt *st, int64_t run_id,
-				    const void *rows, size_t i),
-		       const void *rows)
+typedef void (*fill_fn)(sqlite3_stmt *st, int64_t run_id, const void *rows,
+			size_t i);
+
+/* Run a batch of inserts in one transaction: fill(st, i) binds row i;
+ * the caller holds mu.  SD_OK, or SD_ERR_IO (nothing written). */
+static int write_batch_locked(struct db_sink *s, const char *sql, size_t n,
+			      fill_fn fill, const void *rows)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = SD_ERR_IO;
-	pthread_mutex_lock(&s->mu);
-	if (s->ended || !s->run_id) {
-		rc = SD_OK;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    exec(s->db, "BEGIN IMMEDIATE") != SD_OK) {
+		note_loss(s);
 		goto out;
 	}
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    exec(s->db, "BEGIN IMMEDIATE") != SD_OK)
-		goto out;
 	for (size_t i = 0; i < n; i++) {
 		fill(st, s->run_id, rows, i);
 		if (step_done(st) != SD_OK) {
+			note_loss(s);
 			exec(s->db, "ROLLBACK");
 			goto out;
 		}
 	}
 	if (exec(s->db, "COMMIT") != SD_OK) {
+		note_loss(s);
 		exec(s->db, "ROLLBACK");
 		goto out;
 	}
 	rc = SD_OK;
 out:
 	sqlite3_finalize(st);
+	return rc;
+}
+
+/* A batch that could not be written, kept (a deep copy) for the end. */
+struct pbatch {
+	const char *sql;
+	fill_fn fill;
+	size_t n, size;
+	void *rows;
+	char **strs;
+	size_t nstrs;
+};
+
+static char *keep_str(struct pbatch *b, const char *s)
+{
+	if (!s)
+		return NULL;
+	char *c = strdup(s);
+	if (c)
+		b->strs[b->nstrs++] = c;
+	return c;
+}
+
+static void pbatch_free(struct pbatch *b)
+{
+	for (size_t i = 0; i < b->nstrs; i++)
+		free(b->strs[i]);
+	free(b->strs);
+	free(b->rows);
+}
+
+/* Keep a failed batch of n rows of `size` bytes with `nstr` strings per
+ * row (copied by copy()). */
+static void keep_batch(struct db_sink *s, const char *sql, fill_fn fill,
+		       const void *rows, size_t n, size_t size, int nstr,
+		       void (*copy)(struct pbatch *b, void *row))
+{
+	struct pbatch b = { sql, fill, n, size, NULL, NULL, 0 };
+	b.rows = malloc((n ? n : 1) * size);
+	b.strs = calloc((n ? n : 1) * (size_t)nstr, sizeof(char *));
+	void *p = s->npbatch == s->cappbatch
+			  ? realloc(s->pbatch, (s->cappbatch ? s->cappbatch * 2
+							     : 8) *
+						     sizeof(*s->pbatch))
+			  : s->pbatch;
+	if (!b.rows || !b.strs || !p) {
+		pbatch_free(&b);
+		s->lost_batches++;
+		return;
+	}
+	if (s->npbatch == s->cappbatch)
+		s->cappbatch = s->cappbatch ? s->cappbatch * 2 : 8;
+	s->pbatch = p;
+	memcpy(b.rows, rows, n * size);
+	for (size_t i = 0; i < n; i++)
+		copy(&b, (char *)b.rows + i * size);
+	s->pbatch[s->npbatch++] = b;
+}
+
+/* At the end: the batches that could not be written, again (after the
+ * tests they refer to); the caller holds mu. */
+static void write_pending_batches(struct db_sink *s)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->npbatch; i++) {
+		struct pbatch *b = &s->pbatch[i];
+		if (write_batch_locked(s, b->sql, b->n, b->fill, b->rows) ==
+		    SD_OK)
+			pbatch_free(b);
+		else
+			s->pbatch[kept++] = *b;
+	}
+	s->npbatch = kept;
+}
+
+/* A batch now, or kept for the end when it cannot be written. */
+static int write_batch(struct db_sink *s, const char *sql, size_t n,
+		       fill_fn fill, const void *rows, size_t size, int nstr,
+		       void (*copy)(struct pbatch *b, void *row))
+{
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (s->ended || !n) {
+		/* after the end: dropped, as every sink drops it */
+	} else if (!s->run_id) {
+		s->lost_batches++; /* the run's row is not there */
+		rc = SD_ERR_IO;
+	} else if ((rc = write_batch_locked(s, sql, n, fill, rows)) != SD_OK) {
+		keep_batch(s, sql, fill, rows, n, size, nstr, copy);
+	}
 	pthread_mutex_unlock(&s->mu);
 	return rc;
 }
@@ -568,6 +800,18 @@ static void fill_verdict(sqlite3_stmt *st, int64_t run_id, const void *rows,
 	sqlite3_bind_int(st, 13, v->attempts > 0 ? v->attempts : 1);
 }
 
+static void copy_verdict(struct pbatch *b, void *row)
+{
+	struct sd_verdict_info *v = row;
+	v->subject_kind = keep_str(b, v->subject_kind);
+	v->subject = keep_str(b, v->subject);
+	v->hosts = keep_str(b, v->hosts);
+	v->expectation = keep_str(b, v->expectation);
+	v->unit = keep_str(b, v->unit);
+	v->status = keep_str(b, v->status);
+	v->reason = keep_str(b, v->reason);
+}
+
 static int db_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
 {
 	return write_batch(self,
@@ -575,7 +819,8 @@ static int db_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
 		" hosts, expectation, size_bytes, measured, threshold, unit, "
 		" status, reason, attempts) VALUES (?1, (SELECT id FROM tests "
 		" WHERE run_id = ?1 AND test_index = ?2), ?3, ?4, ?5, ?6, ?7, "
-		" ?8, ?9, ?10, ?11, ?12, ?13)", n, fill_verdict, v);
+		" ?8, ?9, ?10, ?11, ?12, ?13)", n, fill_verdict, v, sizeof(*v), 7,
+		copy_verdict);
 }
 
 static void fill_suspect(sqlite3_stmt *st, int64_t run_id, const void *rows,
@@ -592,12 +837,21 @@ static void fill_suspect(sqlite3_stmt *st, int64_t run_id, const void *rows,
 			  SQLITE_TRANSIENT);
 }
 
+static void copy_suspect(struct pbatch *b, void *row)
+{
+	struct sd_suspect_info *v = row;
+	v->kind = keep_str(b, v->kind);
+	v->subject = keep_str(b, v->subject);
+	v->hosts = keep_str(b, v->hosts);
+	v->reason = keep_str(b, v->reason);
+}
+
 static int db_suspects(void *self, const struct sd_suspect_info *v, size_t n)
 {
 	return write_batch(self,
 		"INSERT OR REPLACE INTO suspects (run_id, kind, subject, hosts, "
 		" bad_node, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", n,
-		fill_suspect, v);
+		fill_suspect, v, sizeof(*v), 4, copy_suspect);
 }
 
 static void db_destroy(void *self)
@@ -617,6 +871,14 @@ static void db_destroy(void *self)
 	sd_db_close(s->db);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
+	for (size_t i = 0; i < s->npending; i++) {
+		free(s->pending[i].meas);
+		free(s->pending[i].message);
+	}
+	free(s->pending);
+	for (size_t i = 0; i < s->npbatch; i++)
+		pbatch_free(&s->pbatch[i]);
+	free(s->pbatch);
 	free(s->meas);
 	free(s->path);
 	free(s->cmdline);
@@ -686,6 +948,53 @@ const char *sd_db_sink_path(const struct sd_sink *s)
 	if (!s || s->ops != &db_sink_ops)
 		return NULL;
 	return ((const struct db_sink *)s->self)->path;
+}
+
+void sd_db_sink_flush(const struct sd_sink *sink)
+{
+	struct db_sink *s = sink->self;
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (!s->ended && s->run_id) {
+		write_pending(s);
+		write_pending_batches(s);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
+{
+	struct db_sink *s = sink->self;
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	long tests = s->lost_tests + (long)s->npending;
+	long batches = s->lost_batches + (long)s->npbatch;
+	int lost = s->lost_begin || s->lost_end || tests || batches;
+	if (lost) {
+		char what[256] = "";
+		size_t u = 0;
+#define ADD(...) (u += (size_t)snprintf(what + u, sizeof(what) - u, __VA_ARGS__))
+		if (s->lost_begin)
+			ADD("the run itself");
+		if (tests)
+			ADD("%s%ld test%s", u ? ", " : "", tests,
+			    tests == 1 ? "" : "s");
+		if (batches)
+			ADD("%s%ld batch%s of verdicts or suspects", u ? ", " : "",
+			    batches, batches == 1 ? "" : "es");
+		if (s->lost_end && !s->lost_begin)
+			ADD("%sits end", u ? ", " : "");
+#undef ADD
+		snprintf(msg, len, "the record in %s is incomplete: %s could "
+			 "not be written (%s); the printed results above are "
+			 "the ones to keep; free the disk, end what holds the "
+			 "lock, or check the file (shakedown db check)", s->path,
+			 what, s->lost_why[0] ? s->lost_why : "write failed");
+	}
+	pthread_mutex_unlock(&s->mu);
+	return lost;
 }
 
 const char *sd_db_sink_note(const struct sd_sink *s)
