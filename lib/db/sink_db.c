@@ -394,8 +394,10 @@ static int write_test_once(struct db_sink *s, const char *status,
 	if (!s->run_id || !s->test_open)
 		return SD_OK;
 	now_iso(now);
-	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK)
+	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK) {
+		note_loss(s);
 		return SD_ERR_IO;
+	}
 	sqlite3_stmt *st = s->ins_test;
 	sqlite3_bind_int64(st, 1, s->run_id);
 	sqlite3_bind_int(st, 2, t->index);
@@ -467,6 +469,7 @@ static int write_test_once(struct db_sink *s, const char *status,
 	rc = SD_OK;
 	goto out;
 rollback:
+	note_loss(s); /* the database's words, before the rollback's */
 	exec(s->db, "ROLLBACK");
 out:
 	s->test_open = 0;

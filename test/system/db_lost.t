@@ -4,7 +4,8 @@
 # longer than the busy timeout.  Released before the run ends, the tests
 # that could not be written are written at the end and the run passes;
 # held past the end, the run says what its record lacks and exits 7, and
-# does not print "results recorded".
+# does not print "results recorded".  A disk that fills mid-run (a small
+# tmpfs the test mounts) is said the same way.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
@@ -101,4 +102,33 @@ unlike "$(cat "$TMPD/out.b")" "results recorded" "and never says recorded"
 like "$(cat "$TMPD/out.b")" "3 of 3 tests passed" "the printed results are whole"
 is "$(sqlite3 "$DB" "SELECT count(*) FROM tests")" 0 \
 	"nothing was written under the lock (checked, not assumed)"
+
+# --- the disk fills mid-run: said, exit 7 ------------------------------------
+# a small file system of our own, filled once the run has its row
+MNT=$TMPD/small
+mkdir -p "$MNT"
+if mount -t tmpfs -o size=2m tmpfs "$MNT" 2>/dev/null; then
+	at_exit "umount '$MNT' 2>/dev/null"
+	DB=$MNT/full.db
+	start_run "$DB" full
+	n=0
+	while [ "$(sqlite3 "$DB" "SELECT count(*) FROM runs" 2>/dev/null)" != 1 ] &&
+	      [ $n -lt 600 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	dd if=/dev/zero of="$MNT/filler" bs=4k 2>/dev/null
+	wait "$runner"
+	rc=$?
+	is "$rc" 7 "the disk full mid-run: exit 7"
+	like "$(cat "$TMPD/err.full")" "the record in $DB is incomplete: .*could not be written \\(database or disk is full\\)" \
+		"says the disk is full and what is missing"
+	unlike "$(cat "$TMPD/out.full")" "results recorded" "and never says recorded"
+	rm -f "$MNT/filler"
+	like "$(sqlite3 "$DB" "SELECT status FROM runs")" "running" \
+		"the file holds what was written before (the run's row)"
+	umount "$MNT"
+else
+	skip 4 "cannot mount a small tmpfs here (needs root or CAP_SYS_ADMIN)"
+fi
 done_testing
