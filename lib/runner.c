@@ -1332,7 +1332,10 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 	struct sd_verdict_info *v = calloc(cap, sizeof(*v));
 	char **strs = calloc(2 * a->n + 1, sizeof(*strs));
 	char test[160];
-	int rc = v && strs ? 0 : -1;
+	/* a host stamp per world rank's host index (indices are below the
+	 * job's size): a subject's distinct hosts in one pass */
+	int *stamp = calloc((size_t)r->bs->size + 1, sizeof(int));
+	int rc = v && strs && stamp ? 0 : -1;
 	snprintf(test, sizeof(test), "plan test %zu (%s %s, %s)", ti + 1,
 		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope);
 	for (size_t i = 0; !rc && i < a->n; i++) {
@@ -1382,11 +1385,11 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 					  sizeof(int));
 			int na = 0;
 			for (int m = 0; all && m < x->nmem; m++) {
-				int h = host_of(r, x->members[m]), seen = 0;
-				for (int q = 0; q < na && !seen; q++)
-					seen = all[q] == h;
-				if (!seen)
+				int h = host_of(r, x->members[m]);
+				if (stamp[h] != (int)i + 1) {
+					stamp[h] = (int)i + 1;
 					all[na++] = h;
+				}
 			}
 			if (!all || sd_blame_add(r->blame, kind, subject, hosts,
 						 all, na, 1, why))
@@ -1411,6 +1414,7 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 	for (size_t i = 0; strs && i < 2 * a->n; i++)
 		free(strs[i]);
 	free(strs);
+	free(stamp);
 	free(v);
 	return rc;
 }

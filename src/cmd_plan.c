@@ -147,12 +147,11 @@ int cmd_plan(int argc, char **argv)
 	optind = 1;
 	/* options anywhere; the words are the subcommand and the files */
 	for (;;) {
-		int at = optind, li = -1;
+		int at = optind;
 		char oerr[256];
-		ch = getopt_long(argc, argv, "+:h", plan_options, &li);
-		if (ch != -1 && ch != ':' && ch != '?' &&
-		    sd_option_check(argv, plan_options, li, optarg, oerr,
-				    sizeof(oerr)))
+		ch = sd_getopt(argc, argv, "+:h", plan_options, oerr,
+			       sizeof(oerr));
+		if (ch == SD_OPT_REFUSED)
 			PLAN_ERROR("%s", oerr);
 		if (ch == -1) {
 			if (optind >= argc)

@@ -150,16 +150,12 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 	long v;
 	opterr = 0;
 	optind = 1;
-	int li = -1;
 	char oerr[256];
-	while ((ch = getopt_long(argc, argv, ":b:e:f:i:n:w:d:o:r:c:a:T:h",
-				 long_options, &li)) != -1) {
-		if (ch != ':' && ch != '?' &&
-		    sd_option_check(argv, long_options, li, optarg, oerr,
-				    sizeof(oerr)))
-			USAGE_ERROR("%s", oerr);
-		li = -1;
+	while ((ch = sd_getopt(argc, argv, ":b:e:f:i:n:w:d:o:r:c:a:T:h",
+			       long_options, oerr, sizeof(oerr))) != -1) {
 		switch (ch) {
+		case SD_OPT_REFUSED:
+			USAGE_ERROR("%s", oerr);
 		case OPT_LOCAL:
 			if (sd_parse_int(optarg, 1, 1024, &v))
 				USAGE_ERROR("--local '%s' must be a number of "
@@ -370,6 +366,20 @@ static void *last_resort(void *arg)
 	_exit(c->abort_exit);
 }
 
+/* Rank 0: record the end of a run the main thread does not finish
+ * (a verdict, or a cancellation past its grace), from another thread. */
+static void record_end(struct run_ctx *c, int exit_status, const char *msg)
+{
+	struct sd_run_end e = {
+		.status = exit_status == SD_EXIT_CANCELLED ? "cancelled"
+							   : "failed",
+		.exit_status = exit_status,
+		.message = msg,
+		.finished_at = sd_wall_now() };
+	struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
+	sd_sinks_emit(&c->sinks, &ev);
+}
+
 /* The control plane reached a verdict: say why (where it was decided),
  * record the end of the run, stop the backend, and arm the last resort.
  * The main thread then unwinds and exits with the same status. */
@@ -412,16 +422,8 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 		if (ns)
 			sd_sinks_emit(&c->sinks, &ev);
 	}
-	if (c->boot->bs.rank == 0) {
-		struct sd_run_end e = {
-			.status = c->abort_exit == SD_EXIT_CANCELLED
-					  ? "cancelled" : "failed",
-			.exit_status = c->abort_exit,
-			.message = msg,
-			.finished_at = sd_wall_now() };
-		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
-		sd_sinks_emit(&c->sinks, &ev);
-	}
+	if (c->boot->bs.rank == 0)
+		record_end(c, c->abort_exit, msg);
 	if (c->runner)
 		sd_runner_abort(c->runner);
 	else if (c->plugin.ops && c->plugin.ops->abort && c->comm)
@@ -467,10 +469,13 @@ static int fault_misses(const struct sd_fault *f, const struct sd_plan *p,
  * device of their own (pci_bus_id "": the Gloo backend's host memory)
  * share it.  0, or 1 with err naming the test, the sizes and the fix. */
 static int buffers_fit(const struct sd_plan *p, const struct sd_rank_info *ranks,
-		       int n, char *err, size_t errlen)
+		       const int *host_of, int n, char *err, size_t errlen)
 {
 	uint64_t need = 0;
 	size_t worst = 0;
+	int *on_host = calloc((size_t)n, sizeof(int)); /* ranks per host */
+	for (int q = 0; on_host && q < n; q++)
+		on_host[host_of[q]]++;
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct sd_test_spec *t = &p->tests[i];
 		int g = t->group_size > 0 ? t->group_size : n;
@@ -488,10 +493,8 @@ static int buffers_fit(const struct sd_plan *p, const struct sd_rank_info *ranks
 			continue; /* the backend does not say */
 		uint64_t here = need;
 		int sharing = 1;
-		if (!d->pci_bus_id[0]) {
-			sharing = 0;
-			for (int k = 0; k < n; k++)
-				sharing += strcmp(ranks[k].host, ranks[q].host) == 0;
+		if (!d->pci_bus_id[0] && on_host) {
+			sharing = on_host[host_of[q]];
 			here = need * (uint64_t)sharing;
 		}
 		if (here <= d->mem_free_bytes)
@@ -507,8 +510,10 @@ static int buffers_fit(const struct sd_plan *p, const struct sd_rank_info *ranks
 			 "per host", worst + 1, sd_op_name(t->op),
 			 (unsigned long long)t->cfg.max_bytes, a, b, sharing,
 			 sharing == 1 ? "" : "s", ranks[q].host, f);
+		free(on_host);
 		return 1;
 	}
+	free(on_host);
 	return 0;
 }
 
@@ -561,12 +566,7 @@ static void *cancel_watch(void *arg)
 			 "was cut short mid-way after %d s; completed "
 			 "measurements are kept", CANCEL_GRACE_S);
 		fprintf(stderr, "shakedown: %s\n", msg);
-		struct sd_run_end e = { .status = "cancelled",
-					.exit_status = SD_EXIT_CANCELLED,
-					.message = msg,
-					.finished_at = sd_wall_now() };
-		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
-		sd_sinks_emit(&c->sinks, &ev);
+		record_end(c, SD_EXIT_CANCELLED, msg);
 	}
 	if (c->runner)
 		sd_runner_abort(c->runner);
@@ -856,9 +856,15 @@ static int rank_main(void *arg)
 		goto out;
 	}
 
+	host_of = number_hosts(ranks, bs->size);
+	if (!host_of) {
+		sd_rank_error(bs, "", "out of memory");
+		status = SD_EXIT_ENV;
+		goto out;
+	}
 	/* memory is named as memory before a rank runs out of it (the OOM
 	 * killer's victim would look like a lost node) */
-	if (buffers_fit(&plan, ranks, bs->size, err, sizeof(err))) {
+	if (buffers_fit(&plan, ranks, host_of, bs->size, err, sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: %s\n", err);
 		status = SD_EXIT_ENV;
@@ -952,12 +958,6 @@ static int rank_main(void *arg)
 	}
 
 	struct link_lookup links = { ranks, hosts, nhost_env };
-	host_of = number_hosts(ranks, bs->size);
-	if (!host_of) {
-		sd_rank_error(bs, "", "out of memory");
-		status = SD_EXIT_ENV;
-		goto out;
-	}
 	/* rank 0 judges: the hosts' names (by host index) for the blame */
 	int nh = 0;
 	for (int q = 0; q < bs->size; q++)

@@ -82,16 +82,12 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 	const char *hint;
 	opterr = 0;
 	optind = 1;
-	int li = -1;
 	char oerr[256];
-	while ((ch = getopt_long(argc, argv, ":T:h", long_options, &li)) !=
-	       -1) {
-		if (ch != ':' && ch != '?' &&
-		    sd_option_check(argv, long_options, li, optarg, oerr,
-				    sizeof(oerr)))
-			USAGE_ERROR("%s", oerr);
-		li = -1;
+	while ((ch = sd_getopt(argc, argv, ":T:h", long_options, oerr,
+			       sizeof(oerr))) != -1) {
 		switch (ch) {
+		case SD_OPT_REFUSED:
+			USAGE_ERROR("%s", oerr);
 		case OPT_LOCAL:
 			if (sd_parse_int(optarg, 1, 1024, &v))
 				USAGE_ERROR("--local '%s' must be a number of "

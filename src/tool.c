@@ -23,8 +23,8 @@ int sd_exit_for_status(int status)
 	}
 }
 
-int sd_option_check(char **argv, const struct option *opts, int li,
-		    const char *value, char *err, size_t errlen)
+static int option_check(char **argv, const struct option *opts, int li,
+			const char *value, char *err, size_t errlen)
 {
 	/* the element that named the option: before a separate value */
 	const char *text = argv[optind - 1];
@@ -53,6 +53,17 @@ int sd_option_check(char **argv, const struct option *opts, int li,
 		return -1;
 	}
 	return 0;
+}
+
+int sd_getopt(int argc, char **argv, const char *optstring,
+	      const struct option *opts, char *err, size_t errlen)
+{
+	int li = -1;
+	int ch = getopt_long(argc, argv, optstring, opts, &li);
+	if (ch != -1 && ch != 1 && ch != ':' && ch != '?' &&
+	    option_check(argv, opts, li, optarg, err, errlen))
+		return SD_OPT_REFUSED;
+	return ch;
 }
 
 int sd_finish_stdout(void)

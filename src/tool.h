@@ -25,15 +25,16 @@ int sd_exit_for_status(int status);
 struct option;
 
 /*
- * After getopt_long returned an option (longindex li, -1 for a short
- * one): refuse what getopt_long lets through but a tool of record must
- * not.  An abbreviated long option ("--tok" for --token-file: a secret
+ * getopt_long, refusing what it lets through but a tool of record must
+ * not: an abbreviated long option ("--tok" for --token-file: a secret
  * typed after it would be stored with the command line), and a value that
  * is itself an option ("--db --no-progress" would make a file of that
- * name).  Returns 0, or -1 with err saying what to write instead.
+ * name).  Returns what getopt_long returns, or SD_OPT_REFUSED with err
+ * saying what to write instead.  Every command's options go through it.
  */
-int sd_option_check(char **argv, const struct option *opts, int li,
-		    const char *value, char *err, size_t errlen);
+#define SD_OPT_REFUSED (-2)
+int sd_getopt(int argc, char **argv, const char *optstring,
+	      const struct option *opts, char *err, size_t errlen);
 
 /* Flush stdout and return SD_EXIT_OK, or SD_EXIT_ENV (with a message) when
  * the output could not be written. */

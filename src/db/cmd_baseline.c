@@ -71,14 +71,12 @@ static int parse(int argc, char **argv, struct baseline_opts *o)
 	opterr = 0;
 	optind = 1;
 	for (;;) {
-		int at = optind, li = -1;
+		int at = optind;
 		char oerr[256];
-		ch = getopt_long(argc, argv, "-:h", options, &li);
+		ch = sd_getopt(argc, argv, "-:h", options, oerr, sizeof(oerr));
 		if (ch == -1)
 			break;
-		if (ch != 1 && ch != ':' && ch != '?' &&
-		    sd_option_check(argv, options, li, optarg, oerr,
-				    sizeof(oerr))) {
+		if (ch == SD_OPT_REFUSED) {
 			fprintf(stderr, "shakedown baseline: %s\n", oerr);
 			return SD_EXIT_USAGE;
 		}

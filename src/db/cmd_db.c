@@ -118,14 +118,11 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 	optind = 1;
 	for (;;) {
 		int at = optind; /* the argument getopt_long looks at */
-		int li = -1;
 		char oerr[256];
-		ch = getopt_long(argc, argv, "-:h", options, &li);
+		ch = sd_getopt(argc, argv, "-:h", options, oerr, sizeof(oerr));
 		if (ch == -1)
 			break;
-		if (ch != 1 && ch != ':' && ch != '?' &&
-		    sd_option_check(argv, options, li, optarg, oerr,
-				    sizeof(oerr))) {
+		if (ch == SD_OPT_REFUSED) {
 			fprintf(stderr, "shakedown %s: %s\n", argv[0], oerr);
 			return 2;
 		}

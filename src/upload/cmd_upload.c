@@ -158,16 +158,13 @@ int cmd_upload(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	int opt, li = -1;
-	while ((opt = getopt_long(argc, argv, ":vh", long_options, &li)) !=
-	       -1) {
-		if (opt != ':' && opt != '?' &&
-		    sd_option_check(argv, long_options, li, optarg, err,
-				    sizeof(err))) {
+	int opt;
+	while ((opt = sd_getopt(argc, argv, ":vh", long_options, err,
+				sizeof(err))) != -1) {
+		if (opt == SD_OPT_REFUSED) {
 			fprintf(stderr, "shakedown upload: %s\n", err);
 			return SD_EXIT_USAGE;
 		}
-		li = -1;
 		double s;
 		long n;
 		switch (opt) {
