@@ -6,6 +6,18 @@
  * architecture) and the payload.  Rank 0's server thread owns every socket
  * for reading; writes take `wmu`.  Shared state is guarded by `mu`; `cv`
  * wakes whoever waits for results, an answer or the verdict.
+ *
+ * Scale: rank 0 keeps one connection per rank (32,768 ranks: 4,096 nodes
+ * of 8) and serves them from one thread with epoll, so the cost of a step
+ * is the messages that arrive, not the ranks that are quiet.  Each ready
+ * socket is drained without blocking into one shared buffer; only a
+ * message cut in the middle is kept per rank.  The results of a step are
+ * counted as they arrive, so the step waits for a count, not for a scan of
+ * every rank.  One leader per node fanning in to rank 0 would cut rank 0's
+ * connections by 8, but a leader's death would hide which of its ranks
+ * was lost, and the judge would see nodes instead of ranks; with epoll a
+ * step at 32,768 ranks costs rank 0 little enough (bench/ctrl_scale.sh)
+ * that every rank keeps its own voice.
  */
 
 #include "config.h"
@@ -22,8 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ctrl.h"
@@ -44,6 +59,13 @@ enum msg_type {
  * the step to report theirs. */
 #define JUDGE_DELAY_S 2.0
 
+/* Largest payload accepted; a longer header means a broken peer. */
+#define MAX_PAYLOAD (64u << 20)
+
+/* Descriptors rank 0 needs beyond one per rank (database, plugin, log
+ * files, the backend's own). */
+#define SPARE_FDS 64
+
 struct hdr {
 	uint32_t type, rank, group, seq, len;
 };
@@ -60,7 +82,9 @@ struct peer {
 	uint32_t res_seq;
 	int res_stop;
 	char *res;
-	size_t res_len;
+	size_t res_len, res_cap;
+	char *in;           /* rank 0: a message cut short, kept */
+	size_t in_len;
 	int failed;         /* reported a failure for fail_seq */
 	int fail_status;    /* its sd_status */
 	uint32_t fail_seq;
@@ -92,6 +116,11 @@ struct sd_ctrl {
 	pthread_t thread;
 	int thread_running;
 	int wake[2];
+	int ep;             /* rank 0: epoll over the ranks' sockets */
+	char *scratch;      /* rank 0: where ready sockets are drained */
+	size_t scratch_cap;
+	int nres;           /* rank 0: ranks > 0 with a result for want_seq */
+	int recheck;        /* rank 0: a failure came; are all in? */
 	/* other ranks */
 	int fd;
 	int got_go, go_stop;
@@ -112,12 +141,34 @@ static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, int group,
 {
 	struct hdr h = { type, (uint32_t)c->rank, (uint32_t)group, seq,
 			 (uint32_t)(alen + blen) };
+	/* one system call per message: at rank 0 a step ends with one go
+	 * to every rank */
+	struct iovec iov[3] = { { &h, sizeof(h) },
+				{ (void *)(uintptr_t)a, alen },
+				{ (void *)(uintptr_t)b, blen } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
+	int rc = 0;
 	pthread_mutex_lock(&c->wmu);
-	int rc = sd_send_full(fd, &h, sizeof(h));
-	if (!rc && alen)
-		rc = sd_send_full(fd, a, alen);
-	if (!rc && blen)
-		rc = sd_send_full(fd, b, blen);
+	while (mh.msg_iovlen > 0) {
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = -1;
+			break;
+		}
+		/* a partial write: step past what went */
+		size_t left = (size_t)n;
+		while (mh.msg_iovlen > 0 && left >= mh.msg_iov->iov_len) {
+			left -= mh.msg_iov->iov_len;
+			mh.msg_iov++;
+			mh.msg_iovlen--;
+		}
+		if (mh.msg_iovlen > 0) {
+			mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + left;
+			mh.msg_iov->iov_len -= left;
+		}
+	}
 	pthread_mutex_unlock(&c->wmu);
 	return rc;
 }
@@ -126,7 +177,7 @@ static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, int group,
 static int recv_msg(int fd, struct hdr *h, char **payload)
 {
 	*payload = NULL;
-	if (sd_recv_full(fd, h, sizeof(*h)) || h->len > (64u << 20))
+	if (sd_recv_full(fd, h, sizeof(*h)) || h->len > MAX_PAYLOAD)
 		return -1;
 	*payload = malloc(h->len + 1);
 	if (!*payload || sd_recv_full(fd, *payload, h->len)) {
@@ -376,95 +427,200 @@ static void note_failure(struct sd_ctrl *c, int r, int group, uint32_t seq,
 		/* the others waiting in the same step will report shortly */
 		c->decide_at = sd_now() + JUDGE_DELAY_S;
 	}
-	int all = 1;
+	c->recheck = 1; /* once per batch of messages, not per failure */
+	pthread_cond_broadcast(&c->cv);
+}
+
+/* Rank 0, mu held: when every rank of the failing group has reported,
+ * the judge need not wait any longer. */
+static void recheck_failures(struct sd_ctrl *c)
+{
+	c->recheck = 0;
+	if (!c->decide_at)
+		return;
 	for (int k = 0; k < c->size; k++)
 		if (!c->peers[k].lost && !is_failed(c, k) &&
 		    c->peers[k].group == c->decide_group)
-			all = 0;
-	if (all)
-		c->decide_at = sd_now();
-	pthread_cond_broadcast(&c->cv);
+			return;
+	c->decide_at = sd_now();
+}
+
+/* Rank 0, mu held: the peer's connection closed or broke.  Returns 1 when
+ * that is a verdict (mu released, the run aborted), 0 when it was
+ * expected (the run is finishing). */
+static int peer_gone(struct sd_ctrl *c, int r)
+{
+	struct peer *p = &c->peers[r];
+	epoll_ctl(c->ep, EPOLL_CTL_DEL, p->fd, NULL);
+	if (c->finishing) {
+		p->bye = 1;
+		return 0;
+	}
+	char msg[1024], nm[160];
+	p->lost = 1;
+	p->blamed = 1;
+	peer_name(c, r, nm, sizeof(nm));
+	snprintf(msg, sizeof(msg), "%s was lost during %s: its control "
+		 "connection closed (the process died or its host went down)",
+		 nm, c->what);
+	pthread_mutex_unlock(&c->mu);
+	abort_all(c, SD_ERR_TIMEOUT, msg);
+	return 1;
+}
+
+/* Rank 0, mu held: one message from rank r (pl: h->len bytes, followed
+ * by a NUL). */
+static void handle_msg(struct sd_ctrl *c, int r, const struct hdr *h,
+		       const char *pl)
+{
+	struct peer *p = &c->peers[r];
+	switch (h->type) {
+	case MSG_PROGRESS:
+		p->seq = h->seq;
+		p->group = (int)h->group;
+		break;
+	case MSG_RESULT: {
+		int counted = p->has_res && p->res_seq == c->want_seq;
+		size_t n = h->len ? h->len - 1 : 0;
+		p->res_stop = h->len > 0 && pl[0];
+		if (n > p->res_cap || !p->res) {
+			/* kept from step to step: the same size every time */
+			free(p->res);
+			p->res_cap = n;
+			p->res = malloc(n + 1);
+		}
+		p->res_len = n;
+		if (p->res)
+			memcpy(p->res, pl + 1, n);
+		p->res_seq = h->seq;
+		p->group = (int)h->group;
+		p->has_res = 1;
+		if (!counted && h->seq == c->want_seq &&
+		    ++c->nres >= c->size - 1)
+			pthread_cond_broadcast(&c->cv);
+		break;
+	}
+	case MSG_FAIL: {
+		uint32_t st = SD_ERR_TIMEOUT;
+		if (h->len >= 4)
+			memcpy(&st, pl, 4);
+		note_failure(c, r, (int)h->group, h->seq, (int)st,
+			     h->len > 4 ? pl + 4 : "failed");
+		break;
+	}
+	case MSG_BYE:
+		p->bye = 1;
+		epoll_ctl(c->ep, EPOLL_CTL_DEL, p->fd, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Rank 0, mu held: read what rank r sent, without blocking, and handle
+ * every whole message.  Returns 1 when a verdict was reached (mu
+ * released), else 0. */
+static int drain_peer(struct sd_ctrl *c, int r)
+{
+	struct peer *p = &c->peers[r];
+	size_t have = p->in_len;
+	if (have)
+		memcpy(c->scratch, p->in, have);
+	free(p->in);
+	p->in = NULL;
+	p->in_len = 0;
+	int eof = 0;
+	for (;;) {
+		/* one byte kept free: a payload is handled NUL-terminated */
+		size_t room = c->scratch_cap - have - 1;
+		ssize_t n = recv(p->fd, c->scratch + have, room, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || (n < 0 && errno != EAGAIN &&
+			       errno != EWOULDBLOCK)) {
+			eof = 1;
+			break;
+		}
+		if (n < 0)
+			break; /* nothing more for now */
+		have += (size_t)n;
+		/* handle whole messages; keep a cut one at the front */
+		size_t at = 0;
+		while (have - at >= sizeof(struct hdr)) {
+			struct hdr h;
+			memcpy(&h, c->scratch + at, sizeof(h));
+			if (h.len > MAX_PAYLOAD)
+				return peer_gone(c, r);
+			size_t whole = sizeof(h) + h.len;
+			if (have - at < whole)
+				break;
+			char *pl = c->scratch + at + sizeof(h);
+			char keep = pl[h.len];
+			pl[h.len] = '\0';
+			handle_msg(c, r, &h, pl);
+			pl[h.len] = keep;
+			at += whole;
+			if (p->bye)
+				return 0;
+		}
+		memmove(c->scratch, c->scratch + at, have - at);
+		have -= at;
+		if (have >= sizeof(struct hdr)) {
+			struct hdr h;
+			memcpy(&h, c->scratch, sizeof(h));
+			size_t whole = sizeof(h) + h.len;
+			if (whole + 1 > c->scratch_cap) {
+				/* room for a large result */
+				char *big = realloc(c->scratch, whole + 1);
+				if (!big)
+					return peer_gone(c, r);
+				c->scratch = big;
+				c->scratch_cap = whole + 1;
+				continue;
+			}
+		}
+		if ((size_t)n < room)
+			break; /* the socket is empty */
+	}
+	if (have && !eof) {
+		p->in = malloc(have);
+		if (!p->in)
+			return peer_gone(c, r);
+		memcpy(p->in, c->scratch, have);
+		p->in_len = have;
+	}
+	if (eof)
+		return peer_gone(c, r);
+	return 0;
 }
 
 static void *server_main(void *arg)
 {
 	struct sd_ctrl *c = arg;
-	int n = c->size;
+	struct epoll_event ev[512];
 	for (;;) {
-		struct pollfd pfd[n + 1];
-		pfd[0].fd = c->wake[0];
-		pfd[0].events = POLLIN;
-		for (int r = 1; r < n; r++) {
-			pfd[r].fd = c->peers[r].lost || c->peers[r].bye
-					    ? -1 : c->peers[r].fd;
-			pfd[r].events = POLLIN;
-		}
-		int ready = poll(pfd, (nfds_t)n, 100);
+		int ready = epoll_wait(c->ep, ev, (int)(sizeof(ev) / sizeof(ev[0])),
+				       100);
 		if (ready < 0 && errno != EINTR)
 			break;
-		if (ready > 0 && (pfd[0].revents & POLLIN))
-			return NULL; /* sd_ctrl_destroy */
+		for (int i = 0; i < ready; i++)
+			if (ev[i].data.u32 == 0)
+				return NULL; /* sd_ctrl_destroy */
 		pthread_mutex_lock(&c->mu);
 		if (c->aborting || c->closed) {
 			pthread_mutex_unlock(&c->mu);
 			return NULL; /* nothing left to judge */
 		}
-		for (int r = 1; ready > 0 && r < n; r++) {
-			if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			struct hdr h;
-			char *pl;
+		for (int i = 0; i < ready; i++) {
+			int r = (int)ev[i].data.u32;
 			struct peer *p = &c->peers[r];
-			if (recv_msg(p->fd, &h, &pl)) {
-				if (c->finishing) {
-					p->bye = 1;
-					continue;
-				}
-				char msg[1024], nm[160];
-				p->lost = 1;
-				p->blamed = 1;
-				peer_name(c, r, nm, sizeof(nm));
-				snprintf(msg, sizeof(msg), "%s was lost during "
-					 "%s: its control connection closed (the "
-					 "process died or its host went down)",
-					 nm, c->what);
-				pthread_mutex_unlock(&c->mu);
-				abort_all(c, SD_ERR_TIMEOUT, msg);
-				return NULL;
-			}
-			switch (h.type) {
-			case MSG_PROGRESS:
-				p->seq = h.seq;
-				p->group = (int)h.group;
-				break;
-			case MSG_RESULT:
-				free(p->res);
-				p->res_stop = h.len > 0 && pl[0];
-				p->res_len = h.len ? h.len - 1 : 0;
-				p->res = malloc(p->res_len + 1);
-				if (p->res)
-					memcpy(p->res, pl + 1, p->res_len);
-				p->res_seq = h.seq;
-				p->group = (int)h.group;
-				p->has_res = 1;
-				pthread_cond_broadcast(&c->cv);
-				break;
-			case MSG_FAIL: {
-				uint32_t st = SD_ERR_TIMEOUT;
-				if (h.len >= 4)
-					memcpy(&st, pl, 4);
-				note_failure(c, r, (int)h.group, h.seq, (int)st,
-					     h.len > 4 ? pl + 4 : "failed");
-				break;
-			}
-			case MSG_BYE:
-				p->bye = 1;
-				break;
-			default:
-				break;
-			}
-			free(pl);
+			if (p->lost || p->bye)
+				continue;
+			if (drain_peer(c, r))
+				return NULL; /* a verdict; mu released */
 		}
+		if (c->recheck)
+			recheck_failures(c);
 		if (c->decide_at && sd_now() >= c->decide_at) {
 			judge(c); /* unlocks */
 			return NULL;
@@ -547,11 +703,43 @@ static void *client_main(void *arg)
 	}
 }
 
+/* Rank 0 holds a socket per rank: raise the open-file limit to the hard
+ * limit when it is short of that, and say what to change when even the
+ * hard limit is. */
+static int open_files(int size, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)size + SPARE_FDS;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		snprintf(err, errlen, "control plane: rank 0 keeps a connection "
+			 "to each of the %d ranks and needs about %llu open "
+			 "files, but its hard limit is %llu; raise it where the "
+			 "job starts (ulimit -Hn as root, LimitNOFILE= in "
+			 "slurmd's systemd unit, or nofile in "
+			 "/etc/security/limits.conf)", size,
+			 (unsigned long long)need,
+			 (unsigned long long)rl.rlim_max);
+		return -1;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		snprintf(err, errlen, "control plane: cannot raise the open-file "
+			 "limit to %llu for %d ranks: %s",
+			 (unsigned long long)rl.rlim_max, size, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int start_server(struct sd_ctrl *c, struct sd_bootstrap *bs,
 			char *err, size_t errlen)
 {
 	char addr[64], endpoint[96] = "";
 	int lfd = -1, rc = SD_ERR_BOOTSTRAP;
+	if (open_files(c->size, err, errlen))
+		goto bcast; /* the others must still leave the bcast */
 	sd_pick_address(bs->host, bs->local_size == bs->size,
 			"SHAKEDOWN_CTRL_ADDR", addr, sizeof(addr));
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -685,6 +873,26 @@ static int start_client(struct sd_ctrl *c, struct sd_bootstrap *bs,
 	return SD_OK;
 }
 
+/* Rank 0: the epoll set (the wake pipe as 0, rank r's socket as r) and
+ * the buffer sockets are drained into. */
+static int serve_setup(struct sd_ctrl *c)
+{
+	c->ep = epoll_create1(EPOLL_CLOEXEC);
+	c->scratch_cap = 64 << 10;
+	c->scratch = malloc(c->scratch_cap);
+	if (c->ep < 0 || !c->scratch)
+		return -1;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
+	if (epoll_ctl(c->ep, EPOLL_CTL_ADD, c->wake[0], &ev))
+		return -1;
+	for (int r = 1; r < c->size; r++) {
+		ev.data.u32 = (uint32_t)r;
+		if (epoll_ctl(c->ep, EPOLL_CTL_ADD, c->peers[r].fd, &ev))
+			return -1;
+	}
+	return 0;
+}
+
 int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
 		  struct sd_ctrl **out, char *err, size_t errlen)
 {
@@ -696,6 +904,7 @@ int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
 	c->size = bs->size;
 	c->timeout_ms = timeout_ms;
 	c->fd = -1;
+	c->ep = -1;
 	c->wake[0] = c->wake[1] = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
@@ -722,7 +931,7 @@ int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
 		rc = brc;
 	}
 	if (!rc && c->rank == 0) {
-		if (pipe(c->wake) ||
+		if (pipe(c->wake) || serve_setup(c) ||
 		    pthread_create(&c->thread, NULL, server_main, c))
 			rc = SD_ERR_NOMEM;
 		else
@@ -861,10 +1070,16 @@ static int lacks_result(struct sd_ctrl *c, int r)
 
 static int all_results(struct sd_ctrl *c)
 {
+	return c->nres >= c->size - 1; /* counted as they arrive */
+}
+
+/* Rank 0, mu held: the step waited for is now `seq`; count what is in. */
+static void want_step(struct sd_ctrl *c, uint32_t seq)
+{
+	c->want_seq = seq;
+	c->nres = 0;
 	for (int r = 1; r < c->size; r++)
-		if (lacks_result(c, r))
-			return 0;
-	return 1;
+		c->nres += !lacks_result(c, r);
 }
 
 /* Backstop of a rank other than 0 for a rank 0 that stopped answering. */
@@ -912,7 +1127,7 @@ static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
 	 * wait a little longer, so that the judge can tell the rank that
 	 * hangs from those that waited for it */
 	pthread_mutex_lock(&c->mu);
-	c->want_seq = seq;
+	want_step(c, seq);
 	c->peers[0].has_res = 1; /* rank 0 is done with the step */
 	c->peers[0].res_seq = seq;
 	c->self_done = seq;
@@ -941,6 +1156,7 @@ static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
 		any_stop |= p->res_stop;
 		p->has_res = 0;
 	}
+	c->nres = 0;
 	pthread_mutex_unlock(&c->mu);
 	flag = (char)(any_stop != 0);
 	for (int r = 1; r < c->size; r++)
@@ -1090,6 +1306,7 @@ void sd_ctrl_destroy(struct sd_ctrl *c)
 			if (c->peers[r].fd >= 0)
 				close(c->peers[r].fd);
 			free(c->peers[r].res);
+			free(c->peers[r].in);
 		}
 		free(c->peers);
 	}
@@ -1100,6 +1317,9 @@ void sd_ctrl_destroy(struct sd_ctrl *c)
 		close(c->wake[0]);
 		close(c->wake[1]);
 	}
+	if (c->ep >= 0)
+		close(c->ep);
+	free(c->scratch);
 	free(c->gnames);
 	free(c);
 }

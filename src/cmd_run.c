@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -1203,6 +1204,14 @@ int cmd_run(int argc, char **argv)
 						 " (redacted)");
 			i++;
 		}
+	}
+	/* a socket per peer (Gloo's mesh, rank 0's control plane): the soft
+	 * open-file limit is no reason to fail where the hard one allows */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+	    nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
 	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
 	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
