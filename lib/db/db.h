@@ -151,6 +151,35 @@ int sd_db_sink_incomplete(const struct sd_sink *s, char *msg, size_t len);
 void sd_db_sink_flush(const struct sd_sink *s);
 
 /*
+ * The journal (journal.c): what a run could not write into its database
+ * at its end, kept as SQL beside it (DB.pending.sql) and replayed into the
+ * database by the next run or by `shakedown db recover`.
+ */
+/* The journal's path for a database path. */
+void sd_db_journal_path(const char *db_path, char *out, size_t len);
+/* Append `text` (SQL statements) to the journal at path, synced; the
+ * first block starts with the journal's header line.  A block that cannot
+ * be written whole is taken back.  SD_OK, or SD_ERR_IO with err. */
+int sd_db_journal_append(const char *path, const char *text, char *err,
+			 size_t errlen);
+/* Replay the journal at path into db, all of it in one transaction, and
+ * remove it.  SD_OK with *statements and *tests (0 when there is no
+ * journal; err "" or, when it could not be removed, why); SD_ERR_IO or
+ * SD_ERR_INVALID (not a journal, a statement that is not a run's) with
+ * err naming the file, the line and the database's words; nothing is
+ * written then and the journal stays. */
+int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
+			 int *tests, char *err, size_t errlen);
+
+/* Copy every readable row of the database at `from` (a damaged file)
+ * into a new database `into` (which must not exist), table by table, a
+ * damaged page ending only its table's copy.  SD_OK with report saying
+ * which tables were cut short; else an sd_status with err, and `into`
+ * removed. */
+int sd_db_salvage(const char *from, const char *into, char *report,
+		  size_t replen, char *err, size_t errlen);
+
+/*
  * A note worth printing once on stderr, or NULL: set when the database is
  * on a network file system and a rollback journal is used instead of WAL
  * ("results.db is on nfs: using a rollback journal, not WAL").

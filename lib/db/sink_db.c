@@ -69,6 +69,14 @@ struct db_sink {
 	int lost_begin, lost_end;
 	long lost_tests, lost_batches;
 	char lost_why[160];
+	int lost_code;           /* SQLite's primary code for lost_why */
+	/* what was kept in the journal instead (DB.pending.sql, or a file
+	 * in $TMPDIR when that cannot be written) */
+	char journal[4096];
+	long jn_tests, jn_batches;
+	int jn_end;
+	char jn_why[256];        /* why the journal could not be written */
+	long run_number;         /* runs.id, for the journal's name */
 	/* statements */
 	sqlite3_stmt *ins_test, *ins_meas, *heartbeat;
 	/* heartbeat thread */
@@ -83,16 +91,29 @@ static const char ins_test_sql[] =
 	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
 	" ?15)";
 
-static const char ins_meas_sql[] =
-	"INSERT INTO measurements (test_id, size_bytes, count, in_place, "
-	" iters, warmup_iters, time_us, time_us_min, time_us_avg, "
-	" time_us_max, iter_us_min, iter_us_p50, iter_us_p99, iter_us_max, "
-	" algbw_gbs, busbw_gbs, ds_size_bytes, ds_description, "
-	" ds_throughput_gbps, ds_busbw_gbps, checked, wrong, "
-	" first_wrong_rank, first_wrong_index, first_wrong_expected, "
+#define MEAS_INSERT \
+	"INSERT INTO measurements (test_id, size_bytes, count, in_place, " \
+	" iters, warmup_iters, time_us, time_us_min, time_us_avg, " \
+	" time_us_max, iter_us_min, iter_us_p50, iter_us_p99, iter_us_max, " \
+	" algbw_gbs, busbw_gbs, ds_size_bytes, ds_description, " \
+	" ds_throughput_gbps, ds_busbw_gbps, checked, wrong, " \
+	" first_wrong_rank, first_wrong_index, first_wrong_expected, " \
 	" first_wrong_got, algo) "
-	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
+#define MEAS_VALUES \
+	", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, " \
+	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+
+static const char ins_meas_sql[] = MEAS_INSERT "VALUES (?1" MEAS_VALUES;
+
+/* In the journal a measurement finds its test by run and index (?28,
+ * ?29): the test's id is the one the replay gives it. */
+static const char journal_meas_sql[] =
+	MEAS_INSERT "VALUES ((SELECT id FROM tests WHERE run_id = ?28 AND "
+	" test_index = ?29)" MEAS_VALUES;
+
+static const char run_end_sql[] =
+	"UPDATE runs SET status = ?2, exit_status = ?3, message = ?4, "
+	" finished_at = ?5, heartbeat_at = ?6 WHERE id = ?1";
 
 static const char heartbeat_sql[] =
 	"UPDATE runs SET heartbeat_at = ?2 WHERE id = ?1 "
@@ -132,9 +153,11 @@ static void write_pending_batches(struct db_sink *s);
 /* The database's words for the last failure, kept once. */
 static void note_loss(struct db_sink *s)
 {
-	if (!s->lost_why[0])
+	if (!s->lost_why[0]) {
 		snprintf(s->lost_why, sizeof(s->lost_why), "%s",
 			 sqlite3_errmsg(s->db));
+		s->lost_code = sqlite3_errcode(s->db);
+	}
 }
 
 static int step_done(sqlite3_stmt *st)
@@ -383,22 +406,11 @@ static const char *test_status(const char *status)
 	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
 }
 
-/* Write the open test and its measurements; the caller holds mu. */
-static int write_test_once(struct db_sink *s, const char *status,
-			   const char *message)
+/* Bind the open test's row (ins_test_sql). */
+static void bind_test(sqlite3_stmt *st, struct db_sink *s, const char *status,
+		      const char *message, const char *now)
 {
 	const struct sd_test_info *t = &s->test;
-	char now[32];
-	int rc = SD_ERR_IO;
-
-	if (!s->run_id || !s->test_open)
-		return SD_OK;
-	now_iso(now);
-	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK) {
-		note_loss(s);
-		return SD_ERR_IO;
-	}
-	sqlite3_stmt *st = s->ins_test;
 	sqlite3_bind_int64(st, 1, s->run_id);
 	sqlite3_bind_int(st, 2, t->index);
 	bind_str(st, 3, t->name);
@@ -419,44 +431,67 @@ static int write_test_once(struct db_sink *s, const char *status,
 	bind_str(st, 13, s->test_started_at);
 	bind_str(st, 14, now);
 	bind_str(st, 15, t->members && *t->members ? t->members : NULL);
+}
+
+/* Bind a measurement's row (ins_meas_sql, journal_meas_sql). */
+static void bind_meas(sqlite3_stmt *st, int64_t test_id,
+		      const struct sd_measurement *m)
+{
+	sqlite3_bind_int64(st, 1, test_id);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)m->size_bytes);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)m->count);
+	sqlite3_bind_int(st, 4, m->in_place ? 1 : 0);
+	sqlite3_bind_int(st, 5, m->iters);
+	sqlite3_bind_int(st, 6, m->warmup_iters);
+	bind_real0(st, 7, m->time_us);
+	bind_real(st, 8, m->time_us_min);
+	bind_real(st, 9, m->time_us_avg);
+	bind_real(st, 10, m->time_us_max);
+	if (m->have_percentiles) {
+		bind_real(st, 11, m->iter_us_min);
+		bind_real(st, 12, m->iter_us_p50);
+		bind_real(st, 13, m->iter_us_p99);
+		bind_real(st, 14, m->iter_us_max);
+	}
+	bind_real0(st, 15, m->algbw_gbs);
+	bind_real0(st, 16, m->busbw_gbs);
+	sqlite3_bind_int64(st, 17, (sqlite3_int64)m->ds_size_bytes);
+	bind_str(st, 18, m->ds_description);
+	bind_real(st, 19, m->ds_throughput_gbps);
+	bind_real(st, 20, m->ds_busbw_gbps);
+	sqlite3_bind_int(st, 21, m->checked ? 1 : 0);
+	sqlite3_bind_int64(st, 22, (sqlite3_int64)m->wrong);
+	if (m->wrong > 0 && m->first_wrong_rank >= 0) {
+		sqlite3_bind_int(st, 23, m->first_wrong_rank);
+		sqlite3_bind_int64(st, 24, (sqlite3_int64)m->first_wrong.index);
+		bind_str(st, 25, m->first_wrong.expected);
+		bind_str(st, 26, m->first_wrong.got);
+	}
+	bind_str(st, 27, m->algo);
+}
+
+/* Write the open test and its measurements; the caller holds mu. */
+static int write_test_once(struct db_sink *s, const char *status,
+			   const char *message)
+{
+	char now[32];
+	int rc = SD_ERR_IO;
+
+	if (!s->run_id || !s->test_open)
+		return SD_OK;
+	now_iso(now);
+	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK) {
+		note_loss(s);
+		return SD_ERR_IO;
+	}
+	sqlite3_stmt *st = s->ins_test;
+	bind_test(st, s, status, message, now);
 	if (step_done(st) != SD_OK)
 		goto rollback;
 	int64_t test_id = sqlite3_last_insert_rowid(s->db);
 	st = s->ins_meas;
 	for (size_t i = 0; i < s->nmeas; i++) {
-		const struct sd_measurement *m = &s->meas[i].m;
-		sqlite3_bind_int64(st, 1, test_id);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)m->size_bytes);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)m->count);
-		sqlite3_bind_int(st, 4, m->in_place ? 1 : 0);
-		sqlite3_bind_int(st, 5, m->iters);
-		sqlite3_bind_int(st, 6, m->warmup_iters);
-		bind_real0(st, 7, m->time_us);
-		bind_real(st, 8, m->time_us_min);
-		bind_real(st, 9, m->time_us_avg);
-		bind_real(st, 10, m->time_us_max);
-		if (m->have_percentiles) {
-			bind_real(st, 11, m->iter_us_min);
-			bind_real(st, 12, m->iter_us_p50);
-			bind_real(st, 13, m->iter_us_p99);
-			bind_real(st, 14, m->iter_us_max);
-		}
-		bind_real0(st, 15, m->algbw_gbs);
-		bind_real0(st, 16, m->busbw_gbs);
-		sqlite3_bind_int64(st, 17, (sqlite3_int64)m->ds_size_bytes);
-		bind_str(st, 18, m->ds_description);
-		bind_real(st, 19, m->ds_throughput_gbps);
-		bind_real(st, 20, m->ds_busbw_gbps);
-		sqlite3_bind_int(st, 21, m->checked ? 1 : 0);
-		sqlite3_bind_int64(st, 22, (sqlite3_int64)m->wrong);
-		if (m->wrong > 0 && m->first_wrong_rank >= 0) {
-			sqlite3_bind_int(st, 23, m->first_wrong_rank);
-			sqlite3_bind_int64(st, 24,
-				(sqlite3_int64)m->first_wrong.index);
-			bind_str(st, 25, m->first_wrong.expected);
-			bind_str(st, 26, m->first_wrong.got);
-		}
-		bind_str(st, 27, m->algo);
+		bind_meas(st, test_id, &s->meas[i].m);
 		if (step_done(st) != SD_OK)
 			goto rollback;
 	}
@@ -539,6 +574,25 @@ static int write_test(struct db_sink *s, const char *status,
 	return rc;
 }
 
+/* Make the kept test x the open one (the caller puts s->meas back). */
+static void load_pending(struct db_sink *s, const struct pending *x)
+{
+	s->test = x->test;
+	sd_strlcpy(s->test_name, x->name, sizeof(s->test_name));
+	sd_strlcpy(s->test_scope, x->scope, sizeof(s->test_scope));
+	sd_strlcpy(s->test_algo, x->algo, sizeof(s->test_algo));
+	sd_strlcpy(s->test_members, x->members, sizeof(s->test_members));
+	sd_strlcpy(s->test_started_at, x->started_at,
+		   sizeof(s->test_started_at));
+	s->test.name = s->test_name;
+	s->test.scope = s->test_scope;
+	s->test.algo = s->test_algo;
+	s->test.members = s->test_members;
+	s->meas = x->meas;
+	s->nmeas = x->nmeas;
+	s->test_open = 1;
+}
+
 /* At the run's end: the tests that could not be written, again. */
 static void write_pending(struct db_sink *s)
 {
@@ -547,20 +601,7 @@ static void write_pending(struct db_sink *s)
 		struct pending *x = &s->pending[i];
 		struct meas *cur = s->meas;
 		size_t ncur = s->nmeas;
-		s->test = x->test;
-		sd_strlcpy(s->test_name, x->name, sizeof(s->test_name));
-		sd_strlcpy(s->test_scope, x->scope, sizeof(s->test_scope));
-		sd_strlcpy(s->test_algo, x->algo, sizeof(s->test_algo));
-		sd_strlcpy(s->test_members, x->members, sizeof(s->test_members));
-		sd_strlcpy(s->test_started_at, x->started_at,
-			   sizeof(s->test_started_at));
-		s->test.name = s->test_name;
-		s->test.scope = s->test_scope;
-		s->test.algo = s->test_algo;
-		s->test.members = s->test_members;
-		s->meas = x->meas;
-		s->nmeas = x->nmeas;
-		s->test_open = 1;
+		load_pending(s, x);
 		int rc = write_test_once(s, x->status, x->message);
 		s->meas = cur;
 		s->nmeas = ncur;
@@ -600,6 +641,22 @@ static const char *run_status(const char *status)
 	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
 }
 
+static void bind_run_end(sqlite3_stmt *st, int64_t run_id, const char *status,
+			 const struct sd_run_end *end, const char *finished,
+			 const char *now)
+{
+	sqlite3_bind_int64(st, 1, run_id);
+	bind_str(st, 2, status);
+	sqlite3_bind_int(st, 3, end->exit_status);
+	bind_str(st, 4, end->message);
+	bind_str(st, 5, finished);
+	bind_str(st, 6, now);
+}
+
+static void write_journal(struct db_sink *s, const char *status,
+			  const struct sd_run_end *end, const char *finished,
+			  const char *now);
+
 static int db_run_end(void *self, const struct sd_run_end *end)
 {
 	struct db_sink *s = self;
@@ -629,27 +686,22 @@ static int db_run_end(void *self, const struct sd_run_end *end)
 	now_iso(now);
 	sd_db_iso_time(end->finished_at > 0 ? end->finished_at : sd_wall_now(),
 		       finished);
-	if (sqlite3_prepare_v2(s->db,
-		"UPDATE runs SET status = ?2, exit_status = ?3, message = ?4, "
-		" finished_at = ?5, heartbeat_at = ?6 WHERE id = ?1", -1, &st,
-		NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->db, run_end_sql, -1, &st, NULL) !=
+	    SQLITE_OK) {
 		note_loss(s);
 		s->lost_end = 1;
-		s->ended = 1;
-		goto out;
-	}
-	sqlite3_bind_int64(st, 1, s->run_id);
-	bind_str(st, 2, status);
-	sqlite3_bind_int(st, 3, end->exit_status);
-	bind_str(st, 4, end->message);
-	bind_str(st, 5, finished);
-	bind_str(st, 6, now);
-	rc = step_done(st);
-	if (rc != SD_OK) {
-		note_loss(s);
-		s->lost_end = 1;
+	} else {
+		bind_run_end(st, s->run_id, status, end, finished, now);
+		rc = step_done(st);
+		if (rc != SD_OK) {
+			note_loss(s);
+			s->lost_end = 1;
+		}
 	}
 	s->ended = 1;
+	/* what still could not be written is kept beside the database */
+	if (s->npending || s->npbatch || s->lost_end)
+		write_journal(s, status, end, finished, now);
 	pthread_cond_broadcast(&s->cv);
 out:
 	sqlite3_finalize(st);
@@ -751,6 +803,8 @@ static void keep_batch(struct db_sink *s, const char *sql, fill_fn fill,
  * tests they refer to); the caller holds mu. */
 static void write_pending_batches(struct db_sink *s)
 {
+	if (s->npending)
+		return; /* their tests are not in yet */
 	size_t kept = 0;
 	for (size_t i = 0; i < s->npbatch; i++) {
 		struct pbatch *b = &s->pbatch[i];
@@ -774,6 +828,10 @@ static int write_batch(struct db_sink *s, const char *sql, size_t n,
 		/* after the end: dropped, as every sink drops it */
 	} else if (!s->run_id) {
 		s->lost_batches++; /* the run's row is not there */
+		rc = SD_ERR_IO;
+	} else if (s->npending || s->npbatch) {
+		/* after the tests it refers to, which wait too; in order */
+		keep_batch(s, sql, fill, rows, n, size, nstr, copy);
 		rc = SD_ERR_IO;
 	} else if ((rc = write_batch_locked(s, sql, n, fill, rows)) != SD_OK) {
 		keep_batch(s, sql, fill, rows, n, size, nstr, copy);
@@ -857,6 +915,135 @@ static int db_suspects(void *self, const struct sd_suspect_info *v, size_t n)
 		fill_suspect, v, sizeof(*v), 4, copy_suspect);
 }
 
+/* Append st's statement, its values written out, then reset it. */
+static int add_stmt(sqlite3_str *out, sqlite3_stmt *st)
+{
+	char *sql = sqlite3_expanded_sql(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (!sql)
+		return -1;
+	sqlite3_str_appendf(out, "%s;\n", sql);
+	sqlite3_free(sql);
+	return 0;
+}
+
+/* Build the journal's block: the same statements, bound by the same
+ * code, prepared on an empty in-memory copy of the schema (the database
+ * itself may be locked, full or damaged). */
+static char *journal_text(struct db_sink *s, const char *status,
+			  const struct sd_run_end *end, const char *finished,
+			  const char *now)
+{
+	sqlite3 *mem = NULL;
+	sqlite3_stmt *t = NULL, *m = NULL, *e = NULL;
+	sqlite3_str *out = NULL;
+	char *text = NULL;
+	int bad = 0;
+	if (sqlite3_open(":memory:", &mem) != SQLITE_OK ||
+	    sqlite3_exec(mem, sd_db_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(mem, ins_test_sql, -1, &t, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(mem, journal_meas_sql, -1, &m, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_prepare_v2(mem, run_end_sql, -1, &e, NULL) != SQLITE_OK) {
+		snprintf(s->jn_why, sizeof(s->jn_why), "cannot build it: %s",
+			 mem ? sqlite3_errmsg(mem) : "out of memory");
+		goto out;
+	}
+	out = sqlite3_str_new(mem);
+	sqlite3_str_appendf(out, "-- run %lld, ended %s: what its database "
+			    "did not take (%s)\n", (long long)s->run_id, now,
+			    s->lost_why[0] ? s->lost_why : "write failed");
+	struct meas *cur = s->meas;
+	size_t ncur = s->nmeas;
+	for (size_t i = 0; i < s->npending && !bad; i++) {
+		const struct pending *x = &s->pending[i];
+		load_pending(s, x);
+		bind_test(t, s, x->status, x->message, now);
+		bad |= add_stmt(out, t);
+		for (size_t j = 0; j < x->nmeas && !bad; j++) {
+			bind_meas(m, 0, &x->meas[j].m);
+			sqlite3_bind_int64(m, 28, s->run_id);
+			sqlite3_bind_int(m, 29, x->test.index);
+			bad |= add_stmt(out, m);
+		}
+	}
+	s->meas = cur;
+	s->nmeas = ncur;
+	s->test_open = 0;
+	for (size_t i = 0; i < s->npbatch && !bad; i++) {
+		const struct pbatch *b = &s->pbatch[i];
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(mem, b->sql, -1, &st, NULL) != SQLITE_OK)
+			bad = 1;
+		for (size_t k = 0; k < b->n && !bad; k++) {
+			b->fill(st, s->run_id, b->rows, k);
+			bad |= add_stmt(out, st);
+		}
+		sqlite3_finalize(st);
+	}
+	if (s->lost_end && !bad) {
+		bind_run_end(e, s->run_id, status, end, finished, now);
+		bad |= add_stmt(out, e);
+	}
+	if (bad || sqlite3_str_errcode(out) != SQLITE_OK) {
+		snprintf(s->jn_why, sizeof(s->jn_why), "cannot build it: %s",
+			 bad ? sqlite3_errmsg(mem) : "out of memory");
+		goto out;
+	}
+	text = sqlite3_str_finish(out);
+	out = NULL;
+out:
+	sqlite3_free(sqlite3_str_finish(out));
+	sqlite3_finalize(t);
+	sqlite3_finalize(m);
+	sqlite3_finalize(e);
+	sqlite3_close(mem);
+	return text;
+}
+
+/* At the end, mu held: keep in the journal what still could not be
+ * written, beside the database or, when that fails too (the disk is
+ * full), in $TMPDIR; what is kept is no longer pending. */
+static void write_journal(struct db_sink *s, const char *status,
+			  const struct sd_run_end *end, const char *finished,
+			  const char *now)
+{
+	char *text = journal_text(s, status, end, finished, now);
+	if (!text)
+		return;
+	char err[4200];
+	sd_db_journal_path(s->path, s->journal, sizeof(s->journal));
+	if (sd_db_journal_append(s->journal, text, err, sizeof(err)) != SD_OK) {
+		sd_strlcpy(s->jn_why, err, sizeof(s->jn_why));
+		const char *tmp = getenv("TMPDIR");
+		const char *base = strrchr(s->path, '/');
+		base = base ? base + 1 : s->path;
+		snprintf(s->journal, sizeof(s->journal),
+			 "%s/%s.run%lld.pending.sql", tmp && *tmp ? tmp : "/tmp",
+			 base, (long long)s->run_id);
+		if (sd_db_journal_append(s->journal, text, err, sizeof(err)) !=
+		    SD_OK) {
+			s->journal[0] = '\0';
+			sqlite3_free(text);
+			return;
+		}
+	}
+	sqlite3_free(text);
+	s->jn_tests += (long)s->npending;
+	s->jn_batches += (long)s->npbatch;
+	s->jn_end = s->lost_end;
+	for (size_t i = 0; i < s->npending; i++) {
+		free(s->pending[i].meas);
+		free(s->pending[i].message);
+	}
+	s->npending = 0;
+	for (size_t i = 0; i < s->npbatch; i++)
+		pbatch_free(&s->pbatch[i]);
+	s->npbatch = 0;
+	s->lost_end = 0;
+}
+
 static void db_destroy(void *self)
 {
 	struct db_sink *s = self;
@@ -930,6 +1117,21 @@ int sd_db_sink_open(const char *path_or_null, const char *cmdline,
 		db_destroy(s);
 		return rc;
 	}
+	/* what an earlier run could not write, first */
+	char jpath[4200], jerr[4600];
+	int nst = 0, ntests = 0;
+	sd_db_journal_path(path, jpath, sizeof(jpath));
+	size_t nl = strlen(s->note);
+	if (sd_db_journal_replay(s->db, jpath, &nst, &ntests, jerr,
+				 sizeof(jerr)) != SD_OK)
+		snprintf(s->note + nl, sizeof(s->note) - nl, "%s%s; it is kept "
+			 "(shakedown db recover)", nl ? "; " : "", jerr);
+	else if (nst)
+		snprintf(s->note + nl, sizeof(s->note) - nl, "%sreplayed %s into "
+			 "%s: what an earlier run could not write (%d test%s, %d "
+			 "statements)%s%s", nl ? "; " : "", jpath, path, ntests,
+			 ntests == 1 ? "" : "s", nst,
+			 jerr[0] ? "; " : "", jerr);
 	if (sqlite3_prepare_v2(s->db, ins_test_sql, -1, &s->ins_test, NULL) !=
 		    SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, ins_meas_sql, -1, &s->ins_meas, NULL) !=
@@ -966,15 +1168,34 @@ void sd_db_sink_flush(const struct sd_sink *sink)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* What to do about the cause, by SQLite's code; NULL: the file is
+ * damaged. */
+static const char *loss_fix(const struct db_sink *s)
+{
+	switch (s->lost_code) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return "end what holds the lock";
+	case SQLITE_FULL:
+		return "free space on its disk";
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return NULL;
+	default:
+		return "check the file (shakedown db check)";
+	}
+}
+
 int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
 {
 	struct db_sink *s = sink->self;
 	if (!s)
 		return 0;
 	pthread_mutex_lock(&s->mu);
-	long tests = s->lost_tests + (long)s->npending;
-	long batches = s->lost_batches + (long)s->npbatch;
-	int lost = s->lost_begin || s->lost_end || tests || batches;
+	long tests = s->lost_tests + (long)s->npending + s->jn_tests;
+	long batches = s->lost_batches + (long)s->npbatch + s->jn_batches;
+	int lost_end = s->lost_end || s->jn_end;
+	int lost = s->lost_begin || lost_end || tests || batches;
 	if (lost) {
 		char what[256] = "";
 		size_t u = 0;
@@ -987,14 +1208,43 @@ int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
 		if (batches)
 			ADD("%s%ld batch%s of verdicts or suspects", u ? ", " : "",
 			    batches, batches == 1 ? "" : "es");
-		if (s->lost_end && !s->lost_begin)
+		if (lost_end && !s->lost_begin)
 			ADD("%sits end", u ? ", " : "");
 #undef ADD
-		snprintf(msg, len, "the record in %s is incomplete: %s could "
-			 "not be written (%s); the printed results above are "
-			 "the ones to keep; free the disk, end what holds the "
-			 "lock, or check the file (shakedown db check)", s->path,
-			 what, s->lost_why[0] ? s->lost_why : "write failed");
+		int kept_all = s->journal[0] && !s->lost_begin &&
+			       !s->lost_tests && !s->lost_batches;
+		char jarg[4200] = "", own[4200];
+		sd_db_journal_path(s->path, own, sizeof(own));
+		if (s->journal[0] && strcmp(s->journal, own) != 0)
+			snprintf(jarg, sizeof(jarg), " --journal %s", s->journal);
+		const char *why = s->lost_why[0] ? s->lost_why : "write failed";
+		const char *fix = loss_fix(s);
+		if (s->journal[0] && fix)
+			snprintf(msg, len, "the record in %s is incomplete: %s "
+				 "could not be written (%s); %s kept in %s: %s, "
+				 "then run 'shakedown db recover --db %s%s'%s",
+				 s->path, what, why,
+				 kept_all ? "all of it is" : "what could be is",
+				 s->journal, fix, s->path, jarg,
+				 jarg[0] ? "" : " (the next run into it "
+						"replays it too)");
+		else if (s->journal[0])
+			snprintf(msg, len, "the record in %s is incomplete: %s "
+				 "could not be written (%s); %s kept in %s; the "
+				 "file is damaged: run 'shakedown db recover --db "
+				 "%s --into NEW.db%s' to copy what it still holds "
+				 "into NEW.db with what this run kept", s->path,
+				 what, why,
+				 kept_all ? "all of it is" : "what could be is",
+				 s->journal, s->path, jarg);
+		else
+			snprintf(msg, len, "the record in %s is incomplete: %s "
+				 "could not be written (%s), nor kept in a "
+				 "journal (%s); the printed results above are the "
+				 "ones to keep; %s", s->path, what, why,
+				 s->jn_why[0] ? s->jn_why : "nothing to keep",
+				 fix ? fix : "the file is damaged: salvage it "
+					     "(shakedown db recover --into)");
 	}
 	pthread_mutex_unlock(&s->mu);
 	return lost;

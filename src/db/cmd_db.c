@@ -37,6 +37,8 @@ struct db_opts {
 	const char *op, *size, *dtype, *since, *until, *host;
 	/* compare */
 	const char *tolerance;
+	const char *journal;  /* db recover --journal */
+	const char *into;     /* db recover --into */
 	/* report */
 	int bad_nodes, drain;
 };
@@ -51,7 +53,7 @@ static const struct sd_name_row db_format_names[] = {
  * Their --help texts are src/help/CMD.txt (sd_help_CMD). */
 enum db_option {
 	OPT_DB = 256, OPT_FORMAT, OPT_OP, OPT_SIZE, OPT_DTYPE, OPT_SINCE,
-	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE, OPT_BAD_NODES, OPT_DRAIN,
+	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE, OPT_BAD_NODES, OPT_DRAIN, OPT_JOURNAL, OPT_INTO,
 };
 
 static const struct option report_options[] = {
@@ -86,6 +88,8 @@ static const struct option compare_options[] = {
 
 static const struct option db_options[] = {
 	{ "db", required_argument, NULL, OPT_DB },
+	{ "journal", required_argument, NULL, OPT_JOURNAL },
+	{ "into", required_argument, NULL, OPT_INTO },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -157,6 +161,8 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_TOLERANCE: o->tolerance = optarg; break;
 		case OPT_BAD_NODES: o->bad_nodes = 1; break;
 		case OPT_DRAIN: o->drain = 1; break;
+		case OPT_JOURNAL: o->journal = optarg; break;
+		case OPT_INTO: o->into = optarg; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -886,12 +892,39 @@ static int db_check(sqlite3 *db)
 	return problems;
 }
 
-enum db_subcommand { DB_INFO, DB_MIGRATE, DB_CHECK };
+enum db_subcommand { DB_INFO, DB_MIGRATE, DB_CHECK, DB_RECOVER };
 
 static const struct sd_name_row db_subcommands[] = {
 	{ "info", DB_INFO }, { "migrate", DB_MIGRATE }, { "check", DB_CHECK },
-	{ NULL, 0 }
+	{ "recover", DB_RECOVER }, { NULL, 0 }
 };
+
+/* Replay what a run could not write (its journal) into the database. */
+static int db_recover(sqlite3 *db, const char *path, const char *journal)
+{
+	char own[4200], err[4600];
+	int nst, ntests;
+	if (!journal) {
+		sd_db_journal_path(path, own, sizeof(own));
+		journal = own;
+	}
+	if (access(journal, F_OK) != 0) {
+		printf("%s: nothing to recover (no %s)\n", path, journal);
+		return sd_finish_stdout();
+	}
+	int rc = sd_db_journal_replay(db, journal, &nst, &ntests, err,
+				      sizeof(err));
+	if (rc != SD_OK) {
+		fprintf(stderr, "shakedown db: %s: nothing recovered: %s\n",
+			path, err);
+		return rc == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_RECORD;
+	}
+	printf("%s: recovered %d test%s (%d statements) from %s\n", path,
+	       ntests, ntests == 1 ? "" : "s", nst, journal);
+	if (err[0])
+		fprintf(stderr, "shakedown db: %s\n", err);
+	return sd_finish_stdout();
+}
 
 int cmd_db(int argc, char **argv)
 {
@@ -905,7 +938,7 @@ int cmd_db(int argc, char **argv)
 		return rc == 1 ? sd_finish_stdout() : SD_EXIT_USAGE;
 	if (!o.npos) {
 		fprintf(stderr, "shakedown db: missing subcommand; use info, "
-			"migrate or check\n");
+			"migrate, check or recover\n");
 		return SD_EXIT_USAGE;
 	}
 	if (sd_name_lookup(db_subcommands, o.pos[0], &sub, &hint) != 0) {
@@ -914,13 +947,44 @@ int cmd_db(int argc, char **argv)
 				"did you mean '%s'?\n", o.pos[0], hint);
 		else
 			fprintf(stderr, "shakedown db: unknown subcommand '%s'; "
-				"use info, migrate or check\n", o.pos[0]);
+				"use info, migrate, check or recover\n", o.pos[0]);
+		return SD_EXIT_USAGE;
+	}
+	if ((o.journal || o.into) && sub != DB_RECOVER) {
+		fprintf(stderr, "shakedown db: --%s is for 'db recover'\n",
+			o.journal ? "journal" : "into");
 		return SD_EXIT_USAGE;
 	}
 	const char *path = sd_db_resolve_path(o.db);
+	if (sub == DB_RECOVER && o.into) {
+		/* a damaged file: what it still holds goes to a new one, then
+		 * what the run kept */
+		char report[1024], own[4200];
+		if (!o.journal) {
+			sd_db_journal_path(path, own, sizeof(own));
+			o.journal = own;
+		}
+		int src = sd_db_salvage(path, o.into, report, sizeof(report),
+					err, sizeof(err));
+		if (src != SD_OK) {
+			fprintf(stderr, "shakedown db: %s\n", err);
+			return src == SD_ERR_INVALID ? SD_EXIT_USAGE
+						      : SD_EXIT_RECORD;
+		}
+		printf("%s: salvaged into %s: %s\n", path, o.into, report);
+		rc = open_db(argv[0], o.into, SD_DB_NO_MIGRATE, &db);
+		if (rc)
+			return rc;
+		rc = db_recover(db, o.into, o.journal);
+		goto out;
+	}
 	rc = open_db(argv[0], o.db, SD_DB_NO_MIGRATE, &db);
 	if (rc)
 		return rc;
+	if (sub == DB_RECOVER) {
+		rc = db_recover(db, path, o.journal);
+		goto out;
+	}
 	if (sub == DB_INFO) {
 		if (db_info(db, path) != SD_OK) {
 			fprintf(stderr, "shakedown db: %s: %s\n", path,

@@ -44,11 +44,11 @@ run "$SHAKEDOWN" report --db "$DB" --format csv
 like "$out" "^test,name,dtype,size_bytes" "report --format csv: the measurements as CSV"
 
 # db's subcommands
-bad 2 "^shakedown db: unknown subcommand 'frob'; use info, migrate or check$" \
+bad 2 "^shakedown db: unknown subcommand 'frob'; use info, migrate, check or recover$" \
 	db frob --db "$DB"
 bad 2 "^shakedown db: unknown subcommand 'inof'; did you mean 'info'\?$" \
 	db inof --db "$DB"
-bad 2 "^shakedown db: missing subcommand; use info, migrate or check$" \
+bad 2 "^shakedown db: missing subcommand; use info, migrate, check or recover$" \
 	db --db "$DB"
 run "$SHAKEDOWN" db check --db "$DB"
 is "$rc" 0 "db check: exit 0"
