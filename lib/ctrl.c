@@ -100,6 +100,8 @@ struct sd_ctrl {
 	pthread_cond_t cv;
 	sd_ctrl_abort_fn hook;
 	void *hook_arg;
+	void (*announce)(void *arg, int status, const char *msg);
+	void *announce_arg;
 	int aborting;       /* a verdict is being reached or was */
 	int closed;         /* rank 0: the outcome is decided (quiesce) */
 	int verdict;        /* its sd_status once reached; SD_OK before */
@@ -325,6 +327,12 @@ static void abort_all(struct sd_ctrl *c, int status, const char *msg)
 	uint32_t st = (uint32_t)status;
 	if (!claim_verdict(c))
 		return; /* another thread's verdict stands */
+	pthread_mutex_lock(&c->mu);
+	void (*announce)(void *, int, const char *) = c->announce;
+	void *aarg = c->announce_arg;
+	pthread_mutex_unlock(&c->mu);
+	if (announce)
+		announce(aarg, status, msg);
 	for (int r = 1; r < c->size; r++) {
 		pthread_mutex_lock(&c->mu);
 		int fd = c->peers[r].lost ? -1 : c->peers[r].fd;
@@ -955,6 +963,16 @@ void sd_ctrl_set_abort_hook(struct sd_ctrl *c, sd_ctrl_abort_fn fn, void *arg)
 	pthread_mutex_lock(&c->mu);
 	c->hook = fn;
 	c->hook_arg = arg;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void sd_ctrl_set_announce_hook(struct sd_ctrl *c,
+			       void (*fn)(void *arg, int status, const char *msg),
+			       void *arg)
+{
+	pthread_mutex_lock(&c->mu);
+	c->announce = fn;
+	c->announce_arg = arg;
 	pthread_mutex_unlock(&c->mu);
 }
 

@@ -54,6 +54,15 @@ int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
 /* Register the hook run when a verdict is reached. */
 void sd_ctrl_set_abort_hook(struct sd_ctrl *c, sd_ctrl_abort_fn fn, void *arg);
 
+/* Rank 0: register a hook run with the verdict rank 0 reached, before
+ * the other ranks are told (and leave: under srun -K the first rank to
+ * exit ends the step, rank 0 with it), so that what it says is out
+ * first.  It must be quick (print, no database).  The abort hook runs
+ * after, as always, with decided_here 1. */
+void sd_ctrl_set_announce_hook(struct sd_ctrl *c,
+			       void (*fn)(void *arg, int status, const char *msg),
+			       void *arg);
+
 /* Name the group `group` for messages: "group 1 (ranks 2-3)"; "" (the
  * default) for the world.  Every rank calls it with the same text before
  * the steps of a test with groups. */

@@ -342,6 +342,7 @@ struct run_ctx {
 	int db_sink;            /* index of the database in sinks, or -1 */
 	struct sd_runner *runner; /* while the plan runs */
 	int abort_exit;         /* exit status of the verdict, once reached */
+	volatile int announced; /* rank 0 said the verdict (announce hook) */
 	volatile sig_atomic_t closing;  /* the writers are being closed */
 	volatile sig_atomic_t draining; /* rank 0 runs scontrol: the last
 				   resort waits (each call is bounded) */
@@ -384,21 +385,42 @@ static void record_end(struct run_ctx *c, int exit_status, const char *msg)
 /* The control plane reached a verdict: say why (where it was decided),
  * record the end of the run, stop the backend, and arm the last resort.
  * The main thread then unwinds and exits with the same status. */
+/* The verdict's exit status and words: while the ranks stop for a
+ * signal, one that leaves first is not a lost node, the run was
+ * cancelled. */
+static const char *verdict_words(int status, const char *msg, int *exit_status,
+				 char *why, size_t len)
+{
+	*exit_status = sd_exit_for_status(status);
+	if (cancel_flag && *exit_status != SD_EXIT_CANCELLED) {
+		snprintf(why, len, "cancelled by a signal (%s, while the ranks "
+			 "stopped)", msg);
+		*exit_status = SD_EXIT_CANCELLED;
+		return why;
+	}
+	return msg;
+}
+
+/* Rank 0 reached a verdict: say it before the others are told.  Under
+ * srun -K the first rank to leave ends the step, and rank 0's line must
+ * be out by then. */
+static void on_announce(void *arg, int status, const char *msg)
+{
+	struct run_ctx *c = arg;
+	char why[600];
+	int ex;
+	fprintf(stderr, "shakedown: %s\n",
+		verdict_words(status, msg, &ex, why, sizeof(why)));
+	c->announced = 1;
+}
+
 static void on_abort(void *arg, int status, const char *msg, int decided_here)
 {
 	struct run_ctx *c = arg;
 	pthread_t th;
 	char why[600];
-	c->abort_exit = sd_exit_for_status(status);
-	if (cancel_flag && c->abort_exit != SD_EXIT_CANCELLED) {
-		/* while the ranks stop for a signal, one that leaves first is
-		 * not a lost node: the run was cancelled */
-		snprintf(why, sizeof(why), "cancelled by a signal (%s, while "
-			 "the ranks stopped)", msg);
-		msg = why;
-		c->abort_exit = SD_EXIT_CANCELLED;
-	}
-	if (decided_here)
+	msg = verdict_words(status, msg, &c->abort_exit, why, sizeof(why));
+	if (decided_here && !c->announced)
 		fprintf(stderr, "shakedown: %s\n", msg);
 	if (c->boot->bs.rank == 0 && c->ctrl &&
 	    c->abort_exit != SD_EXIT_CANCELLED) {
@@ -833,8 +855,10 @@ static int rank_main(void *arg)
 	rc = sd_ctrl_start(bs, plan.timeout_ms, &c->ctrl, err, sizeof(err));
 	if (rc)
 		sd_rank_error(bs, "", err);
-	else
+	if (!rc) {
 		sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
+		sd_ctrl_set_announce_hook(c->ctrl, on_announce, c);
+	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 
