@@ -7,17 +7,23 @@
  * for reading; writes take `wmu`.  Shared state is guarded by `mu`; `cv`
  * wakes whoever waits for results, an answer or the verdict.
  *
- * Scale: rank 0 keeps one connection per rank (32,768 ranks: 4,096 nodes
- * of 8) and serves them from one thread with epoll, so the cost of a step
- * is the messages that arrive, not the ranks that are quiet.  Each ready
- * socket is drained without blocking into one shared buffer; only a
- * message cut in the middle is kept per rank.  The results of a step are
- * counted as they arrive, so the step waits for a count, not for a scan of
- * every rank.  One leader per node fanning in to rank 0 would cut rank 0's
- * connections by 8, but a leader's death would hide which of its ranks
- * was lost, and the judge would see nodes instead of ranks; with epoll a
- * step at 32,768 ranks costs rank 0 little enough (bench/ctrl_scale.sh)
- * that every rank keeps its own voice.
+ * Scale: the control plane fans in through one leader per node.  The
+ * ranks of rank 0's node (and a rank alone on its node) connect to rank 0;
+ * on every other node the first rank (local rank 0) is the leader: the
+ * node's other ranks connect to it over an abstract Unix socket, its relay
+ * thread passes their messages on to rank 0 unchanged (each keeps its
+ * sender in the header, so rank 0 still sees every rank), several per
+ * write, and its client thread hands rank 0's go, abort and finish down
+ * to them.  A rank whose socket to its leader closes is reported by the
+ * leader (MSG_LOST) and named by rank 0 as if its own connection had
+ * closed; a leader that is lost is named itself.  So rank 0 holds one
+ * connection per node (4,096 at 32,768 ranks: under a hard open-file
+ * limit of 20,000, where one per rank would not fit) and a step costs it
+ * one go per node.  It reads its connections from one thread with epoll,
+ * draining each ready socket without blocking into one shared buffer;
+ * only a message cut in the middle is kept per connection.  The results
+ * of a step are counted as they arrive, so the step waits for a count,
+ * not for a scan of every rank.  (bench/ctrl_scale.sh measures it.)
  */
 
 #include "config.h"
@@ -39,6 +45,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/un.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "ctrl.h"
@@ -53,6 +61,8 @@ enum msg_type {
 	MSG_GO,        /* 0 -> client: stop(1) */
 	MSG_ABORT,     /* 0 -> client: status(4) + message */
 	MSG_FINISH,    /* 0 -> client: outcome(4) */
+	MSG_LOST,      /* leader -> 0: the rank in the header left its node's
+			  leader without a word */
 };
 
 /* Seconds the judge waits, after a first failure, for the other ranks of
@@ -70,8 +80,32 @@ struct hdr {
 	uint32_t type, rank, group, seq, len;
 };
 
-struct peer {
+/* Something that reads messages off a socket without blocking: what is
+ * cut short at the end of a read waits here for the rest. */
+struct reader {
+	char *in;
+	size_t in_len;
+};
+
+/* Rank 0: a connection it reads, a rank's own or a node leader's (which
+ * carries every rank of its node). */
+struct conn {
 	int fd;
+	int rank;           /* who connected: the first hello on it */
+	int closed;
+	struct reader rd;
+};
+
+/* A node leader: a rank of its node that reaches it through the leader. */
+struct local {
+	int fd;
+	int rank;
+	int closed;
+	struct reader rd;
+};
+
+struct peer {
+	int conn;           /* rank 0: the connection it speaks through */
 	int bye;
 	int lost;
 	int pid;
@@ -83,8 +117,6 @@ struct peer {
 	int res_stop;
 	char *res;
 	size_t res_len, res_cap;
-	char *in;           /* rank 0: a message cut short, kept */
-	size_t in_len;
 	int failed;         /* reported a failure for fail_seq */
 	int fail_status;    /* its sd_status */
 	uint32_t fail_seq;
@@ -118,10 +150,13 @@ struct sd_ctrl {
 	pthread_t thread;
 	int thread_running;
 	int wake[2];
-	int ep;             /* rank 0: epoll over the ranks' sockets */
-	char *scratch;      /* rank 0: where ready sockets are drained */
+	int ep;             /* rank 0: epoll over its connections */
+	struct conn *conns; /* rank 0: data.u32 in ep is index + 1 */
+	int nconns;
+	char *scratch;      /* where ready sockets are drained */
 	size_t scratch_cap;
 	int nres;           /* rank 0: ranks > 0 with a result for want_seq */
+	int nhello;         /* rank 0, at start-up: ranks > 0 that said hello */
 	int recheck;        /* rank 0: a failure came; are all in? */
 	/* other ranks */
 	int fd;
@@ -135,32 +170,37 @@ struct sd_ctrl {
 	int got_finish, finish_outcome;
 	uint32_t want_seq;  /* the step being waited for */
 	char host0[64];
+	char upname[256];   /* who this rank reaches, for messages */
+	/* a node leader: its node's other ranks reach rank 0 through it */
+	int leader;
+	struct local *locals;
+	int nlocals;
+	pthread_mutex_t lmu; /* the locals' sockets, written and closed */
+	int lep;            /* epoll over the locals (relay thread) */
+	int lwake[2];
+	pthread_t relay;
+	int relay_running;
+	char *out;          /* what the relay sends on, in one write */
+	size_t out_len, out_cap;
 };
 
-static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, int group,
-		    uint32_t seq, const void *a, size_t alen, const void *b,
-		    size_t blen)
+/* Write whole messages (n pieces) on fd, under wmu: writes from two
+ * threads (a leader's own and those it passes on) never interleave. */
+static int send_iov(struct sd_ctrl *c, int fd, struct iovec *iov, int n)
 {
-	struct hdr h = { type, (uint32_t)c->rank, (uint32_t)group, seq,
-			 (uint32_t)(alen + blen) };
-	/* one system call per message: at rank 0 a step ends with one go
-	 * to every rank */
-	struct iovec iov[3] = { { &h, sizeof(h) },
-				{ (void *)(uintptr_t)a, alen },
-				{ (void *)(uintptr_t)b, blen } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 3 };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)n };
 	int rc = 0;
 	pthread_mutex_lock(&c->wmu);
 	while (mh.msg_iovlen > 0) {
-		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
+		if (w <= 0) {
 			rc = -1;
 			break;
 		}
 		/* a partial write: step past what went */
-		size_t left = (size_t)n;
+		size_t left = (size_t)w;
 		while (mh.msg_iovlen > 0 && left >= mh.msg_iov->iov_len) {
 			left -= mh.msg_iov->iov_len;
 			mh.msg_iov++;
@@ -173,6 +213,20 @@ static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, int group,
 	}
 	pthread_mutex_unlock(&c->wmu);
 	return rc;
+}
+
+static int send_msg(struct sd_ctrl *c, int fd, uint32_t type, int group,
+		    uint32_t seq, const void *a, size_t alen, const void *b,
+		    size_t blen)
+{
+	struct hdr h = { type, (uint32_t)c->rank, (uint32_t)group, seq,
+			 (uint32_t)(alen + blen) };
+	/* one system call per message: at rank 0 a step ends with one go
+	 * to every connection */
+	struct iovec iov[3] = { { &h, sizeof(h) },
+				{ (void *)(uintptr_t)a, alen },
+				{ (void *)(uintptr_t)b, blen } };
+	return send_iov(c, fd, iov, 3);
 }
 
 /* Read one message; *payload is malloc'd (NUL-terminated). */
@@ -333,9 +387,9 @@ static void abort_all(struct sd_ctrl *c, int status, const char *msg)
 	pthread_mutex_unlock(&c->mu);
 	if (announce)
 		announce(aarg, status, msg);
-	for (int r = 1; r < c->size; r++) {
+	for (int i = 0; c->rank == 0 && i < c->nconns; i++) {
 		pthread_mutex_lock(&c->mu);
-		int fd = c->peers[r].lost ? -1 : c->peers[r].fd;
+		int fd = c->conns[i].closed ? -1 : c->conns[i].fd;
 		pthread_mutex_unlock(&c->mu);
 		if (fd >= 0)
 			send_msg(c, fd, MSG_ABORT, 0, 0, &st, sizeof(st), msg,
@@ -453,14 +507,95 @@ static void recheck_failures(struct sd_ctrl *c)
 	c->decide_at = sd_now();
 }
 
-/* Rank 0, mu held: the peer's connection closed or broke.  Returns 1 when
- * that is a verdict (mu released, the run aborted), 0 when it was
- * expected (the run is finishing). */
+/*
+ * Read what fd holds, without blocking, and call fn(arg, header, payload)
+ * for each whole message (the payload NUL-terminated in place; `raw`
+ * points at its header, `whole` bytes in all).  A message cut short waits
+ * in rd.  Returns 0 when the socket is empty for now, -1 when it closed
+ * or broke (or sent a header no peer sends), or what fn returned when
+ * that was not 0 (it asks to stop reading).
+ */
+typedef int (*msg_fn)(void *arg, const struct hdr *h, char *pl,
+		      const char *raw, size_t whole);
+
+static int read_msgs(int fd, struct reader *rd, char **scratch, size_t *cap,
+		     msg_fn fn, void *arg)
+{
+	size_t have = rd->in_len;
+	if (have)
+		memcpy(*scratch, rd->in, have);
+	free(rd->in);
+	rd->in = NULL;
+	rd->in_len = 0;
+	int ret = 0;
+	for (;;) {
+		/* one byte kept free: a payload is handled NUL-terminated */
+		size_t room = *cap - have - 1;
+		ssize_t n = recv(fd, *scratch + have, room, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || (n < 0 && errno != EAGAIN &&
+			       errno != EWOULDBLOCK))
+			return -1;
+		if (n < 0)
+			break; /* nothing more for now */
+		have += (size_t)n;
+		size_t at = 0;
+		while (have - at >= sizeof(struct hdr)) {
+			struct hdr h;
+			memcpy(&h, *scratch + at, sizeof(h));
+			if (h.len > MAX_PAYLOAD)
+				return -1;
+			size_t whole = sizeof(h) + h.len;
+			if (have - at < whole)
+				break;
+			char *raw = *scratch + at, *pl = raw + sizeof(h);
+			char keep = pl[h.len];
+			pl[h.len] = '\0';
+			ret = fn(arg, &h, pl, raw, whole);
+			pl[h.len] = keep;
+			at += whole;
+			if (ret)
+				break;
+		}
+		memmove(*scratch, *scratch + at, have - at);
+		have -= at;
+		if (ret)
+			break;
+		if (have >= sizeof(struct hdr)) {
+			struct hdr h;
+			memcpy(&h, *scratch, sizeof(h));
+			size_t whole = sizeof(h) + h.len;
+			if (whole + 1 > *cap) {
+				/* room for a large result */
+				char *big = realloc(*scratch, whole + 1);
+				if (!big)
+					return -1;
+				*scratch = big;
+				*cap = whole + 1;
+				continue;
+			}
+		}
+		if ((size_t)n < room)
+			break; /* the socket is empty */
+	}
+	if (have) {
+		rd->in = malloc(have);
+		if (!rd->in)
+			return -1;
+		memcpy(rd->in, *scratch, have);
+		rd->in_len = have;
+	}
+	return ret;
+}
+
+/* Rank 0, mu held: rank r's connection closed, or its node's leader said
+ * it left.  Returns 1 when that is a verdict (mu released, the run
+ * aborted), 0 when it was expected (the run is finishing). */
 static int peer_gone(struct sd_ctrl *c, int r)
 {
 	struct peer *p = &c->peers[r];
-	epoll_ctl(c->ep, EPOLL_CTL_DEL, p->fd, NULL);
-	if (c->finishing) {
+	if (c->finishing || p->bye || p->lost) {
 		p->bye = 1;
 		return 0;
 	}
@@ -476,12 +611,49 @@ static int peer_gone(struct sd_ctrl *c, int r)
 	return 1;
 }
 
-/* Rank 0, mu held: one message from rank r (pl: h->len bytes, followed
- * by a NUL). */
-static void handle_msg(struct sd_ctrl *c, int r, const struct hdr *h,
-		       const char *pl)
+/* Rank 0, mu held: a connection closed or broke: the rank that made it
+ * is gone (a leader's node with it). */
+static int conn_gone(struct sd_ctrl *c, int ci)
 {
+	struct conn *k = &c->conns[ci];
+	epoll_ctl(c->ep, EPOLL_CTL_DEL, k->fd, NULL);
+	k->closed = 1;
+	if (k->rank <= 0)
+		return 0; /* a stray connection that never said hello */
+	return peer_gone(c, k->rank);
+}
+
+struct conn_msg {
+	struct sd_ctrl *c;
+	int ci;
+};
+
+/* Rank 0, mu held: one message on connection ci, from the rank in its
+ * header (the connection's own, or one its leader relays). */
+static int handle_msg(void *arg, const struct hdr *h, char *pl,
+		      const char *raw, size_t whole)
+{
+	struct conn_msg *cm = arg;
+	struct sd_ctrl *c = cm->c;
+	int r = (int)h->rank;
+	(void)raw;
+	(void)whole;
+	if (r <= 0 || r >= c->size)
+		return 0; /* nobody's */
 	struct peer *p = &c->peers[r];
+	if (h->type == MSG_HELLO) {
+		if (p->conn >= 0 || h->len < 4)
+			return 0;
+		p->conn = cm->ci;
+		memcpy(&p->pid, pl, 4);
+		sd_strlcpy(p->host, pl + 4, sizeof(p->host));
+		if (c->conns[cm->ci].rank < 0)
+			c->conns[cm->ci].rank = r;
+		c->nhello++;
+		return 0;
+	}
+	if (p->conn != cm->ci)
+		return 0; /* not a rank of this connection */
 	switch (h->type) {
 	case MSG_PROGRESS:
 		p->seq = h->seq;
@@ -518,87 +690,29 @@ static void handle_msg(struct sd_ctrl *c, int r, const struct hdr *h,
 	}
 	case MSG_BYE:
 		p->bye = 1;
-		epoll_ctl(c->ep, EPOLL_CTL_DEL, p->fd, NULL);
 		break;
+	case MSG_LOST:
+		if (!c->thread_running)
+			break; /* at start-up: the rank will be missing */
+		return peer_gone(c, r);
 	default:
 		break;
 	}
+	return 0;
 }
 
-/* Rank 0, mu held: read what rank r sent, without blocking, and handle
- * every whole message.  Returns 1 when a verdict was reached (mu
- * released), else 0. */
-static int drain_peer(struct sd_ctrl *c, int r)
+/* Rank 0, mu held: read connection ci.  Returns 1 when a verdict was
+ * reached (mu released), else 0. */
+static int drain_conn(struct sd_ctrl *c, int ci)
 {
-	struct peer *p = &c->peers[r];
-	size_t have = p->in_len;
-	if (have)
-		memcpy(c->scratch, p->in, have);
-	free(p->in);
-	p->in = NULL;
-	p->in_len = 0;
-	int eof = 0;
-	for (;;) {
-		/* one byte kept free: a payload is handled NUL-terminated */
-		size_t room = c->scratch_cap - have - 1;
-		ssize_t n = recv(p->fd, c->scratch + have, room, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0 || (n < 0 && errno != EAGAIN &&
-			       errno != EWOULDBLOCK)) {
-			eof = 1;
-			break;
-		}
-		if (n < 0)
-			break; /* nothing more for now */
-		have += (size_t)n;
-		/* handle whole messages; keep a cut one at the front */
-		size_t at = 0;
-		while (have - at >= sizeof(struct hdr)) {
-			struct hdr h;
-			memcpy(&h, c->scratch + at, sizeof(h));
-			if (h.len > MAX_PAYLOAD)
-				return peer_gone(c, r);
-			size_t whole = sizeof(h) + h.len;
-			if (have - at < whole)
-				break;
-			char *pl = c->scratch + at + sizeof(h);
-			char keep = pl[h.len];
-			pl[h.len] = '\0';
-			handle_msg(c, r, &h, pl);
-			pl[h.len] = keep;
-			at += whole;
-			if (p->bye)
-				return 0;
-		}
-		memmove(c->scratch, c->scratch + at, have - at);
-		have -= at;
-		if (have >= sizeof(struct hdr)) {
-			struct hdr h;
-			memcpy(&h, c->scratch, sizeof(h));
-			size_t whole = sizeof(h) + h.len;
-			if (whole + 1 > c->scratch_cap) {
-				/* room for a large result */
-				char *big = realloc(c->scratch, whole + 1);
-				if (!big)
-					return peer_gone(c, r);
-				c->scratch = big;
-				c->scratch_cap = whole + 1;
-				continue;
-			}
-		}
-		if ((size_t)n < room)
-			break; /* the socket is empty */
-	}
-	if (have && !eof) {
-		p->in = malloc(have);
-		if (!p->in)
-			return peer_gone(c, r);
-		memcpy(p->in, c->scratch, have);
-		p->in_len = have;
-	}
-	if (eof)
-		return peer_gone(c, r);
+	struct conn_msg cm = { c, ci };
+	struct conn *k = &c->conns[ci];
+	int rc = read_msgs(k->fd, &k->rd, &c->scratch, &c->scratch_cap,
+			   handle_msg, &cm);
+	if (rc > 0)
+		return 1;
+	if (rc < 0)
+		return conn_gone(c, ci);
 	return 0;
 }
 
@@ -620,11 +734,10 @@ static void *server_main(void *arg)
 			return NULL; /* nothing left to judge */
 		}
 		for (int i = 0; i < ready; i++) {
-			int r = (int)ev[i].data.u32;
-			struct peer *p = &c->peers[r];
-			if (p->lost || p->bye)
+			int ci = (int)ev[i].data.u32 - 1;
+			if (c->conns[ci].closed)
 				continue;
-			if (drain_peer(c, r))
+			if (drain_conn(c, ci))
 				return NULL; /* a verdict; mu released */
 		}
 		if (c->recheck)
@@ -653,6 +766,26 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+/* A leader: pass a message from rank 0 on to every rank of its node
+ * (before acting on it: an abort reaches them as fast as the leader). */
+static void hand_down(struct sd_ctrl *c, const struct hdr *h, const char *pl)
+{
+	if (!c->leader)
+		return;
+	pthread_mutex_lock(&c->lmu);
+	for (int i = 0; i < c->nlocals; i++) {
+		struct local *l = &c->locals[i];
+		if (l->closed)
+			continue;
+		struct iovec iov[2] = { { (void *)(uintptr_t)h, sizeof(*h) },
+					{ (void *)(uintptr_t)pl, h->len } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+		/* small messages: a whole one fits a socket's buffer */
+		(void)!sendmsg(l->fd, &mh, MSG_NOSIGNAL);
+	}
+	pthread_mutex_unlock(&c->lmu);
+}
+
 static void *client_main(void *arg)
 {
 	struct sd_ctrl *c = arg;
@@ -667,10 +800,11 @@ static void *client_main(void *arg)
 			if (done)
 				return NULL;
 			snprintf(msg, sizeof(msg), "rank %d: lost contact with "
-				 "rank 0 (%s); aborting", c->rank, c->host0);
+				 "%s; aborting", c->rank, c->upname);
 			reach_verdict(c, SD_ERR_PEER, msg, 1);
 			return NULL;
 		}
+		hand_down(c, &h, pl);
 		if (h.type == MSG_ABORT) {
 			uint32_t st = SD_ERR_TIMEOUT;
 			if (h.len >= 4)
@@ -711,60 +845,72 @@ static void *client_main(void *arg)
 	}
 }
 
-/* Rank 0 holds a socket per rank: raise the open-file limit to the hard
- * limit when it is short of that, and say what to change when even the
- * hard limit is. */
-static int open_files(int size, char *err, size_t errlen)
+/* Rank 0 holds a socket per rank of its own node and one per other node
+ * (its leader's): the soft open-file limit is raised to the hard one. */
+static void open_files(void)
 {
 	struct rlimit rl;
-	rlim_t need = (rlim_t)size + SPARE_FDS;
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
-		return 0;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
-		snprintf(err, errlen, "control plane: rank 0 keeps a connection "
-			 "to each of the %d ranks and needs about %llu open "
-			 "files, but its hard limit is %llu; raise it where the "
-			 "job starts (ulimit -Hn as root, LimitNOFILE= in "
-			 "slurmd's systemd unit, or nofile in "
-			 "/etc/security/limits.conf)", size,
-			 (unsigned long long)need,
-			 (unsigned long long)rl.rlim_max);
-		return -1;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl)) {
-		snprintf(err, errlen, "control plane: cannot raise the open-file "
-			 "limit to %llu for %d ranks: %s",
-			 (unsigned long long)rl.rlim_max, size, strerror(errno));
-		return -1;
-	}
-	return 0;
 }
+
+/* The ranks that have not said hello, as "1,5,9" (the first few). */
+static void missing_ranks(struct sd_ctrl *c, char *buf, size_t len)
+{
+	size_t u = 0;
+	int n = 0;
+	buf[0] = '\0';
+	for (int r = 1; r < c->size; r++) {
+		if (c->peers[r].conn >= 0)
+			continue;
+		if (n++ < 16 && u < len)
+			u += (size_t)snprintf(buf + u, len - u, "%s%d",
+					      u ? "," : "", r);
+	}
+	if (n > 16 && u < len)
+		snprintf(buf + u, len - u, " and %d more", n - 16);
+}
+
+#define LISTEN_TAG UINT32_MAX
 
 static int start_server(struct sd_ctrl *c, struct sd_bootstrap *bs,
 			char *err, size_t errlen)
 {
-	char addr[64], endpoint[96] = "";
+	char addr[64], endpoint[192] = "";
 	int lfd = -1, rc = SD_ERR_BOOTSTRAP;
-	if (open_files(c->size, err, errlen))
+	open_files();
+	c->conns = calloc((size_t)c->size, sizeof(*c->conns));
+	c->scratch_cap = 64 << 10;
+	c->scratch = malloc(c->scratch_cap);
+	c->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (!c->conns || !c->scratch || c->ep < 0) {
+		snprintf(err, errlen, "control plane: out of memory");
+		rc = SD_ERR_NOMEM;
 		goto bcast; /* the others must still leave the bcast */
+	}
 	sd_pick_address(bs->host, bs->local_size == bs->size,
 			"SHAKEDOWN_CTRL_ADDR", addr, sizeof(addr));
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sin);
 	int one = 1;
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bs->local_size == bs->size)
 		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct epoll_event lev = { .events = EPOLLIN, .data.u32 = LISTEN_TAG };
 	if (lfd < 0 || bind(lfd, (void *)&sin, sizeof(sin)) ||
-	    listen(lfd, bs->size) || getsockname(lfd, (void *)&sin, &sl)) {
+	    listen(lfd, bs->size) || getsockname(lfd, (void *)&sin, &sl) ||
+	    epoll_ctl(c->ep, EPOLL_CTL_ADD, lfd, &lev)) {
 		snprintf(err, errlen, "control plane: cannot listen: %s",
 			 strerror(errno));
-		goto bcast; /* the others must still leave the bcast */
+		goto bcast;
 	}
-	snprintf(endpoint, sizeof(endpoint), "%s:%u", addr,
-		 (unsigned)ntohs(sin.sin_port));
+	/* where to connect, and the host whose ranks connect directly (the
+	 * others reach rank 0 through their node's leader) */
+	snprintf(endpoint, sizeof(endpoint), "%s:%u %s", addr,
+		 (unsigned)ntohs(sin.sin_port), bs->host);
 	rc = SD_OK;
 bcast:;
 	int brc = bs->bcast(bs, endpoint, sizeof(endpoint), 0);
@@ -776,129 +922,424 @@ bcast:;
 				 "broadcast failed");
 		return rc ? rc : brc;
 	}
+	*strchr(endpoint, ' ') = '\0';
 	double deadline = sd_now() + c->timeout_ms / 1e3;
-	for (int got = 1; got < c->size;) {
-		struct pollfd pf = { lfd, POLLIN, 0 };
+	struct epoll_event ev[256];
+	pthread_mutex_lock(&c->mu);
+	while (c->nhello < c->size - 1) {
 		int left = (int)((deadline - sd_now()) * 1e3);
-		if (left <= 0 || poll(&pf, 1, left) <= 0) {
-			char missing[256] = "";
-			for (int r = 1; r < c->size; r++)
-				if (c->peers[r].fd < 0) {
-					size_t u = strlen(missing);
-					snprintf(missing + u, sizeof(missing) - u,
-						 "%s%d", u ? "," : "", r);
-				}
+		int ready = left > 0 ? epoll_wait(c->ep, ev, 256, left) : 0;
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0) {
+			char missing[256];
+			missing_ranks(c, missing, sizeof(missing));
 			snprintf(err, errlen, "control plane: rank %s did not "
 				 "connect to %s within %.0f s (a firewall, or "
 				 "set SHAKEDOWN_CTRL_ADDR to an address of rank "
 				 "0's host that the others reach)", missing,
 				 endpoint, c->timeout_ms / 1e3);
-			close(lfd);
+			rc = SD_ERR_TIMEOUT;
+			break;
+		}
+		for (int i = 0; i < ready && !rc; i++) {
+			if (ev[i].data.u32 != LISTEN_TAG) {
+				int ci = (int)ev[i].data.u32 - 1;
+				struct conn_msg cm = { c, ci };
+				struct conn *k = &c->conns[ci];
+				if (!k->closed &&
+				    read_msgs(k->fd, &k->rd, &c->scratch,
+					      &c->scratch_cap, handle_msg,
+					      &cm) < 0) {
+					/* a stray connection, or a rank gone
+					 * before the start: its ranks are
+					 * missing at the end */
+					epoll_ctl(c->ep, EPOLL_CTL_DEL, k->fd,
+						  NULL);
+					close(k->fd);
+					k->fd = -1;
+					k->closed = 1;
+				}
+				continue;
+			}
+			for (;;) {
+				int fd = accept4(lfd, NULL, NULL,
+						 SOCK_CLOEXEC);
+				if (fd < 0 && errno == EINTR)
+					continue;
+				if (fd < 0 && (errno == EMFILE ||
+					       errno == ENFILE)) {
+					struct rlimit rl = { 0, 0 };
+					getrlimit(RLIMIT_NOFILE, &rl);
+					snprintf(err, errlen, "control plane: "
+						 "rank 0 ran out of open files "
+						 "(its limit is %llu) taking "
+						 "the connections of %d ranks; "
+						 "raise the hard limit where the "
+						 "job starts (ulimit -Hn as "
+						 "root, LimitNOFILE= in slurmd's "
+						 "systemd unit, or nofile in "
+						 "/etc/security/limits.conf)",
+						 (unsigned long long)rl.rlim_cur,
+						 c->size);
+					rc = SD_ERR_BOOTSTRAP;
+					break;
+				}
+				if (fd < 0)
+					break; /* none waiting now */
+				if (c->nconns >= c->size) {
+					close(fd); /* more than ranks: stray */
+					continue;
+				}
+				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+					   sizeof(one));
+				struct conn *k = &c->conns[c->nconns];
+				memset(k, 0, sizeof(*k));
+				k->fd = fd;
+				k->rank = -1;
+				struct epoll_event cev = {
+					.events = EPOLLIN,
+					.data.u32 = (uint32_t)c->nconns + 1 };
+				if (epoll_ctl(c->ep, EPOLL_CTL_ADD, fd, &cev)) {
+					close(fd);
+					continue;
+				}
+				c->nconns++;
+			}
+		}
+		if (rc)
+			break;
+	}
+	pthread_mutex_unlock(&c->mu);
+	epoll_ctl(c->ep, EPOLL_CTL_DEL, lfd, NULL);
+	close(lfd);
+	return rc;
+}
+
+/* A leader's relay, mu not held: a message from a rank of its node,
+ * kept to go on to rank 0 in one write with the others read with it. */
+static int relay_msg(void *arg, const struct hdr *h, char *pl, const char *raw,
+		     size_t whole)
+{
+	struct sd_ctrl *c = arg;
+	(void)h;
+	(void)pl;
+	if (c->out_len + whole > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		while (cap < c->out_len + whole)
+			cap *= 2;
+		char *p = realloc(c->out, cap);
+		if (!p)
+			return -1;
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, raw, whole);
+	c->out_len += whole;
+	return 0;
+}
+
+/* A leader: the thread that passes its node's ranks' messages on to rank
+ * 0, and tells rank 0 when one of them leaves without a word. */
+static void *relay_main(void *arg)
+{
+	struct sd_ctrl *c = arg;
+	struct epoll_event ev[64];
+	char *scratch = malloc(64 << 10);
+	size_t cap = 64 << 10;
+	if (!scratch)
+		return NULL;
+	for (;;) {
+		int ready = epoll_wait(c->lep, ev, 64, -1);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready < 0)
+			break;
+		for (int i = 0; i < ready; i++) {
+			if (ev[i].data.u32 == 0) {
+				free(scratch);
+				return NULL; /* sd_ctrl_destroy */
+			}
+			struct local *l = &c->locals[ev[i].data.u32 - 1];
+			if (l->closed)
+				continue;
+			c->out_len = 0;
+			int rc = read_msgs(l->fd, &l->rd, &scratch, &cap,
+					   relay_msg, c);
+			if (c->out_len) {
+				struct iovec iov = { c->out, c->out_len };
+				send_iov(c, c->fd, &iov, 1);
+			}
+			if (rc >= 0)
+				continue;
+			pthread_mutex_lock(&c->lmu);
+			epoll_ctl(c->lep, EPOLL_CTL_DEL, l->fd, NULL);
+			close(l->fd);
+			l->closed = 1;
+			pthread_mutex_unlock(&c->lmu);
+			pthread_mutex_lock(&c->mu);
+			int expected = c->got_finish || c->aborting;
+			pthread_mutex_unlock(&c->mu);
+			if (!expected) {
+				/* rank 0 names it, as if its own connection
+				 * had closed */
+				struct hdr h = { MSG_LOST, (uint32_t)l->rank, 0,
+						 0, 0 };
+				struct iovec iov = { &h, sizeof(h) };
+				send_iov(c, c->fd, &iov, 1);
+			}
+		}
+	}
+	free(scratch);
+	return NULL;
+}
+
+/* A leader: the relay's epoll set (the wake pipe as 0, local i as i+1)
+ * and thread. */
+static int start_relay(struct sd_ctrl *c)
+{
+	if (pipe(c->lwake))
+		return -1;
+	c->lep = epoll_create1(EPOLL_CLOEXEC);
+	if (c->lep < 0)
+		return -1;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
+	if (epoll_ctl(c->lep, EPOLL_CTL_ADD, c->lwake[0], &ev))
+		return -1;
+	for (int i = 0; i < c->nlocals; i++) {
+		ev.data.u32 = (uint32_t)i + 1;
+		if (epoll_ctl(c->lep, EPOLL_CTL_ADD, c->locals[i].fd, &ev))
+			return -1;
+	}
+	if (pthread_create(&c->relay, NULL, relay_main, c))
+		return -1;
+	c->relay_running = 1;
+	return 0;
+}
+
+/* The abstract socket (Linux; scoped to the network namespace, which the
+ * ranks of a node share) where a node's leader waits for its node's
+ * other ranks: named after rank 0's endpoint (one per job) and the host. */
+static socklen_t leader_addr(const char *endpoint0, const char *host,
+			     struct sockaddr_un *sun)
+{
+	uint64_t hv = 1469598103934665603ULL; /* FNV-1a */
+	for (const char *p = endpoint0; *p; p++)
+		hv = (hv ^ (unsigned char)*p) * 1099511628211ULL;
+	hv = (hv ^ '/') * 1099511628211ULL;
+	for (const char *p = host; *p; p++)
+		hv = (hv ^ (unsigned char)*p) * 1099511628211ULL;
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	int n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1,
+			 "shakedown-ctrl-%016llx", (unsigned long long)hv);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			   (size_t)n);
+}
+
+/* Connect to rank 0's endpoint "ip:port" over TCP, retrying until the
+ * deadline.  Returns the socket, or -1 with err. */
+static int connect_rank0(const char *endpoint, double deadline, char *err,
+			 size_t errlen)
+{
+	char ip[96];
+	sd_strlcpy(ip, endpoint, sizeof(ip));
+	char *colon = strrchr(ip, ':');
+	if (!colon) {
+		snprintf(err, errlen, "control plane: bad address '%s' from "
+			 "rank 0", endpoint);
+		return -1;
+	}
+	*colon = '\0';
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons((uint16_t)strtol(
+					   colon + 1, NULL, 10)) };
+	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1) {
+		snprintf(err, errlen, "control plane: bad address '%s' from "
+			 "rank 0", endpoint);
+		return -1;
+	}
+	for (;;) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (void *)&sin, sizeof(sin)) == 0) {
+			int one = 1;
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+				   sizeof(one));
+			return fd;
+		}
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (sd_now() > deadline) {
+			snprintf(err, errlen, "control plane: cannot reach "
+				 "rank 0 at %s: %s (set SHAKEDOWN_CTRL_ADDR "
+				 "to an address of rank 0's host that this host "
+				 "reaches)", endpoint, strerror(e));
+			return -1;
+		}
+		usleep(50000);
+	}
+}
+
+/* A rank of a node other than rank 0's that is not its leader: connect
+ * to the leader's socket, which may not be there yet. */
+static int connect_leader(const struct sockaddr_un *sun, socklen_t sl,
+			  const char *host, double deadline, char *err,
+			  size_t errlen)
+{
+	for (;;) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (const void *)sun, sl) == 0)
+			return fd;
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (sd_now() > deadline) {
+			snprintf(err, errlen, "control plane: cannot reach the "
+				 "leader of %s (its first rank), through which "
+				 "this node's ranks reach rank 0: %s", host,
+				 strerror(e));
+			return -1;
+		}
+		usleep(20000);
+	}
+}
+
+/* A leader: take the connections of its node's other ranks and pass
+ * their hellos on, until all local_size - 1 have come. */
+static int take_locals(struct sd_ctrl *c, struct sd_bootstrap *bs, int lfd,
+		       double deadline, char *err, size_t errlen)
+{
+	int want = bs->local_size - 1;
+	c->locals = calloc((size_t)(want > 0 ? want : 1), sizeof(*c->locals));
+	if (!c->locals) {
+		snprintf(err, errlen, "control plane: out of memory");
+		return SD_ERR_NOMEM;
+	}
+	while (c->nlocals < want) {
+		struct pollfd pf = { lfd, POLLIN, 0 };
+		int left = (int)((deadline - sd_now()) * 1e3);
+		if (left <= 0 || poll(&pf, 1, left) <= 0) {
+			snprintf(err, errlen, "control plane: %d of the other "
+				 "%d ranks on %s did not reach their node's "
+				 "leader (rank %d) within %.0f s",
+				 want - c->nlocals, want, bs->host, c->rank,
+				 c->timeout_ms / 1e3);
 			return SD_ERR_TIMEOUT;
 		}
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		/* a peer that stops in the middle of a message (or a stray
-		 * connection that says nothing) cannot hold rank 0 forever */
 		struct timeval tv = { c->timeout_ms / 1000,
 				      (c->timeout_ms % 1000) * 1000 };
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		struct hdr h;
 		char *pl;
 		if (recv_msg(fd, &h, &pl) || h.type != MSG_HELLO ||
-		    h.rank == 0 || h.rank >= (uint32_t)c->size ||
-		    c->peers[h.rank].fd >= 0 || h.len < 4) {
+		    h.rank == 0 || h.rank >= (uint32_t)c->size || h.len < 4) {
 			free(pl);
 			close(fd);
 			continue;
 		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		struct peer *p = &c->peers[h.rank];
-		p->fd = fd;
-		memcpy(&p->pid, pl, 4);
-		sd_strlcpy(p->host, pl + 4, sizeof(p->host));
+		/* the hello goes on as it came: rank 0 learns who is behind */
+		struct iovec iov[2] = { { &h, sizeof(h) }, { pl, h.len } };
+		int sent = send_iov(c, c->fd, iov, 2);
 		free(pl);
-		got++;
+		if (sent) {
+			close(fd);
+			snprintf(err, errlen, "control plane: lost rank 0 at "
+				 "start");
+			return SD_ERR_PEER;
+		}
+		struct local *l = &c->locals[c->nlocals++];
+		l->fd = fd;
+		l->rank = (int)h.rank;
 	}
-	close(lfd);
 	return SD_OK;
 }
 
 static int start_client(struct sd_ctrl *c, struct sd_bootstrap *bs,
 			char *err, size_t errlen)
 {
-	char endpoint[96];
+	char endpoint[192];
 	int rc = bs->bcast(bs, endpoint, sizeof(endpoint), 0);
 	if (rc) {
 		snprintf(err, errlen, "control plane: bootstrap broadcast "
 			 "failed");
 		return rc;
 	}
+	endpoint[sizeof(endpoint) - 1] = '\0';
 	if (!endpoint[0]) {
 		snprintf(err, errlen, "control plane: rank 0 could not listen");
 		return SD_ERR_BOOTSTRAP;
 	}
-	char *colon = strrchr(endpoint, ':');
-	if (!colon)
-		return SD_ERR_BOOTSTRAP;
-	*colon = '\0';
-	sd_strlcpy(c->host0, endpoint, sizeof(c->host0));
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons((uint16_t)strtol(
-					   colon + 1, NULL, 10)) };
-	if (inet_pton(AF_INET, endpoint, &sin.sin_addr) != 1) {
-		snprintf(err, errlen, "control plane: bad address '%s' from "
-			 "rank 0", endpoint);
-		return SD_ERR_BOOTSTRAP;
-	}
+	char *sp = strchr(endpoint, ' ');
+	const char *host0 = sp ? sp + 1 : "";
+	if (sp)
+		*sp = '\0';
 	double deadline = sd_now() + c->timeout_ms / 1e3;
-	for (;;) {
-		c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (c->fd >= 0 && connect(c->fd, (void *)&sin, sizeof(sin)) == 0)
-			break;
-		int e = errno;
-		if (c->fd >= 0)
-			close(c->fd);
-		c->fd = -1;
-		if (sd_now() > deadline) {
-			snprintf(err, errlen, "control plane: cannot reach "
-				 "rank 0 at %s:%s: %s (set SHAKEDOWN_CTRL_ADDR "
-				 "to an address of rank 0's host that this host "
-				 "reaches)", endpoint, colon + 1, strerror(e));
+	/* the ranks of rank 0's node, and a rank alone on its node, reach
+	 * rank 0 themselves; on every other node the first rank is the
+	 * leader, through which the others reach rank 0 */
+	int direct = bs->local_size == bs->size || bs->local_size <= 1 ||
+		     strcmp(bs->host, host0) == 0;
+	struct sockaddr_un sun;
+	socklen_t sl = leader_addr(endpoint, bs->host, &sun);
+	int lfd = -1;
+	sd_strlcpy(c->host0, endpoint, sizeof(c->host0));
+	snprintf(c->upname, sizeof(c->upname), "rank 0 (%s)", endpoint);
+	if (!direct && bs->local_rank != 0) {
+		c->fd = connect_leader(&sun, sl, bs->host, deadline, err,
+				       errlen);
+		if (c->fd < 0)
+			return SD_ERR_PEER;
+		snprintf(c->upname, sizeof(c->upname), "its node's leader (the "
+			 "first rank on %s), through which it reaches rank 0",
+			 bs->host);
+	} else {
+		if (!direct) {
+			/* listen first, so that the others find it */
+			c->leader = 1;
+			lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (lfd < 0 || bind(lfd, (void *)&sun, sl) ||
+			    listen(lfd, bs->local_size)) {
+				snprintf(err, errlen, "control plane: the "
+					 "leader of %s cannot listen: %s",
+					 bs->host, strerror(errno));
+				if (lfd >= 0)
+					close(lfd);
+				return SD_ERR_BOOTSTRAP;
+			}
+		}
+		c->fd = connect_rank0(endpoint, deadline, err, errlen);
+		if (c->fd < 0) {
+			if (lfd >= 0)
+				close(lfd);
 			return SD_ERR_PEER;
 		}
-		usleep(50000);
 	}
-	int one = 1;
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	uint32_t pid = (uint32_t)getpid();
 	if (send_msg(c, c->fd, MSG_HELLO, 0, 0, &pid, 4, bs->host,
 		     strlen(bs->host) + 1)) {
 		snprintf(err, errlen, "control plane: lost rank 0 at start");
+		if (lfd >= 0)
+			close(lfd);
 		return SD_ERR_PEER;
+	}
+	if (c->leader) {
+		rc = take_locals(c, bs, lfd, deadline, err, errlen);
+		close(lfd);
+		if (rc)
+			return rc;
 	}
 	return SD_OK;
 }
 
-/* Rank 0: the epoll set (the wake pipe as 0, rank r's socket as r) and
- * the buffer sockets are drained into. */
+/* Rank 0: the wake pipe joins the epoll set (as 0). */
 static int serve_setup(struct sd_ctrl *c)
 {
-	c->ep = epoll_create1(EPOLL_CLOEXEC);
-	c->scratch_cap = 64 << 10;
-	c->scratch = malloc(c->scratch_cap);
-	if (c->ep < 0 || !c->scratch)
-		return -1;
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
-	if (epoll_ctl(c->ep, EPOLL_CTL_ADD, c->wake[0], &ev))
-		return -1;
-	for (int r = 1; r < c->size; r++) {
-		ev.data.u32 = (uint32_t)r;
-		if (epoll_ctl(c->ep, EPOLL_CTL_ADD, c->peers[r].fd, &ev))
-			return -1;
-	}
-	return 0;
+	return epoll_ctl(c->ep, EPOLL_CTL_ADD, c->wake[0], &ev);
 }
 
 int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
@@ -913,8 +1354,11 @@ int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
 	c->timeout_ms = timeout_ms;
 	c->fd = -1;
 	c->ep = -1;
+	c->lep = -1;
 	c->wake[0] = c->wake[1] = -1;
+	c->lwake[0] = c->lwake[1] = -1;
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->lmu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	snprintf(c->what, sizeof(c->what), "start-up");
@@ -925,7 +1369,7 @@ int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
 			return SD_ERR_NOMEM;
 		}
 		for (int r = 0; r < c->size; r++)
-			c->peers[r].fd = -1;
+			c->peers[r].conn = -1;
 		c->peers[0].pid = (int)getpid();
 		sd_strlcpy(c->peers[0].host, bs->host, sizeof(c->peers[0].host));
 		rc = start_server(c, bs, err, errlen);
@@ -949,6 +1393,8 @@ int sd_ctrl_start(struct sd_bootstrap *bs, int timeout_ms,
 			rc = SD_ERR_NOMEM;
 		else
 			c->thread_running = 1;
+		if (!rc && c->leader && start_relay(c))
+			rc = SD_ERR_NOMEM;
 	}
 	if (rc) {
 		sd_ctrl_destroy(c);
@@ -1124,9 +1570,9 @@ static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
 		pthread_mutex_lock(&c->mu);
 		c->want_seq = seq;
 		if (wait_for(c, go_arrived, backstop_s(c))) {
-			snprintf(msg, sizeof(msg), "rank %d: rank 0 (%s) did not "
-				 "answer within %.0f s; aborting", c->rank,
-				 c->host0, backstop_s(c));
+			snprintf(msg, sizeof(msg), "rank %d: %s did not answer "
+				 "within %.0f s; aborting", c->rank, c->upname,
+				 backstop_s(c));
 			return give_up(c, msg, err, errlen);
 		}
 		c->got_go = 0;
@@ -1177,8 +1623,11 @@ static int exchange(struct sd_ctrl *c, int group, uint32_t seq,
 	c->nres = 0;
 	pthread_mutex_unlock(&c->mu);
 	flag = (char)(any_stop != 0);
-	for (int r = 1; r < c->size; r++)
-		send_msg(c, c->peers[r].fd, MSG_GO, 0, seq, &flag, 1, bc, bclen);
+	/* one go per connection: a node's leader hands it on */
+	for (int i = 0; i < c->nconns; i++)
+		if (!c->conns[i].closed)
+			send_msg(c, c->conns[i].fd, MSG_GO, 0, seq, &flag, 1, bc,
+				 bclen);
 	*stop = any_stop;
 	return SD_OK;
 }
@@ -1289,9 +1738,10 @@ int sd_ctrl_finish(struct sd_ctrl *c, int *outcome)
 		uint32_t st = (uint32_t)*outcome;
 		c->finishing = 1;
 		pthread_mutex_unlock(&c->mu);
-		for (int r = 1; r < c->size; r++)
-			send_msg(c, c->peers[r].fd, MSG_FINISH, 0, 0, &st, 4,
-				 NULL, 0);
+		for (int i = 0; i < c->nconns; i++)
+			if (!c->conns[i].closed)
+				send_msg(c, c->conns[i].fd, MSG_FINISH, 0, 0, &st,
+					 4, NULL, 0);
 		return SD_OK;
 	}
 	int rc = wait_for(c, finish_arrived, backstop_s(c));
@@ -1319,15 +1769,34 @@ void sd_ctrl_destroy(struct sd_ctrl *c)
 			pthread_join(c->thread, NULL);
 		}
 	}
+	if (c->relay_running) {
+		(void)!write(c->lwake[1], "x", 1);
+		pthread_join(c->relay, NULL);
+	}
+	for (int i = 0; i < c->nlocals; i++) {
+		if (!c->locals[i].closed)
+			close(c->locals[i].fd);
+		free(c->locals[i].rd.in);
+	}
+	free(c->locals);
+	free(c->out);
+	if (c->lep >= 0)
+		close(c->lep);
+	if (c->lwake[0] >= 0) {
+		close(c->lwake[0]);
+		close(c->lwake[1]);
+	}
 	if (c->peers) {
-		for (int r = 0; r < c->size; r++) {
-			if (c->peers[r].fd >= 0)
-				close(c->peers[r].fd);
+		for (int r = 0; r < c->size; r++)
 			free(c->peers[r].res);
-			free(c->peers[r].in);
-		}
 		free(c->peers);
 	}
+	for (int i = 0; i < c->nconns; i++) {
+		if (c->conns[i].fd >= 0)
+			close(c->conns[i].fd);
+		free(c->conns[i].rd.in);
+	}
+	free(c->conns);
 	free(c->go_data);
 	if (c->fd >= 0)
 		close(c->fd);
@@ -1339,5 +1808,6 @@ void sd_ctrl_destroy(struct sd_ctrl *c)
 		close(c->ep);
 	free(c->scratch);
 	free(c->gnames);
+	pthread_mutex_destroy(&c->lmu);
 	free(c);
 }

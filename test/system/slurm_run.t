@@ -5,7 +5,7 @@
 # stalls, which the other ranks must detect, name, and end with exit 4.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 31
+sd_slurm_begin 3 38
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
 RUN="run --backend gloo --db none --format json --no-progress -b 1K -e 64K
@@ -99,6 +99,32 @@ ok 'grep -q "$lost" "$SD_TMP/kill.0.err"' "rank 2 killed: rank 0 names rank 2"
 ok 'grep -q node3 "$SD_TMP/kill.0.err"' "rank 2 killed: and its node, node3"
 grep -q . "$SD_TMP/kill.0.err" || diag_file "$out"
 diag_file "$out" | tail -n 15
+
+# On a node other than rank 0's, the node's first rank is its leader: the
+# other ranks reach rank 0 through it.  A rank behind a leader that dies
+# is named by rank 0 (its leader says it left); a leader that dies is
+# named, and the rank behind it says it lost its leader.
+for victim in 3 2; do
+	out=$SD_TMP/lead.$victim
+	SHAKEDOWN_FAULT=rank=$victim,kind=kill,op=all_reduce,iter=2 \
+		timeout 120 srun --mpi=pmi2 --kill-on-bad-exit=0 -W 60 -t 2 \
+		-N 2 --ntasks-per-node=2 --error="$SD_TMP/lead.$victim.%t.err" \
+		"$SHAKEDOWN" run --backend gloo --db none --no-progress \
+		--op all_reduce -b 1K -e 1M -n 20 --timeout 20 >"$out" 2>&1
+	rc=$?
+	role=$([ $victim = 3 ] && echo "behind node2's leader" || echo "node2's leader")
+	isnt "$rc" 124 "rank $victim ($role) killed: the step ends before the timeout (srun exit $rc)"
+	ok 'grep -q "rank $victim (node2, pid [0-9]*) was lost" "$SD_TMP/lead.$victim.0.err"' \
+		"rank $victim ($role) killed: rank 0 names rank $victim on node2"
+	others=$([ $victim = 3 ] && echo 012 || echo 013)
+	ok '! grep -q "rank [$others] (node[12], pid [0-9]*) was lost" "$SD_TMP/lead.$victim.0.err"' \
+		"rank $victim ($role) killed: and no other rank"
+	grep -q "rank $victim (node2" "$SD_TMP/lead.$victim.0.err" ||
+		{ diag_file "$out"; diag_file "$SD_TMP/lead.$victim.0.err"; }
+done
+ok 'grep -q "rank 3: lost contact with its node.s leader" "$SD_TMP/lead.2.3.err" ||
+    grep -q "rank 3 (node2, pid [0-9]*) was lost" "$SD_TMP/lead.2.0.err"' \
+	"the rank behind the dead leader stops too"
 
 # A rank stops answering: the others give up after --timeout; -K then
 # ends the stalled one.
