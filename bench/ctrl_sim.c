@@ -7,25 +7,40 @@
  * sd_ctrl_exchange (8 bytes a rank: its rank and the step, checked for
  * every rank), then a few sd_ctrl_decide steps, then sd_ctrl_quiesce,
  * sd_ctrl_finish and sd_ctrl_destroy.  Ranks 1..N-1 are simulated by a few
- * forked processes, each holding its share of the N-1 connections and
- * speaking the wire protocol itself (ctrl.c's: a 20-byte header in host
- * byte order, then the payload) with epoll, one send() a message and a
- * read buffer per connection.  Each simulated rank answers rank 0's go of
- * one step with the progress and result of the next, as a real rank does.
+ * forked processes, each holding its share of them in nodes of --per-node
+ * K consecutive ranks (8; the last node of a process may be smaller, and
+ * no node spans two processes).  A node is its leader's one TCP
+ * connection to rank 0, carrying every rank of the node as lib/ctrl.c's
+ * leader relays them: the hellos of all its ranks (the leader's first:
+ * the first hello says whose connection it is; host "simnodeX") in one
+ * write, then in each step the progress and result of every rank in one
+ * write; rank 0's one go a connection advances the whole node, its one
+ * finish has every rank say bye before the leader closes, and its one
+ * abort is taken by every rank of the node.  With K = 1 every rank has a
+ * connection of its own and sends each message in a write of its own, as
+ * a rank that reaches rank 0 directly does.  The simulated ranks speak
+ * the wire protocol themselves (ctrl.c's: a 20-byte header in host byte
+ * order, then the payload) with epoll and a read buffer per connection.
+ * Each simulated node answers rank 0's go of one step with the progress
+ * and results of the next, as real ranks do.
  *
- * Faults: --stall R@S (rank R sends no result in step S, its connection
- * stays open) and --drop R@S (rank R closes its connection at step S):
- * rank 0's verdict must name rank R; the simulated ranks take the abort
- * and leave.
+ * Faults: --stall R@S (rank R sends no result in step S; the rest of its
+ * node does, and the connection stays open) and --drop R@S (rank R leaves
+ * at step S: when R is its node's leader, the node's connection closes;
+ * otherwise the leader sends LOST for R, and nothing of R after): rank
+ * 0's verdict must name rank R; the simulated ranks take the abort and
+ * leave.  Each planted fault is said on stderr when it happens.
  *
- * Prints one line: ranks, steps, the time of an exchange step (from
+ * Prints one line: ranks, steps, ranks a node (per_node), connections
+ * to rank 0 (conns), the time of an exchange step (from
  * sd_ctrl_progress to the end of sd_ctrl_exchange) as median, p95 and max,
  * rank 0's CPU time per step (this process: on a small machine the wall
  * time includes the simulated ranks' own work), its peak memory (VmHWM;
  * the simulated ranks are other processes) and the start-up time.
  * Exit 0: every result arrived right; 3: a verdict (its message on
- * stderr); 1: a check failed; 2: usage or set-up (e.g. too few open
- * files allowed).
+ * stderr); 1: a check failed, or sd_ctrl_start did (e.g. rank 0 ran out
+ * of open files: a limit too low to raise is said, and the run goes on
+ * for rank 0 to tell); 2: usage or set-up.
  */
 #include "config.h"
 
@@ -62,7 +77,7 @@
 /* The wire format of lib/ctrl.c. */
 enum {
 	MSG_HELLO = 1, MSG_PROGRESS, MSG_RESULT, MSG_FAIL, MSG_BYE, MSG_GO,
-	MSG_ABORT, MSG_FINISH,
+	MSG_ABORT, MSG_FINISH, MSG_LOST,
 };
 struct hdr {
 	uint32_t type, rank, group, seq, len;
@@ -77,23 +92,29 @@ static struct opts {
 	int ranks, procs, steps, decides;
 	int timeout_ms, start_timeout_ms;
 	int stall_rank, stall_step, drop_rank, drop_step;
+	int per_node;
 	int verbose;
-} o = { 1024, 4, 50, 2, 10000, 120000, -1, -1, -1, -1, 0 };
+} o = { 1024, 4, 50, 2, 10000, 120000, -1, -1, -1, -1, 8, 0 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ctrl_sim [-n RANKS] [-s STEPS] [-d DECIDES] [-p PROCS]\n"
-		"                [--timeout MS] [--start-timeout MS]\n"
+		"                [--per-node K] [--timeout MS] [--start-timeout MS]\n"
 		"                [--stall R@S] [--drop R@S] [-v]\n"
 		"  -n, --ranks N        simulated ranks, rank 0 included (1024)\n"
 		"  -s, --steps S        exchange steps (50)\n"
 		"  -d, --decide D       sd_ctrl_decide steps after them (2)\n"
 		"  -p, --procs P        processes holding ranks 1..N-1 (4)\n"
+		"  -k, --per-node K     ranks a simulated node: its leader's one\n"
+		"                       connection carries them all (8; 1: one\n"
+		"                       connection a rank)\n"
 		"  --timeout MS         a step's timeout and budget (10000)\n"
 		"  --start-timeout MS   sd_ctrl_start's (120000)\n"
 		"  --stall R@S          rank R sends no result in step S\n"
-		"  --drop R@S           rank R closes its connection at step S\n"
+		"  --drop R@S           rank R leaves at step S: a leader closes\n"
+		"                       its node's connection, another rank's\n"
+		"                       leader sends LOST for it\n"
 		"  -v                   the simulated ranks say what they got\n");
 }
 
@@ -120,25 +141,39 @@ static int parse_at(const char *s, int *rank, int *step)
 }
 
 /* ------------------------------------------------------------------ */
-/* The simulated ranks: one forked process holds ranks [lo, hi).       */
+/* The simulated ranks: one forked process holds ranks [lo, hi), in    */
+/* nodes of --per-node consecutive ranks, a connection to rank 0 each. */
 
-struct sock {
+/* A simulated node: its leader's one connection to rank 0, which carries
+ * the messages of every rank of the node (the leader's own first), as
+ * lib/ctrl.c's relay passes them on: each with its sending rank in the
+ * header, several in one write.  Rank 0 answers with one go, abort or
+ * finish per connection, which the leader would hand down to every rank
+ * of its node: they all advance together. */
+struct node {
 	int fd;
-	int rank;
-	uint32_t step;  /* the step it is in */
+	int lo, hi;     /* its ranks; lo is the leader */
+	int id;         /* simnode<id> */
+	uint32_t step;  /* the step its ranks are in */
 	int state;
+	int stalled;    /* a rank sent no result in this step */
+	int gone;       /* a rank (not the leader) that left: LOST sent */
 	char *buf;
 	uint32_t have, cap;
 };
-enum { S_WAIT_GO, S_STALLED, S_WAIT_FINISH, S_DONE };
+enum { S_WAIT_GO, S_WAIT_FINISH, S_DONE };
 
 struct child {
 	int lo, hi, index;
-	struct sock *s;
+	int node_base;   /* the id of its first node */
+	struct node *s;
+	int nnodes;
 	int left;        /* connections not closed yet */
-	int aborted;     /* connections that got rank 0's abort */
+	int aborted;     /* ranks that took rank 0's abort */
 	int finished;    /* ... its finish */
 	int errors;
+	char *out;       /* messages of one node, to go in one write */
+	size_t out_len, out_cap;
 };
 
 static int cerr(struct child *ch, const char *fmt, ...)
@@ -156,18 +191,10 @@ static int cerr(struct child *ch, const char *fmt, ...)
 	return -1;
 }
 
-/* One message, one send(); waits (briefly) when the socket is full. */
-static int send_msg(int fd, uint32_t type, int rank, uint32_t seq,
-		    const void *pl, uint32_t len)
+/* All of buf on fd; waits (briefly) when the socket is full. */
+static int send_all(int fd, const char *buf, size_t n)
 {
-	char buf[sizeof(struct hdr) + 256];
-	struct hdr h = { type, (uint32_t)rank, 0, seq, len };
-	if (len > 256)
-		return -1;
-	memcpy(buf, &h, sizeof(h));
-	if (len)
-		memcpy(buf + sizeof(h), pl, len);
-	size_t n = sizeof(h) + len, off = 0;
+	size_t off = 0;
 	while (off < n) {
 		ssize_t w = send(fd, buf + off, n - off, MSG_NOSIGNAL);
 		if (w > 0) {
@@ -187,52 +214,123 @@ static int send_msg(int fd, uint32_t type, int rank, uint32_t seq,
 	return 0;
 }
 
+/* What is queued goes to the node's connection, in one write. */
+static int flush_out(struct child *ch, struct node *nd)
+{
+	int rc = ch->out_len ? send_all(nd->fd, ch->out, ch->out_len) : 0;
+	ch->out_len = 0;
+	return rc;
+}
+
+/* Queue one message of rank `rank` for the node's connection.  With one
+ * rank a node (a rank that reaches rank 0 itself) every message goes at
+ * once, in a write of its own, as a real rank sends it. */
+static int put_msg(struct child *ch, struct node *nd, uint32_t type, int rank,
+		   uint32_t seq, const void *pl, uint32_t len)
+{
+	struct hdr h = { type, (uint32_t)rank, 0, seq, len };
+	size_t need = ch->out_len + sizeof(h) + len;
+	if (need > ch->out_cap) {
+		size_t cap = ch->out_cap ? ch->out_cap : 1024;
+		while (cap < need)
+			cap *= 2;
+		char *p = realloc(ch->out, cap);
+		if (!p)
+			return -1;
+		ch->out = p;
+		ch->out_cap = cap;
+	}
+	memcpy(ch->out + ch->out_len, &h, sizeof(h));
+	if (len)
+		memcpy(ch->out + ch->out_len + sizeof(h), pl, len);
+	ch->out_len = need;
+	return o.per_node == 1 ? flush_out(ch, nd) : 0;
+}
+
 static int is_decide(uint32_t seq)
 {
 	return seq > (uint32_t)o.steps;
 }
 
-static void close_sock(struct child *ch, int ep, struct sock *k)
+/* The ranks of the node still there. */
+static int live_ranks(const struct node *nd)
 {
-	epoll_ctl(ep, EPOLL_CTL_DEL, k->fd, NULL);
-	close(k->fd);
-	k->fd = -1;
-	k->state = S_DONE;
-	free(k->buf);
-	k->buf = NULL;
+	return nd->hi - nd->lo - (nd->gone ? 1 : 0);
+}
+
+static void close_node(struct child *ch, int ep, struct node *nd)
+{
+	epoll_ctl(ep, EPOLL_CTL_DEL, nd->fd, NULL);
+	close(nd->fd);
+	nd->fd = -1;
+	nd->state = S_DONE;
+	free(nd->buf);
+	nd->buf = NULL;
 	ch->left--;
 }
 
-/* Enter step k->step: progress, then the result (or the planted fault). */
-static int begin_step(struct child *ch, int ep, struct sock *k)
+/* Every rank of the node enters step nd->step: progress, then its result
+ * (or the planted fault), all in one write. */
+static int begin_step(struct child *ch, int ep, struct node *nd)
 {
-	uint32_t seq = k->step;
-	if (send_msg(k->fd, MSG_PROGRESS, k->rank, seq, NULL, 0))
-		return cerr(ch, "rank %d: cannot send its progress in step %u: "
-			    "%s", k->rank, seq, strerror(errno));
-	if (k->rank == o.drop_rank && seq == (uint32_t)o.drop_step) {
-		if (o.verbose)
-			fprintf(stderr, "ctrl_sim: rank %d drops its connection "
-				"in step %u\n", k->rank, seq);
-		close_sock(ch, ep, k);
-		return 0;
+	uint32_t seq = nd->step;
+	nd->stalled = 0;
+	ch->out_len = 0;
+	for (int r = nd->lo; r < nd->hi; r++) {
+		if (r == nd->gone)
+			continue;
+		if (put_msg(ch, nd, MSG_PROGRESS, r, seq, NULL, 0))
+			goto lost;
+		if (r == o.drop_rank && seq == (uint32_t)o.drop_step) {
+			if (r == nd->lo) {
+				/* the leader dies: its node's connection
+				 * closes, with what it had not sent yet */
+				if (nd->hi - nd->lo > 1)
+					fprintf(stderr, "ctrl_sim: rank %d, the "
+						"leader of simnode%d (ranks "
+						"%d-%d), drops its connection "
+						"in step %u\n", r, nd->id,
+						nd->lo, nd->hi - 1, seq);
+				else
+					fprintf(stderr, "ctrl_sim: rank %d "
+						"(simnode%d, alone) drops its "
+						"connection in step %u\n", r,
+						nd->id, seq);
+				ch->out_len = 0;
+				close_node(ch, ep, nd);
+				return 0;
+			}
+			/* a rank of the node leaves its leader: the leader
+			 * says so, and passes nothing of it on after */
+			fprintf(stderr, "ctrl_sim: rank %d leaves the leader of "
+				"simnode%d (rank %d) in step %u: LOST\n", r,
+				nd->id, nd->lo, seq);
+			nd->gone = r;
+			if (put_msg(ch, nd, MSG_LOST, r, 0, NULL, 0))
+				goto lost;
+			continue;
+		}
+		if (r == o.stall_rank && seq == (uint32_t)o.stall_step) {
+			fprintf(stderr, "ctrl_sim: rank %d (simnode%d) sends no "
+				"result in step %u\n", r, nd->id, seq);
+			nd->stalled = 1;
+			continue;
+		}
+		char pl[1 + RESULT_LEN] = { 0 }; /* want_stop 0, the result */
+		uint32_t mine[2] = { (uint32_t)r, seq };
+		memcpy(pl + 1, mine, RESULT_LEN);
+		if (put_msg(ch, nd, MSG_RESULT, r, seq, pl,
+			    is_decide(seq) ? 1 : 1 + RESULT_LEN))
+			goto lost;
 	}
-	if (k->rank == o.stall_rank && seq == (uint32_t)o.stall_step) {
-		if (o.verbose)
-			fprintf(stderr, "ctrl_sim: rank %d stalls in step %u\n",
-				k->rank, seq);
-		k->state = S_STALLED;
-		return 0;
-	}
-	char pl[1 + RESULT_LEN] = { 0 }; /* want_stop 0, then the result */
-	uint32_t mine[2] = { (uint32_t)k->rank, seq };
-	memcpy(pl + 1, mine, RESULT_LEN);
-	if (send_msg(k->fd, MSG_RESULT, k->rank, seq, pl,
-		     is_decide(seq) ? 1 : 1 + RESULT_LEN))
-		return cerr(ch, "rank %d: cannot send its result in step %u: %s",
-			    k->rank, seq, strerror(errno));
-	k->state = S_WAIT_GO;
+	if (flush_out(ch, nd))
+		goto lost;
+	nd->state = S_WAIT_GO;
 	return 0;
+lost:
+	ch->out_len = 0;
+	return cerr(ch, "simnode%d (ranks %d-%d): cannot send step %u: %s",
+		    nd->id, nd->lo, nd->hi - 1, seq, strerror(errno));
 }
 
 static void decide_word(uint32_t seq, char *buf, size_t len)
@@ -240,49 +338,58 @@ static void decide_word(uint32_t seq, char *buf, size_t len)
 	snprintf(buf, len, "decide %u", seq);
 }
 
-static int handle(struct child *ch, int ep, struct sock *k,
+/* One message from rank 0 on the node's connection: what every rank of
+ * the node gets (its leader hands it down). */
+static int handle(struct child *ch, int ep, struct node *nd,
 		  const struct hdr *h, const char *pl)
 {
 	switch (h->type) {
 	case MSG_GO: {
-		if (k->state != S_WAIT_GO || h->seq != k->step)
-			return cerr(ch, "rank %d: a go for step %u in step %u "
-				    "(state %d)", k->rank, h->seq, k->step,
-				    k->state);
+		if (nd->state != S_WAIT_GO || h->seq != nd->step ||
+		    nd->stalled)
+			return cerr(ch, "simnode%d: a go for step %u in step %u "
+				    "(state %d%s)", nd->id, h->seq, nd->step,
+				    nd->state, nd->stalled ? ", a rank of it "
+				    "sent no result" : "");
 		if (h->len < 1 || pl[0])
-			return cerr(ch, "rank %d: step %u: the go says stop",
-				    k->rank, h->seq);
+			return cerr(ch, "simnode%d: step %u: the go says stop",
+				    nd->id, h->seq);
 		if (is_decide(h->seq)) {
 			char want[32];
 			decide_word(h->seq, want, sizeof(want));
 			if (h->len != strlen(want) + 2 ||
 			    memcmp(pl + 1, want, strlen(want) + 1))
-				return cerr(ch, "rank %d: step %u: rank 0 decided "
-					    "%u bytes, not '%s'", k->rank,
-					    h->seq, h->len - 1, want);
+				return cerr(ch, "simnode%d: step %u: rank 0 "
+					    "decided %u bytes, not '%s'",
+					    nd->id, h->seq, h->len - 1, want);
 		} else if (h->len != 1) {
-			return cerr(ch, "rank %d: step %u: a go of %u bytes",
-				    k->rank, h->seq, h->len);
+			return cerr(ch, "simnode%d: step %u: a go of %u bytes",
+				    nd->id, h->seq, h->len);
 		}
-		k->step++;
-		if (k->step > (uint32_t)(o.steps + o.decides)) {
-			k->state = S_WAIT_FINISH;
+		nd->step++;
+		if (nd->step > (uint32_t)(o.steps + o.decides)) {
+			nd->state = S_WAIT_FINISH;
 			return 0;
 		}
-		return begin_step(ch, ep, k);
+		return begin_step(ch, ep, nd);
 	}
 	case MSG_FINISH: {
 		uint32_t outcome = 1;
-		if (k->state != S_WAIT_FINISH || h->len != 4)
-			return cerr(ch, "rank %d: finish in step %u (state %d)",
-				    k->rank, k->step, k->state);
+		if (nd->state != S_WAIT_FINISH || h->len != 4)
+			return cerr(ch, "simnode%d: finish in step %u (state %d)",
+				    nd->id, nd->step, nd->state);
 		memcpy(&outcome, pl, 4);
 		if (outcome != 0)
-			return cerr(ch, "rank %d: outcome %u, not 0", k->rank,
+			return cerr(ch, "simnode%d: outcome %u, not 0", nd->id,
 				    outcome);
-		send_msg(k->fd, MSG_BYE, k->rank, 0, NULL, 0);
-		ch->finished++;
-		close_sock(ch, ep, k);
+		/* every rank says bye, then the leader closes */
+		ch->out_len = 0;
+		for (int r = nd->lo; r < nd->hi; r++)
+			if (r != nd->gone)
+				put_msg(ch, nd, MSG_BYE, r, 0, NULL, 0);
+		flush_out(ch, nd);
+		ch->finished += live_ranks(nd);
+		close_node(ch, ep, nd);
 		return 0;
 	}
 	case MSG_ABORT: {
@@ -290,73 +397,75 @@ static int handle(struct child *ch, int ep, struct sock *k,
 		if (h->len >= 4)
 			memcpy(&st, pl, 4);
 		if (o.verbose && !ch->aborted)
-			fprintf(stderr, "ctrl_sim: rank %d got rank 0's abort "
-				"(status %u): %.*s\n", k->rank, st,
+			fprintf(stderr, "ctrl_sim: simnode%d (ranks %d-%d) got "
+				"rank 0's abort (status %u): %.*s\n", nd->id,
+				nd->lo, nd->hi - 1, st,
 				h->len > 4 ? (int)(h->len - 4) : 0,
 				h->len > 4 ? pl + 4 : "");
-		ch->aborted++;
-		close_sock(ch, ep, k);
+		ch->aborted += live_ranks(nd); /* every rank of it took it */
+		close_node(ch, ep, nd);
 		return 0;
 	}
 	default:
-		return cerr(ch, "rank %d: unexpected message type %u", k->rank,
+		return cerr(ch, "simnode%d: unexpected message type %u", nd->id,
 			    h->type);
 	}
 }
 
 /* Read what is there; handle every whole message. */
-static int on_readable(struct child *ch, int ep, struct sock *k)
+static int on_readable(struct child *ch, int ep, struct node *nd)
 {
 	for (;;) {
-		if (k->cap - k->have < 64) {
-			uint32_t cap = k->cap ? k->cap * 2 : 128;
-			char *p = realloc(k->buf, cap);
+		if (nd->cap - nd->have < 64) {
+			uint32_t cap = nd->cap ? nd->cap * 2 : 128;
+			char *p = realloc(nd->buf, cap);
 			if (!p)
 				return cerr(ch, "out of memory");
-			k->buf = p;
-			k->cap = cap;
+			nd->buf = p;
+			nd->cap = cap;
 		}
-		ssize_t n = recv(k->fd, k->buf + k->have, k->cap - k->have, 0);
+		ssize_t n = recv(nd->fd, nd->buf + nd->have, nd->cap - nd->have,
+				 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n <= 0) {
-			int rank = k->rank;
-			uint32_t step = k->step;
-			close_sock(ch, ep, k);
-			return cerr(ch, "rank %d: rank 0 closed the connection "
+			int id = nd->id;
+			uint32_t step = nd->step;
+			close_node(ch, ep, nd);
+			return cerr(ch, "simnode%d: rank 0 closed the connection "
 				    "in step %u, without a finish or an abort",
-				    rank, step);
+				    id, step);
 		}
-		k->have += (uint32_t)n;
+		nd->have += (uint32_t)n;
 		uint32_t off = 0;
-		while (k->have - off >= sizeof(struct hdr)) {
+		while (nd->have - off >= sizeof(struct hdr)) {
 			struct hdr h;
-			memcpy(&h, k->buf + off, sizeof(h));
+			memcpy(&h, nd->buf + off, sizeof(h));
 			if (h.len > (1u << 20))
-				return cerr(ch, "rank %d: a message of %u bytes",
-					    k->rank, h.len);
+				return cerr(ch, "simnode%d: a message of %u "
+					    "bytes", nd->id, h.len);
 			uint32_t total = (uint32_t)sizeof(h) + h.len;
-			if (k->have - off < total) {
-				if (total + 1 > k->cap) {
-					char *p = realloc(k->buf, total + 64);
+			if (nd->have - off < total) {
+				if (total + 1 > nd->cap) {
+					char *p = realloc(nd->buf, total + 64);
 					if (!p)
 						return cerr(ch, "out of memory");
-					k->buf = p;
-					k->cap = total + 64;
+					nd->buf = p;
+					nd->cap = total + 64;
 				}
 				break;
 			}
-			if (handle(ch, ep, k, &h, k->buf + off + sizeof(h)))
+			if (handle(ch, ep, nd, &h, nd->buf + off + sizeof(h)))
 				return -1;
-			if (k->state == S_DONE)
+			if (nd->state == S_DONE)
 				return 0; /* closed, buffer gone */
 			off += total;
 		}
 		if (off) {
-			memmove(k->buf, k->buf + off, k->have - off);
-			k->have -= off;
+			memmove(nd->buf, nd->buf + off, nd->have - off);
+			nd->have -= off;
 		}
 	}
 }
@@ -376,6 +485,13 @@ static int read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/* The nodes of ranks [lo, hi): K consecutive ranks each, the last one
+ * smaller when K does not divide them. */
+static int nodes_of(int lo, int hi)
+{
+	return (hi - lo + o.per_node - 1) / o.per_node;
+}
+
 /*
  * The body of a simulated-ranks process.  Exit status: 0 every
  * connection ended with rank 0's finish (or a planted drop), 3 some with
@@ -383,25 +499,37 @@ static int read_full(int fd, void *buf, size_t len)
  */
 static int child_main(struct child *ch, int endpoint_fd, int ready_fd)
 {
-	char endpoint[128];
+	/* rank 0's broadcast: "IP:PORT HOST", HOST being rank 0's host,
+	 * whose ranks reach it directly (no simulated rank is there) */
 	uint32_t elen;
-	if (read_full(endpoint_fd, &elen, 4) || elen >= sizeof(endpoint) ||
+	char *endpoint;
+	if (read_full(endpoint_fd, &elen, 4) || elen > (1u << 16) ||
+	    !(endpoint = malloc(elen + 1)) ||
 	    read_full(endpoint_fd, endpoint, elen))
 		return 2; /* rank 0 gave up before its broadcast */
-	endpoint[elen] = '\0';
+	endpoint[elen] = '\0'; /* it is NUL-terminated within, too */
+	char *sp = strchr(endpoint, ' ');
+	if (sp)
+		*sp = '\0';
 	char *colon = strrchr(endpoint, ':');
 	if (!endpoint[0] || !colon) {
 		cerr(ch, "no endpoint from rank 0 ('%s')", endpoint);
+		(void)!write(ready_fd, "E", 1);
 		return 2;
 	}
 	*colon = '\0';
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
 	struct sockaddr_in to = { .sin_family = AF_INET,
-				  .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	if (inet_pton(AF_INET, endpoint, &to.sin_addr) != 1) {
-		cerr(ch, "bad endpoint '%s'", endpoint);
+				  .sin_port = htons((uint16_t)port) };
+	if (*end || port <= 0 || port > 65535 ||
+	    inet_pton(AF_INET, endpoint, &to.sin_addr) != 1) {
+		cerr(ch, "bad endpoint '%s:%s'", endpoint, colon + 1);
+		(void)!write(ready_fd, "E", 1);
 		return 2;
 	}
-	int n = ch->hi - ch->lo;
+	int n = nodes_of(ch->lo, ch->hi);
+	ch->nnodes = n;
 	ch->s = calloc((size_t)n, sizeof(*ch->s));
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	if (!ch->s || ep < 0) {
@@ -409,50 +537,65 @@ static int child_main(struct child *ch, int endpoint_fd, int ready_fd)
 		(void)!write(ready_fd, "E", 1);
 		return 2;
 	}
-	char hello[4 + 64];
 	uint32_t pid = (uint32_t)getpid();
-	int hlen = 4 + snprintf(hello + 4, sizeof(hello) - 4, "simhost%d",
-				ch->index + 1) + 1;
-	memcpy(hello, &pid, 4);
 	int one = 1;
 	for (int j = 0; j < n; j++) {
-		struct sock *k = &ch->s[j];
-		k->rank = ch->lo + j;
-		k->step = 1;
-		k->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct node *nd = &ch->s[j];
+		nd->lo = ch->lo + j * o.per_node;
+		nd->hi = nd->lo + o.per_node < ch->hi ? nd->lo + o.per_node
+						      : ch->hi;
+		nd->id = ch->node_base + j;
+		nd->step = 1;
+		nd->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		/* a source address of its own: 127.0.<j/PER_ADDR+1>.<index+2> */
 		struct sockaddr_in from = { .sin_family = AF_INET };
 		from.sin_addr.s_addr = htonl((127u << 24) |
 					     ((uint32_t)(j / PER_ADDR + 1) << 8) |
 					     (uint32_t)(ch->index + 2));
-		if (k->fd < 0 ||
-		    setsockopt(k->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+		if (nd->fd < 0 ||
+		    setsockopt(nd->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
 			       sizeof(one)) ||
-		    bind(k->fd, (void *)&from, sizeof(from)) ||
-		    connect(k->fd, (void *)&to, sizeof(to))) {
-			cerr(ch, "rank %d: cannot connect to rank 0 at %s:%u: "
-			     "%s", k->rank, endpoint, ntohs(to.sin_port),
-			     strerror(errno));
+		    bind(nd->fd, (void *)&from, sizeof(from)) ||
+		    connect(nd->fd, (void *)&to, sizeof(to))) {
+			int e = errno;
+			struct rlimit rl = { 0, 0 };
+			getrlimit(RLIMIT_NOFILE, &rl);
+			cerr(ch, "simnode%d (rank %d): cannot connect to rank 0 "
+			     "at %s:%u: %s%s (connection %d of %d; this "
+			     "process may open %llu files)", nd->id, nd->lo,
+			     endpoint, ntohs(to.sin_port), strerror(e),
+			     e == EMFILE ? " here, not at rank 0" : "", j + 1,
+			     n, (unsigned long long)rl.rlim_cur);
 			(void)!write(ready_fd, "E", 1);
 			return 2;
 		}
-		setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (send_msg(k->fd, MSG_HELLO, k->rank, 0, hello,
-			     (uint32_t)hlen)) {
-			cerr(ch, "rank %d: cannot say hello: %s", k->rank,
-			     strerror(errno));
+		setsockopt(nd->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* the hellos of every rank of the node, the leader's first,
+		 * in one write: the first says whose connection it is */
+		char hello[4 + 64];
+		int hlen = 4 + snprintf(hello + 4, sizeof(hello) - 4,
+					"simnode%d", nd->id) + 1;
+		memcpy(hello, &pid, 4);
+		ch->out_len = 0;
+		int bad = 0;
+		for (int r = nd->lo; r < nd->hi && !bad; r++)
+			bad = put_msg(ch, nd, MSG_HELLO, r, 0, hello,
+				      (uint32_t)hlen);
+		if (bad || flush_out(ch, nd)) {
+			cerr(ch, "simnode%d (rank %d): cannot say hello: %s",
+			     nd->id, nd->lo, strerror(errno));
 			(void)!write(ready_fd, "E", 1);
 			return 2;
 		}
 	}
 	ch->left = n;
 	for (int j = 0; j < n; j++) {
-		struct sock *k = &ch->s[j];
-		int fl = fcntl(k->fd, F_GETFL);
+		struct node *nd = &ch->s[j];
+		int fl = fcntl(nd->fd, F_GETFL);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 =
 						  (uint32_t)j };
-		if (fl < 0 || fcntl(k->fd, F_SETFL, fl | O_NONBLOCK) ||
-		    epoll_ctl(ep, EPOLL_CTL_ADD, k->fd, &ev)) {
+		if (fl < 0 || fcntl(nd->fd, F_SETFL, fl | O_NONBLOCK) ||
+		    epoll_ctl(ep, EPOLL_CTL_ADD, nd->fd, &ev)) {
 			cerr(ch, "epoll: %s", strerror(errno));
 			(void)!write(ready_fd, "E", 1);
 			return 2;
@@ -486,13 +629,13 @@ static int child_main(struct child *ch, int endpoint_fd, int ready_fd)
 		}
 		last = sd_now();
 		for (int e = 0; e < got; e++) {
-			struct sock *k = &ch->s[evs[e].data.u32];
-			if (k->state == S_DONE)
+			struct node *nd = &ch->s[evs[e].data.u32];
+			if (nd->state == S_DONE)
 				continue;
 			/* a connection that went wrong is closed: rank 0
-			 * names its rank lost, and the run ends */
-			if (on_readable(ch, ep, k) && k->state != S_DONE)
-				close_sock(ch, ep, k);
+			 * names its leader lost, and the run ends */
+			if (on_readable(ch, ep, nd) && nd->state != S_DONE)
+				close_node(ch, ep, nd);
 		}
 	}
 	if (ch->errors)
@@ -509,15 +652,18 @@ static struct sim {
 	int *to;           /* write end: rank 0's broadcast */
 	int *ready;        /* read end: 'R' connected, 'E' failed */
 	int *status;       /* exit statuses, -1 before */
+	int conns;         /* connections to rank 0 (nodes) */
 } sim;
 
+/* rank 0's `len` bytes (its endpoint, "IP:PORT HOST" in 192 bytes) go
+ * whole to every process, as a real bcast copies them to every rank */
 static int sim_bcast(struct sd_bootstrap *bs, void *buf, size_t len,
 		     int root)
 {
 	(void)bs;
-	if (root != 0)
+	if (root != 0 || len > (1u << 16))
 		return SD_ERR_BOOTSTRAP;
-	uint32_t l = (uint32_t)strnlen(buf, len);
+	uint32_t l = (uint32_t)len;
 	int rc = SD_OK;
 	for (int i = 0; i < sim.n; i++)
 		if (write(sim.to[i], &l, 4) != 4 ||
@@ -612,19 +758,24 @@ static int has_sys_resource(void)
 	return (int)((caps >> 24) & 1); /* CAP_SYS_RESOURCE is 24 */
 }
 
-/* Rank 0 holds a descriptor a rank, each process its share: raise the
- * limit, the hard one too when allowed (root). */
-static int raise_nofile(rlim_t need)
+/* Rank 0 holds a descriptor a connection (a node's, or a rank's with
+ * --per-node 1), each process its share: raise the limit, the hard one
+ * too when allowed (root with CAP_SYS_RESOURCE).  When it cannot be
+ * raised far enough, say so and go on with what there is (the soft limit
+ * at the hard one): rank 0 is the one to find out, and what it says when
+ * it runs out is what a real job would see. */
+static void raise_nofile(rlim_t need)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
-	if (rl.rlim_cur >= need)
-		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return;
 	struct rlimit want = { need, rl.rlim_max > need ? rl.rlim_max : need };
 	if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-		return 0;
+		return;
 	int e = errno;
+	struct rlimit most = { rl.rlim_max, rl.rlim_max };
+	if (setrlimit(RLIMIT_NOFILE, &most) == 0)
+		rl.rlim_cur = rl.rlim_max;
 	long nr_open = 0;
 	FILE *f = fopen("/proc/sys/fs/nr_open", "r");
 	if (f) {
@@ -632,11 +783,12 @@ static int raise_nofile(rlim_t need)
 			nr_open = 0;
 		fclose(f);
 	}
-	fprintf(stderr, "ctrl_sim: %d ranks need %lu open files at rank 0; the "
-		"limit is %lu (hard %lu) and cannot be raised (%s%s): ",
-		o.ranks, (unsigned long)need, (unsigned long)rl.rlim_cur,
-		(unsigned long)rl.rlim_max, strerror(e),
-		e == EPERM && !has_sys_resource()
+	fprintf(stderr, "ctrl_sim: %d ranks, %d a node, need %lu open files "
+		"at rank 0; the limit is %lu (hard %lu) and cannot be raised "
+		"(%s%s): going on, for rank 0 to tell; ",
+		o.ranks, o.per_node, (unsigned long)need,
+		(unsigned long)rl.rlim_cur, (unsigned long)rl.rlim_max,
+		strerror(e), e == EPERM && !has_sys_resource()
 			? "; raising the hard limit needs CAP_SYS_RESOURCE, "
 			  "which this process lacks, even as root" : "");
 	if (nr_open && (rlim_t)nr_open < need)
@@ -647,8 +799,8 @@ static int raise_nofile(rlim_t need)
 		fprintf(stderr, "run it where `ulimit -Hn` is at least %lu "
 			"(ulimit -Hn %lu as a root with CAP_SYS_RESOURCE, nofile "
 			"in /etc/security/limits.conf, a container's --ulimit "
-			"nofile)\n", (unsigned long)need, (unsigned long)need);
-	return -1;
+			"nofile), or with more ranks a node (--per-node)\n",
+			(unsigned long)need, (unsigned long)need);
 }
 
 static double peak_mib(void)
@@ -690,12 +842,28 @@ static double quantile(const double *v, int n, double q)
 	return v[i];
 }
 
+/* The first rank process i holds (i = sim.n: one past the last). */
+static int proc_lo(int i)
+{
+	return 1 + (int)((int64_t)(o.ranks - 1) * i / sim.n);
+}
+
+/* The connections to rank 0: the nodes of every process (a node never
+ * spans two). */
+static int count_conns(void)
+{
+	int n = 0;
+	for (int i = 0; i < sim.n; i++)
+		n += nodes_of(proc_lo(i), proc_lo(i + 1));
+	return n;
+}
+
 static void fork_sim(void)
 {
 	pid_t parent = getpid();
-	int lo = 1;
+	int lo = 1, node_base = 1; /* simnode0 is rank 0's */
 	for (int i = 0; i < sim.n; i++) {
-		int hi = 1 + (int)((int64_t)(o.ranks - 1) * (i + 1) / sim.n);
+		int hi = proc_lo(i + 1);
 		int a[2], b[2];
 		if (pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC)) {
 			perror("ctrl_sim: pipe");
@@ -717,7 +885,8 @@ static void fork_sim(void)
 			}
 			close(a[1]);
 			close(b[0]);
-			struct child ch = { .lo = lo, .hi = hi, .index = i };
+			struct child ch = { .lo = lo, .hi = hi, .index = i,
+					    .node_base = node_base };
 			_exit(child_main(&ch, a[0], b[1]));
 		}
 		close(a[0]);
@@ -726,6 +895,7 @@ static void fork_sim(void)
 		sim.to[i] = a[1];
 		sim.ready[i] = b[0];
 		sim.status[i] = -1;
+		node_base += nodes_of(lo, hi);
 		lo = hi;
 	}
 }
@@ -756,11 +926,12 @@ static int after_verdict(struct sd_ctrl *c, uint32_t seq, int rc,
 			bad++;
 	}
 	sd_ctrl_destroy(c);
-	printf("ranks=%d procs=%d steps=%d result=verdict status=%s at_step=%u "
-	       "verdict_s=%.2f steps_done=%d blamed=%s sim_aborted=%d "
-	       "sim_failed=%d rank0_peak_mib=%.1f\n", o.ranks, sim.n, o.steps,
-	       status_name(rc), seq, secs, steps_done, nb ? blamed : "none",
-	       aborted, bad, peak_mib());
+	printf("ranks=%d procs=%d steps=%d per_node=%d conns=%d result=verdict "
+	       "status=%s at_step=%u verdict_s=%.2f steps_done=%d blamed=%s "
+	       "sim_aborted=%d sim_failed=%d rank0_peak_mib=%.1f\n", o.ranks,
+	       sim.n, o.steps, o.per_node, sim.conns, status_name(rc), seq,
+	       secs, steps_done, nb ? blamed : "none", aborted, bad,
+	       peak_mib());
 	if (bad) {
 		fprintf(stderr, "ctrl_sim: %d simulated-ranks processes did not "
 			"take the abort cleanly\n", bad);
@@ -776,6 +947,7 @@ int main(int argc, char **argv)
 		{ "steps", required_argument, NULL, 's' },
 		{ "decide", required_argument, NULL, 'd' },
 		{ "procs", required_argument, NULL, 'p' },
+		{ "per-node", required_argument, NULL, 'k' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "start-timeout", required_argument, NULL, 'T' },
 		{ "stall", required_argument, NULL, 'S' },
@@ -785,13 +957,14 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "n:s:d:p:vh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:s:d:p:k:vh", lo, NULL)) != -1) {
 		int bad = 0;
 		switch (opt) {
 		case 'n': bad = parse_int(optarg, 2, &o.ranks); break;
 		case 's': bad = parse_int(optarg, 1, &o.steps); break;
 		case 'd': bad = parse_int(optarg, 0, &o.decides); break;
 		case 'p': bad = parse_int(optarg, 1, &o.procs); break;
+		case 'k': bad = parse_int(optarg, 1, &o.per_node); break;
 		case 't': bad = parse_int(optarg, 1, &o.timeout_ms); break;
 		case 'T': bad = parse_int(optarg, 1, &o.start_timeout_ms); break;
 		case 'S': bad = parse_at(optarg, &o.stall_rank, &o.stall_step);
@@ -820,10 +993,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sim.n = o.procs < o.ranks - 1 ? o.procs : o.ranks - 1;
+	sim.conns = count_conns();
 	signal(SIGPIPE, SIG_IGN);
-	rlim_t need = (rlim_t)o.ranks + 64;
-	if (raise_nofile(need))
-		return 2;
+	/* rank 0's descriptors: a connection a node, and its spare ones */
+	raise_nofile((rlim_t)sim.conns + 64);
 
 	sim.pid = calloc((size_t)sim.n, sizeof(*sim.pid));
 	sim.to = calloc((size_t)sim.n, sizeof(int));
@@ -839,7 +1012,7 @@ int main(int argc, char **argv)
 
 	struct sd_bootstrap bs = {
 		.rank = 0, .size = o.ranks, .local_rank = 0,
-		.local_size = o.ranks, .host = "simhost0", .ctx = &sim,
+		.local_size = o.ranks, .host = "simnode0", .ctx = &sim,
 		.allgather = sim_allgather, .bcast = sim_bcast,
 		.barrier = sim_barrier,
 	};
@@ -950,11 +1123,12 @@ int main(int argc, char **argv)
 			dmax = ms[seq - 1];
 	double step1 = ms[0];
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	printf("ranks=%d procs=%d steps=%d start_s=%.2f step1_ms=%.2f "
-	       "step_ms_median=%.2f step_ms_p95=%.2f step_ms_max=%.2f "
-	       "decide_ms_max=%.2f rank0_cpu_ms_per_step=%.2f "
+	printf("ranks=%d procs=%d steps=%d per_node=%d conns=%d start_s=%.2f "
+	       "step1_ms=%.2f step_ms_median=%.2f step_ms_p95=%.2f "
+	       "step_ms_max=%.2f decide_ms_max=%.2f rank0_cpu_ms_per_step=%.2f "
 	       "rank0_peak_mib=%.1f finish_s=%.2f result=%s\n", o.ranks, sim.n,
-	       o.steps, start_s, step1, quantile(v, n, 0.5),
+	       o.steps, o.per_node, sim.conns, start_s, step1,
+	       quantile(v, n, 0.5),
 	       quantile(v, n, 0.95), v[n - 1], dmax, cpu_ms, peak_mib(),
 	       finish_s, failed ? "wrong" : "ok");
 	free(all);

@@ -592,7 +592,7 @@ static int read_msgs(int fd, struct reader *rd, char **scratch, size_t *cap,
 /* Rank 0, mu held: rank r's connection closed, or its node's leader said
  * it left.  Returns 1 when that is a verdict (mu released, the run
  * aborted), 0 when it was expected (the run is finishing). */
-static int peer_gone(struct sd_ctrl *c, int r)
+static int peer_gone(struct sd_ctrl *c, int r, int relayed)
 {
 	struct peer *p = &c->peers[r];
 	if (c->finishing || p->bye || p->lost) {
@@ -603,9 +603,11 @@ static int peer_gone(struct sd_ctrl *c, int r)
 	p->lost = 1;
 	p->blamed = 1;
 	peer_name(c, r, nm, sizeof(nm));
-	snprintf(msg, sizeof(msg), "%s was lost during %s: its control "
-		 "connection closed (the process died or its host went down)",
-		 nm, c->what);
+	snprintf(msg, sizeof(msg), "%s was lost during %s: %s", nm, c->what,
+		 relayed ? "its connection to its node's leader closed (the "
+			   "process died)"
+			 : "its control connection closed (the process died "
+			   "or its host went down)");
 	pthread_mutex_unlock(&c->mu);
 	abort_all(c, SD_ERR_TIMEOUT, msg);
 	return 1;
@@ -620,7 +622,7 @@ static int conn_gone(struct sd_ctrl *c, int ci)
 	k->closed = 1;
 	if (k->rank <= 0)
 		return 0; /* a stray connection that never said hello */
-	return peer_gone(c, k->rank);
+	return peer_gone(c, k->rank, 0);
 }
 
 struct conn_msg {
@@ -694,7 +696,7 @@ static int handle_msg(void *arg, const struct hdr *h, char *pl,
 	case MSG_LOST:
 		if (!c->thread_running)
 			break; /* at start-up: the rank will be missing */
-		return peer_gone(c, r);
+		return peer_gone(c, r, 1);
 	default:
 		break;
 	}
@@ -974,7 +976,9 @@ bcast:;
 					snprintf(err, errlen, "control plane: "
 						 "rank 0 ran out of open files "
 						 "(its limit is %llu) taking "
-						 "the connections of %d ranks; "
+						 "the control connections of "
+						 "%d ranks (one per node, and "
+						 "one per rank of its own); "
 						 "raise the hard limit where the "
 						 "job starts (ulimit -Hn as "
 						 "root, LimitNOFILE= in slurmd's "
