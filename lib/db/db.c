@@ -553,10 +553,17 @@ int sd_db_find_run(sqlite3 *db, const char *run_ref, int64_t *run_id,
 	sqlite3_stmt *st = NULL;
 	int rc = SD_ERR_IO, step, n = 0;
 	const char *sql;
+	int by_job = run_ref && strncmp(run_ref, "job:", 4) == 0;
 	if (!run_ref || strcmp(run_ref, "latest") == 0) {
 		run_ref = NULL;
 		sql = "SELECT id, uuid FROM runs "
 		      "ORDER BY started_at DESC, id DESC LIMIT 1";
+	} else if (by_job) {
+		/* the job's last run (a batch script's last step) */
+		run_ref += 4;
+		sql = "SELECT r.id, r.uuid FROM runs r JOIN jobs j ON "
+		      " j.run_id = r.id WHERE j.job_id = ?1 "
+		      "ORDER BY r.started_at DESC, r.id DESC LIMIT 1";
 	} else {
 		sql = "SELECT id, uuid FROM runs WHERE uuid = ?1 "
 		      "UNION ALL SELECT id, uuid FROM runs "
@@ -586,6 +593,9 @@ int sd_db_find_run(sqlite3 *db, const char *run_ref, int64_t *run_id,
 	rc = SD_ERR_INVALID;
 	if (n == 0 && !run_ref)
 		snprintf(err, errlen, "the database holds no runs yet");
+	else if (n == 0 && by_job)
+		snprintf(err, errlen, "no run of Slurm job %s in the database",
+			 run_ref);
 	else if (n == 0)
 		snprintf(err, errlen, "no run '%s'; list runs with: sqlite3 "
 			 "DB 'SELECT uuid, started_at FROM run_summary'",
