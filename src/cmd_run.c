@@ -491,6 +491,83 @@ static int fault_misses(const struct sd_fault *f, const struct sd_plan *p,
  * size (for its group, at most the job); ranks on one host without a
  * device of their own (pci_bus_id "": the Gloo backend's host memory)
  * share it.  0, or 1 with err naming the test, the sizes and the fix. */
+/* Read one number from a cgroup file; "max" (v2) is no limit. */
+static int cg_read(const char *dir, const char *file, uint64_t *v)
+{
+	char path[4200], buf[64];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	if (!ok || strncmp(buf, "max", 3) == 0)
+		return 0;
+	char *end;
+	unsigned long long x = strtoull(buf, &end, 10);
+	if (end == buf)
+		return 0;
+	*v = x;
+	return 1;
+}
+
+/* What the memory cgroup of this process (v2 memory.max, v1
+ * memory.limit_in_bytes, the tightest of it and its parents) leaves
+ * unused: 1 with *left, 0 when nothing limits it. */
+static int cgroup_mem_left(uint64_t *left)
+{
+	static const struct {
+		const char *ctl, *mnt, *limit, *usage;
+	} kinds[] = {
+		{ "", "/sys/fs/cgroup", "memory.max", "memory.current" },
+		{ "memory", "/sys/fs/cgroup/memory", "memory.limit_in_bytes",
+		  "memory.usage_in_bytes" },
+	};
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return 0;
+	char line[4096];
+	int found = 0;
+	uint64_t best = UINT64_MAX;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+		if (!b)
+			continue;
+		*b = '\0';
+		const char *ctls = a + 1, *path = b + 1;
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			int v2 = !kinds[k].ctl[0];
+			if (v2 ? strcmp(line, "0") != 0 || *ctls
+			       : !strstr(ctls, kinds[k].ctl))
+				continue;
+			char dir[4200];
+			snprintf(dir, sizeof(dir), "%s%s", kinds[k].mnt, path);
+			/* up to the mount's root: the tightest limit counts */
+			for (;;) {
+				uint64_t lim, use = 0;
+				if (cg_read(dir, kinds[k].limit, &lim) &&
+				    lim < (UINT64_MAX >> 2)) {
+					cg_read(dir, kinds[k].usage, &use);
+					uint64_t l = lim > use ? lim - use : 0;
+					if (l < best)
+						best = l;
+					found = 1;
+				}
+				char *slash = strrchr(dir, '/');
+				if (!slash || (size_t)(slash - dir) <
+						      strlen(kinds[k].mnt))
+					break;
+				*slash = '\0';
+			}
+		}
+	}
+	fclose(f);
+	if (found)
+		*left = best;
+	return found;
+}
+
 static int buffers_fit(const struct sd_plan *p, const struct sd_rank_info *ranks,
 		       const int *host_of, int n, char *err, size_t errlen)
 {
@@ -868,6 +945,12 @@ static int rank_main(void *arg)
 	sd_strlcpy(me.host, bs->host, sizeof(me.host));
 	if (c->plugin.ops->describe_device)
 		c->plugin.ops->describe_device(c->comm, &me.dev);
+	/* host memory is what the rank's cgroup leaves, when that is less
+	 * (a Slurm step's ConstrainRAMSpace, a container's limit) */
+	uint64_t cg_left;
+	if (!me.dev.pci_bus_id[0] && me.dev.mem_free_bytes &&
+	    cgroup_mem_left(&cg_left) && cg_left < me.dev.mem_free_bytes)
+		me.dev.mem_free_bytes = cg_left;
 	ranks = calloc((size_t)bs->size, sizeof(*ranks));
 	envjson = bs->local_rank == 0 ? host_env_json(c->plugin.ops, c->comm)
 				      : NULL;

@@ -154,4 +154,29 @@ like "$err" "rank 0 \\([^,]*, pid [0-9]+\\) did not complete all_reduce float32 
 is "$(sqlite3 "$TMPD/alone.db" "SELECT status || ' ' || exit_status FROM runs")" \
 	"failed 4" "and records it"
 
+# buffers larger than the ranks' memory cgroup leaves: refused before any
+# is allocated, with the size, not an OOM-killed rank called lost.  The
+# test makes a memory cgroup of 96 MiB of its own (v1 or v2) and runs in it
+cg=""
+if [ -w /sys/fs/cgroup/memory ] && mkdir "/sys/fs/cgroup/memory/sdtest.$$" 2>/dev/null; then
+	cg=/sys/fs/cgroup/memory/sdtest.$$
+	echo $((96 << 20)) >"$cg/memory.limit_in_bytes" 2>/dev/null || cg=""
+elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+     mkdir "/sys/fs/cgroup/sdtest.$$" 2>/dev/null; then
+	cg=/sys/fs/cgroup/sdtest.$$
+	echo $((96 << 20)) >"$cg/memory.max" 2>/dev/null || cg=""
+fi
+if [ -n "$cg" ]; then
+	at_exit "rmdir '$cg' 2>/dev/null"
+	run -t 120 sh -c "echo \$\$ >'$cg/cgroup.procs' && exec $S --local 2 --op all_reduce -b 64M -e 64M -n 1 -w 0 --db '$TMPD/cg.db'"
+	is "$rc" 3 "buffers past the memory cgroup's 96 MiB: exit 3, before allocating"
+	like "$err" "test 1 \\(all_reduce up to 67108864 bytes\\) needs 128M of buffers per rank, 256M for the 2 ranks on [^,]*, which has [0-9.]+[KM] available; lower max_bytes" \
+		"names the size, what the cgroup leaves, and the fix"
+	unlike "$err$out" "was lost|killed by signal" "and no rank is called lost"
+	run -t 120 sh -c "echo \$\$ >'$cg/cgroup.procs' && exec $S --local 2 --op all_reduce -b 4M -e 4M -n 1 -w 0 --db none"
+	is "$rc" 0 "what fits the cgroup runs in it: exit 0"
+else
+	skip 4 "no memory cgroup can be made here (needs a writable cgroup v1 memory controller or v2 with memory delegated)"
+fi
+
 done_testing
