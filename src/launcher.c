@@ -28,6 +28,19 @@
 #include "tool.h"
 #include "util.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+/* LeakSanitizer runs at exit(), which a rank's _exit() skips. */
+static void leak_check(void)
+{
+	__lsan_do_leak_check();
+}
+#else
+static void leak_check(void)
+{
+}
+#endif
+
 static volatile sig_atomic_t launcher_signal;
 
 static void on_launcher_signal(int sig)
@@ -133,6 +146,9 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 			int status = child_main(arg);
 			fflush(stdout);
 			fflush(stderr);
+			/* a rank leaves through _exit() (not the launcher's
+			 * atexit work): under ASan, check its leaks first */
+			leak_check();
 			_exit(status);
 		}
 		close(sv[1]);
