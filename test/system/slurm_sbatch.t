@@ -5,7 +5,7 @@
 # the ranks stop, say what was cut short, and exit 5.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 20
+sd_slurm_begin 3 21
 
 export SHAKEDOWN
 unset SHAKEDOWN_BACKEND SHAKEDOWN_PLAN SHAKEDOWN_DB SHAKEDOWN_UPLOAD_URL \
@@ -30,7 +30,7 @@ rc=$?
 is "$rc" 0 "quick.sbatch on 2 nodes x 2 tasks: job exit 0 (got $rc)"
 ok 'grep -q "backend gloo" "$out"' \
 	"quick.sbatch: picks gloo when the job has no GPUs"
-ok 'grep -q "srun --mpi=pmi2 -K .* --plan cpu" "$out"' \
+ok 'grep -q "srun --mpi=pmi2 --kill-on-bad-exit=0 -W 120 .* --plan cpu" "$out"' \
 	"quick.sbatch: runs the shipped plans/cpu.yaml on CPU nodes"
 ok 'sd_check_json "$out" all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,sendrecv ""' \
 	"quick.sbatch: rows for the plan's collectives, wrong 0"
@@ -52,14 +52,16 @@ ok 'sd_check_json "$out" all_reduce,broadcast 3 &&
 	"acceptance.sbatch: rows checked, SHAKEDOWN_DB honoured"
 [ $rc = 0 ] || diag_file "$out" | tail -n 30
 
-# a rank killed under the script's srun -K: whatever srun shows of the
-# ranks' last lines, the script prints what the run recorded
+# a rank killed under the script: rank 0's own line reaches the job's
+# output (srun without -K), and the script prints what the run recorded
 out=$SD_TMP/killed.out
 SHAKEDOWN_FAULT=rank=1,kind=kill,op=all_reduce,iter=2 \
 SHAKEDOWN_DB=$SD_TMP/killed.db submit quick.sbatch 2 1 "$out" \
 	--no-progress --op all_reduce -e 1M -n 20 -w 1 --timeout 20
 rc=$?
 isnt "$rc" 0 "quick.sbatch, rank 1 killed: the job fails (exit $rc)"
+ok 'grep -q "^shakedown: rank 1 (node2, pid [0-9]*) was lost" "$out"' \
+	"quick.sbatch: rank 0's line naming rank 1 is in the job's output"
 ok 'grep -q "shakedown quick: as recorded (shakedown report --bad-nodes job:[0-9]*):" "$out"' \
 	"quick.sbatch: says it prints the recorded verdict"
 ok 'grep -q "^shakedown quick: node2: node node2: rank 1 (node2, pid [0-9]*) was lost" "$out"' \
