@@ -940,6 +940,14 @@ static int after_verdict(struct sd_ctrl *c, uint32_t seq, int rc,
 	return 3;
 }
 
+/* after_verdict's answer, with the buffers of main() let go first */
+#define RETURN_AFTER_VERDICT(...) \
+	do { \
+		free(all); \
+		free(ms); \
+		return after_verdict(__VA_ARGS__); \
+	} while (0)
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1048,7 +1056,7 @@ int main(int argc, char **argv)
 					      sizeof(err));
 		ms[seq - 1] = (sd_now() - t) * 1e3;
 		if (rc)
-			return after_verdict(c, (uint32_t)seq, rc, err,
+			RETURN_AFTER_VERDICT(c, (uint32_t)seq, rc, err,
 					     sd_now() - t, seq - 1);
 		if (stop && !failed++)
 			fprintf(stderr, "ctrl_sim: step %d: the ranks stop, "
@@ -1083,7 +1091,7 @@ int main(int argc, char **argv)
 					    sizeof(err));
 		ms[seq - 1] = (sd_now() - t) * 1e3;
 		if (rc)
-			return after_verdict(c, (uint32_t)seq, rc, err,
+			RETURN_AFTER_VERDICT(c, (uint32_t)seq, rc, err,
 					     sd_now() - t, seq - 1);
 		if (gotlen != strlen(word) + 1 || memcmp(got, word, gotlen)) {
 			if (failed++ < 5)
@@ -1096,7 +1104,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		const char *vm = NULL;
 		sd_ctrl_verdict(c, &vm);
-		return after_verdict(c, (uint32_t)last, rc, vm ? vm : "", 0,
+		RETURN_AFTER_VERDICT(c, (uint32_t)last, rc, vm ? vm : "", 0,
 				     last);
 	}
 	int outcome = 0;
