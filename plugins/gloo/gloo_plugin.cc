@@ -10,7 +10,9 @@
  * fastest for the size, from crossovers measured with bench/gloo_raw.
  * No C++ exception crosses the C boundary: each entry point catches and
  * maps Gloo's errors to sd_status codes (timeouts to SD_ERR_TIMEOUT, lost
- * connections to SD_ERR_PEER) with Gloo's message in `err`.
+ * connections to SD_ERR_PEER, an aborted communicator to SD_ERR_CANCELLED)
+ * with Gloo's message in `err`.  abort() wakes an operation blocked in
+ * another thread by closing the communicator's connections.
  */
 #include "config.h"
 
@@ -77,6 +79,9 @@ namespace {
 
 /* Slot prefix of the point-to-point ops (Gloo's own use 0x01..0x08). */
 constexpr uint8_t kSendrecvSlotPrefix = 0x40;
+
+/* Slot prefix of the receive that closes a context: nothing sends there. */
+constexpr uint8_t kCloseSlotPrefix = 0x41;
 
 /* Default per-operation timeout when the caller gives none. */
 constexpr int kDefaultTimeoutMs = 60000;
@@ -190,6 +195,47 @@ private:
 	int32_t color_;
 	std::map<std::string, std::vector<char>> map_;
 };
+
+/*
+ * Wake every thread waiting on one of g's connections, with an error, and
+ * close them all; callable from any thread, more than once.  Gloo 0.5 has
+ * no public call that does it: Pair::close() (and closeConnections())
+ * shuts the socket but leaves the buffers' exception unset, so a legacy
+ * waitRecv() or an UnboundBuffer wait on that pair sleeps on until its
+ * timeout (measured: a rank aborted 0.3 s into a 60 s all_reduce returned
+ * after 60 s); tcp::Pair::signalExceptionExternal(), which hands the error
+ * to every buffer and pending operation of the pair before closing it, is
+ * protected, and tcp/pair.h cannot even be included (Debian ships no
+ * gloo/common/memory.h).  But an UnboundBuffer whose wait times out calls
+ * it on every pair of its context (tcp::Context::signalException,
+ * "Application timeout caused pair closure"): so post a receive that
+ * nothing will send and wait a millisecond for it.  A pair that failed
+ * before refuses the receive (its waiters were woken when it failed): try
+ * the next peer.  Gloo leaves some waits unwoken even so, as on its own
+ * timeouts: a pair's error reaches only the buffers registered and the
+ * operations pending on it when it fails, not an unbound send queued
+ * behind a full socket, a receive half read, or a legacy buffer made on
+ * the pair after it failed (a legacy operation prepared after a peer
+ * went); those end at their own timeout.  Closing costs a tick of the
+ * device loop (up to 10 ms) per connection.
+ */
+void close_pairs(const std::shared_ptr<gloo::Context> &g) noexcept
+{
+	if (!g || g->size < 2)
+		return;
+	char byte = 0;
+	for (int i = 1; i < g->size; i++) {
+		try {
+			auto ub = g->createUnboundBuffer(&byte, 1);
+			ub->recv((g->rank + i) % g->size,
+				 gloo::Slot::build(kCloseSlotPrefix, 0));
+			ub->waitRecv(std::chrono::milliseconds(1));
+		} catch (...) {
+			/* the timeout that closed every pair, or a pair
+			 * closed already */
+		}
+	}
+}
 
 } // namespace
 
@@ -1112,6 +1158,10 @@ int g_comm_split(struct sd_comm *parent, int color, int key,
 	std::unique_ptr<sd_comm> c;
 	std::string what = "gloo: splitting a communicator on rank " +
 			   std::to_string(parent->rank);
+	if (parent->aborted) {
+		put_err(err, errlen, what + ": the communicator was aborted");
+		return SD_ERR_CANCELLED;
+	}
 	int rc = guarded(what, parent->timeout_ms, err, errlen, [&] {
 		std::shared_ptr<gloo::Context> pg = parent->ctx;
 		auto tmo = std::chrono::milliseconds(parent->timeout_ms);
@@ -1151,6 +1201,10 @@ int g_comm_split(struct sd_comm *parent, int color, int key,
 		}
 		store.finish();
 	});
+	if (rc && parent->aborted) {
+		put_err(err, errlen, what + ": the communicator was aborted");
+		return SD_ERR_CANCELLED;
+	}
 	if (rc)
 		return rc;
 	*out = c.release();
@@ -1172,8 +1226,9 @@ void g_comm_destroy(struct sd_comm *c)
 	if (!c)
 		return;
 	if (c->aborted) {
-		/* peers may be gone mid-operation: leave the sockets to the
-		 * process exit rather than risk blocking in a destructor */
+		/* peers may be gone mid-operation: leave what is left (its
+		 * connections closed by abort) to the process exit rather than
+		 * risk blocking in a destructor */
 		return;
 	}
 	try {
@@ -1256,6 +1311,10 @@ const char *g_algo_name(enum sd_op op, int idx)
 int g_prepare(struct sd_comm *c, const struct sd_op_args *a, char *err,
 	      size_t errlen)
 {
+	if (c->aborted) {
+		put_err(err, errlen, "gloo: communicator aborted");
+		return SD_ERR_CANCELLED;
+	}
 	return do_prepare(c, a, err, errlen);
 }
 
@@ -1286,8 +1345,12 @@ int g_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
 		return SD_OK;
 	} catch (...) {
 		/* describe() only on the failure path: run() stays lean */
-		return guarded(describe(c, a, algo), tmo, err, errlen,
-			       [] { throw; });
+		std::string what = describe(c, a, algo);
+		if (c->aborted) {
+			put_err(err, errlen, what + ": communicator aborted");
+			return SD_ERR_CANCELLED;
+		}
+		return guarded(what, tmo, err, errlen, [] { throw; });
 	}
 }
 
@@ -1301,17 +1364,36 @@ int g_barrier(struct sd_comm *c, int timeout_ms, char *err, size_t errlen)
 	int tmo = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
 	std::string what = "gloo barrier on rank " + std::to_string(c->rank) +
 			   " of " + std::to_string(c->size);
-	return guarded(what, tmo, err, errlen, [&] {
+	if (c->aborted) {
+		put_err(err, errlen, what + ": communicator aborted");
+		return SD_ERR_CANCELLED;
+	}
+	int rc = guarded(what, tmo, err, errlen, [&] {
 		gloo::BarrierOptions o(c->ctx);
 		o.setTimeout(std::chrono::milliseconds(tmo));
 		gloo::barrier(o);
 	});
+	if (rc && c->aborted) {
+		put_err(err, errlen, what + ": communicator aborted");
+		return SD_ERR_CANCELLED;
+	}
+	return rc;
 }
 
+/*
+ * Set the flag first, so that an operation woken by the closing sees it
+ * and says SD_ERR_CANCELLED; then close both contexts (a split has its
+ * own).  Peers waiting on this rank see their connection closed
+ * (SD_ERR_PEER).  The contexts are only read here: they change only in
+ * comm_destroy, which the caller never runs alongside abort().
+ */
 void g_abort(struct sd_comm *c)
 {
-	if (c)
-		c->aborted = true;
+	if (!c)
+		return;
+	c->aborted = true;
+	close_pairs(c->ctx);
+	close_pairs(c->lctx);
 }
 
 } // namespace
