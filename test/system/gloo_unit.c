@@ -8,9 +8,10 @@
  * corrupt() is seen by verify(); comm_split (with a negative color, and a
  * split of a split) gives working communicators ordered by key; a rank
  * that skips an operation makes its neighbour fail with SD_ERR_TIMEOUT,
- * abort() from another thread unblocks a rank stuck in an operation (on
- * the world and on a split) with SD_ERR_CANCELLED, and a rank that closes
- * its communicator makes it fail with SD_ERR_PEER.
+ * the legacy algorithm classes too when only the operation's own timeout
+ * is short, abort() from another thread unblocks a rank stuck in an
+ * operation (on the world and on a split) with SD_ERR_CANCELLED, and a
+ * rank that closes its communicator makes it fail with SD_ERR_PEER.
  * Rank 0 sends its findings to the parent, which prints TAP.
  */
 #include "config.h"
@@ -366,6 +367,96 @@ static void check_timeout(struct sd_bootstrap *bs, int algo, const char *an)
 	ops->buf_free(NULL, rb);
 }
 
+/* One legacy all_reduce of check_legacy_timeouts, in a thread of its own. */
+struct legacy_run {
+	struct sd_comm *c;
+	struct sd_op_args a;
+	void *sb, *rb;
+	int rc;
+	double dt;
+	char err[512];
+};
+
+static void *legacy_thread(void *arg)
+{
+	struct legacy_run *l = arg;
+	double t0 = now_s();
+	l->err[0] = '\0';
+	ops->fill(l->c, &l->a, l->err, sizeof(l->err));
+	l->rc = ops->prepare(l->c, &l->a, l->err, sizeof(l->err));
+	if (!l->rc)
+		l->rc = ops->run(l->c, &l->a, l->err, sizeof(l->err));
+	l->dt = now_s() - t0;
+	return NULL;
+}
+
+/* The legacy classes with only the operation's timeout short: rank n-1
+ * skips an all_reduce whose own timeout is 1.5 s on communicators whose
+ * timeout (their connections') is 60 s, one per legacy algorithm, all at
+ * once in threads of their own (1.5 s in all, not 1.5 s each).  Every
+ * rank must end within 10 s with SD_ERR_TIMEOUT, or SD_ERR_PEER where a
+ * neighbour timed out first and closed its connections, and at least one
+ * rank with SD_ERR_TIMEOUT.  Without a watch of their own the legacy
+ * classes would wait the connections' 60 s. */
+static void check_legacy_timeouts(struct sd_bootstrap *bs)
+{
+	int me = bs->rank, n = bs->size, nl = 0;
+	struct sd_comm_config cfg = { .timeout_ms = 60000, .iface = NULL };
+	struct legacy_run l[4];
+	pthread_t th[4];
+	const char *names[4];
+	char err[512] = "";
+	for (int al = 0; al < 4; al++) {
+		const char *an = ops->algo_name(SD_OP_ALL_REDUCE, al);
+		if (strcmp(an, "bcube") == 0 && !is_pow2(n))
+			continue;
+		struct legacy_run *x = &l[nl];
+		memset(x, 0, sizeof(*x));
+		if (ops->comm_create(bs, &cfg, &x->c, err, sizeof(err)) ||
+		    ops->buf_alloc(x->c, 4096, &x->sb, err, sizeof(err)) ||
+		    ops->buf_alloc(x->c, 4096, &x->rb, err, sizeof(err))) {
+			fprintf(stderr, "rank %d: %s\n", me, err);
+			exit(3);
+		}
+		x->a.op = SD_OP_ALL_REDUCE;
+		x->a.dtype = SD_FLOAT32;
+		x->a.algo = al;
+		x->a.timeout_ms = 1500;
+		set_counts(&x->a, 256, n);
+		sd_coll_place(&x->a, me, x->sb, x->rb);
+		names[nl++] = an;
+	}
+	if (me != n - 1) {
+		for (int i = 0; i < nl; i++)
+			if (pthread_create(&th[i], NULL, legacy_thread, &l[i]))
+				exit(3);
+		for (int i = 0; i < nl; i++)
+			pthread_join(th[i], NULL);
+	}
+	for (int i = 0; i < nl; i++) {
+		int timed_out = 0, good = 1;
+		if (me != n - 1) {
+			timed_out = l[i].rc == SD_ERR_TIMEOUT;
+			good = (timed_out || l[i].rc == SD_ERR_PEER) &&
+			       l[i].dt < 10.0;
+			if (me == 0 || !good)
+				printf("# rank %d of %d (%s): status %d after "
+				       "%.1f s: %s\n", me, n, names[i],
+				       l[i].rc, l[i].dt, l[i].err);
+		}
+		report(on_any_rank(timed_out) && good,
+		       "n=%d %s all_reduce with a silent rank, a 1.5 s "
+		       "timeout on connections of 60 s: SD_ERR_TIMEOUT (or a "
+		       "lost peer) within 10 s", n, names[i]);
+	}
+	for (int i = 0; i < nl; i++) {
+		ops->abort(l[i].c);
+		ops->comm_destroy(l[i].c);
+		ops->buf_free(NULL, l[i].sb);
+		ops->buf_free(NULL, l[i].rb);
+	}
+}
+
 struct aborter {
 	struct sd_comm *c;
 	int after_ms;
@@ -536,6 +627,7 @@ static int rank_main(int me, int n, int fd)
 	ops->comm_destroy(world);
 	check_timeout(&bs, -1, "auto");
 	check_timeout(&bs, 4, "opts_ring");
+	check_legacy_timeouts(&bs);
 	check_abort(&bs, -1, "auto", 0);
 	check_abort(&bs, 4, "opts_ring", 0);
 	check_abort(&bs, -1, "auto", 1);
