@@ -426,6 +426,13 @@ static void check_legacy_timeouts(struct sd_bootstrap *bs)
 		sd_coll_place(&x->a, me, x->sb, x->rb);
 		names[nl++] = an;
 	}
+	/* the silent rank prepares, so that its buffers exist, and never
+	 * runs: data for a legacy buffer not made yet makes Gloo's device
+	 * loop spin (a core per communicator while the others wait) */
+	for (int i = 0; i < nl && me == n - 1; i++) {
+		ops->fill(l[i].c, &l[i].a, err, sizeof(err));
+		ops->prepare(l[i].c, &l[i].a, err, sizeof(err));
+	}
 	if (me != n - 1) {
 		for (int i = 0; i < nl; i++)
 			if (pthread_create(&th[i], NULL, legacy_thread, &l[i]))
@@ -505,11 +512,13 @@ static void check_abort(struct sd_bootstrap *bs, int algo, const char *an,
 	set_counts(&a, 256, n);
 	sd_coll_place(&a, ops->comm_rank(c), sb, rb);
 	int good = 1, cancelled = 0;
+	/* every rank prepares (the silent one too: see
+	 * check_legacy_timeouts); the silent one never runs */
+	ops->fill(c, &a, err, sizeof(err));
+	ops->prepare(c, &a, err, sizeof(err));
 	if (me != n - 1) {
 		struct aborter ab = { c, 300 };
 		pthread_t th;
-		ops->fill(c, &a, err, sizeof(err));
-		ops->prepare(c, &a, err, sizeof(err));
 		if (pthread_create(&th, NULL, abort_later, &ab))
 			exit(3);
 		double t0 = now_s();
