@@ -234,7 +234,14 @@ struct sd_backend_ops {
 	/* Synchronise the ranks of comm (outside timed regions). */
 	int (*barrier)(struct sd_comm *comm, int timeout_ms, char *err,
 		       size_t errlen);
-	/* Stop everything in flight; callable from another thread. */
+	/*
+	 * Stop everything in flight.  Callable from another thread while the
+	 * rank's own thread is blocked in run(), wait() or barrier() on comm,
+	 * which then returns promptly with an error, not at its timeout (the
+	 * Gloo backend: SD_ERR_CANCELLED; peers left waiting on this rank
+	 * see SD_ERR_PEER); callable more than once.  Afterwards calls on
+	 * comm fail, and comm_destroy() must not block.
+	 */
 	void (*abort)(struct sd_comm *comm);
 
 	/*

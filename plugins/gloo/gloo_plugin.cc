@@ -10,7 +10,10 @@
  * fastest for the size, from crossovers measured with bench/gloo_raw.
  * No C++ exception crosses the C boundary: each entry point catches and
  * maps Gloo's errors to sd_status codes (timeouts to SD_ERR_TIMEOUT, lost
- * connections to SD_ERR_PEER) with Gloo's message in `err`.
+ * connections to SD_ERR_PEER, an aborted communicator to SD_ERR_CANCELLED)
+ * with Gloo's message in `err`.  abort() wakes an operation blocked in
+ * another thread by closing the communicator's connections; a thread per
+ * communicator holds the legacy classes to the per-operation timeout.
  */
 #include "config.h"
 
@@ -27,12 +30,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gloo/algorithm.h>
@@ -77,6 +83,9 @@ namespace {
 
 /* Slot prefix of the point-to-point ops (Gloo's own use 0x01..0x08). */
 constexpr uint8_t kSendrecvSlotPrefix = 0x40;
+
+/* Slot prefix of the receive that closes a context: nothing sends there. */
+constexpr uint8_t kCloseSlotPrefix = 0x41;
 
 /* Default per-operation timeout when the caller gives none. */
 constexpr int kDefaultTimeoutMs = 60000;
@@ -191,6 +200,142 @@ private:
 	std::map<std::string, std::vector<char>> map_;
 };
 
+/*
+ * Wake every thread waiting on one of g's connections, with an error, and
+ * close them all; callable from any thread, more than once.  Gloo 0.5 has
+ * no public call that does it: Pair::close() (and closeConnections())
+ * shuts the socket but leaves the buffers' exception unset, so a legacy
+ * waitRecv() or an UnboundBuffer wait on that pair sleeps on until its
+ * timeout (measured: a rank aborted 0.3 s into a 60 s all_reduce returned
+ * after 60 s); tcp::Pair::signalExceptionExternal(), which hands the error
+ * to every buffer and pending operation of the pair before closing it, is
+ * protected, and tcp/pair.h cannot even be included (Debian ships no
+ * gloo/common/memory.h).  But an UnboundBuffer whose wait times out calls
+ * it on every pair of its context (tcp::Context::signalException,
+ * "Application timeout caused pair closure"): so post a receive that
+ * nothing will send and wait a millisecond for it.  A pair that failed
+ * before refuses the receive (its waiters were woken when it failed): try
+ * the next peer.  Gloo leaves some waits unwoken even so, as on its own
+ * timeouts: a pair's error reaches only the buffers registered and the
+ * operations pending on it when it fails, not an unbound send queued
+ * behind a full socket, a receive half read, or a legacy buffer made on
+ * the pair after it failed (a legacy operation prepared after a peer
+ * went); those end at their own timeout.  Closing costs a tick of the
+ * device loop (up to 10 ms) per connection.
+ */
+void close_pairs(const std::shared_ptr<gloo::Context> &g) noexcept
+{
+	if (!g || g->size < 2)
+		return;
+	char byte = 0;
+	for (int i = 1; i < g->size; i++) {
+		try {
+			auto ub = g->createUnboundBuffer(&byte, 1);
+			ub->recv((g->rank + i) % g->size,
+				 gloo::Slot::build(kCloseSlotPrefix, 0));
+			ub->waitRecv(std::chrono::milliseconds(1));
+		} catch (...) {
+			/* the timeout that closed every pair, or a pair
+			 * closed already */
+		}
+	}
+}
+
+/*
+ * The per-operation timeout of the legacy algorithm classes.  They wait
+ * with their pairs' timeout, which tcp::Pair copies into a const member
+ * when the context connects (the communicator's timeout), so setting the
+ * context's timeout before building them changes nothing.  Instead run()
+ * gives this thread the operation's deadline and takes it back after;
+ * past it the thread closes the connections (fire), as Gloo closes a pair
+ * whose wait timed out, and the operation fails.  The thread sleeps until
+ * the deadline it last saw and parks when none is set; run() wakes it only
+ * when it is parked, so a series of operations costs each a few atomics.
+ * The pairs' own timeout still ends a single wait longer than the
+ * communicator's timeout (the core gives the world the longest of its
+ * tests' timeouts, so no operation asks for more).
+ */
+class Watchdog {
+public:
+	explicit Watchdog(std::function<void()> fire)
+		: fire_(std::move(fire)), th_([this] { loop(); })
+	{
+	}
+
+	~Watchdog()
+	{
+		{
+			std::lock_guard<std::mutex> l(m_);
+			quit_ = true;
+		}
+		cv_.notify_one();
+		th_.join();
+	}
+
+	void arm(int timeout_ms) noexcept
+	{
+		auto t = std::chrono::milliseconds(timeout_ms);
+		deadline_.store(now() +
+				std::chrono::duration_cast<clock::duration>(t)
+					.count());
+		if (parked_.load()) {
+			std::lock_guard<std::mutex> l(m_);
+			cv_.notify_one();
+		}
+	}
+
+	/* Take the deadline back; whether it had passed (fire ran). */
+	bool disarm() noexcept
+	{
+		return deadline_.exchange(kIdle) == kFired;
+	}
+
+private:
+	using clock = std::chrono::steady_clock;
+	static constexpr int64_t kIdle = 0, kFired = -1;
+
+	static int64_t now()
+	{
+		return clock::now().time_since_epoch().count();
+	}
+
+	void loop()
+	{
+		std::unique_lock<std::mutex> l(m_);
+		while (!quit_) {
+			int64_t d = deadline_.load();
+			if (d > 0 && now() < d) {
+				cv_.wait_until(l, clock::time_point(
+							  clock::duration(d)));
+			} else if (d > 0) {
+				/* only if the same operation still runs */
+				if (deadline_.compare_exchange_strong(d,
+								      kFired)) {
+					l.unlock();
+					fire_();
+					l.lock();
+				}
+			} else {
+				/* an arm() after this store sees parked_;
+				 * one before it set the deadline seen next */
+				parked_.store(true);
+				if (deadline_.load() <= 0 && !quit_)
+					cv_.wait(l);
+				parked_.store(false);
+			}
+		}
+	}
+
+	std::function<void()> fire_;
+	std::mutex m_;
+	std::condition_variable cv_;
+	/* clock ticks, or kIdle or kFired */
+	std::atomic<int64_t> deadline_{ kIdle };
+	std::atomic<bool> parked_{ false };
+	bool quit_ = false;
+	std::thread th_; /* last: starts once the rest is built */
+};
+
 } // namespace
 
 /* The prepared operation: what run() executes, and what it was built for. */
@@ -203,6 +348,7 @@ struct sd_prepared {
 	size_t send_count, recv_count;
 	void *sendbuf, *recvbuf;
 	int timeout_ms;
+	bool legacy = false; /* runs a legacy class on lctx: watched */
 	std::function<void()> fn;
 	std::shared_ptr<void> keep; /* algorithm objects, options, scratch */
 };
@@ -219,6 +365,9 @@ struct sd_comm {
 	int timeout_ms = kDefaultTimeoutMs;
 	std::string address;
 	std::atomic<bool> aborted{ false };
+	/* closes lctx past a legacy operation's timeout; made by the first
+	 * prepare of one */
+	std::unique_ptr<Watchdog> watchdog;
 	sd_prepared prep;
 };
 
@@ -516,6 +665,7 @@ void build(const build_ctx &b, sd_prepared &p)
 			std::shared_ptr<gloo::Algorithm> alg =
 				legacy_allreduce<T>(b, recv, (int)rc);
 			p.keep = alg;
+			p.legacy = true;
 			size_t bytes = rc * ts;
 			p.fn = [alg, copy, send, recv, bytes, post] {
 				if (copy)
@@ -546,6 +696,7 @@ void build(const build_ctx &b, sd_prepared &p)
 			p.keep = std::make_shared<std::pair<
 				std::shared_ptr<void>, std::shared_ptr<void>>>(
 				alg, ready);
+			p.legacy = true;
 			p.fn = [alg, ready] {
 				ready->exchange();
 				alg->run();
@@ -594,6 +745,7 @@ void build(const build_ctx &b, sd_prepared &p)
 			p.keep = std::make_shared<std::pair<
 				std::shared_ptr<void>, std::shared_ptr<void>>>(
 				alg, scratch);
+			p.legacy = true;
 			p.fn = [alg, s, send, bytes, post] {
 				memcpy((void *)s, send, bytes);
 				alg->run();
@@ -638,6 +790,7 @@ void build(const build_ctx &b, sd_prepared &p)
 			p.keep = std::make_shared<std::pair<
 				std::shared_ptr<void>, std::shared_ptr<void>>>(
 				alg, ready);
+			p.legacy = true;
 			bool copy = me == root && send != recv;
 			size_t bytes = rc * ts;
 			p.fn = [alg, ready, copy, send, recv, bytes] {
@@ -852,6 +1005,11 @@ int do_prepare(sd_comm *c, const sd_op_args *a, char *err, size_t errlen)
 					"data type not supported; use "
 					"float32, float64, float16, int8, "
 					"uint8, int32 or int64" };
+		}
+		if (p.legacy && !c->watchdog) {
+			std::shared_ptr<gloo::Context> lg = c->lctx;
+			c->watchdog.reset(
+				new Watchdog([lg] { close_pairs(lg); }));
 		}
 	});
 	if (rc)
@@ -1112,6 +1270,10 @@ int g_comm_split(struct sd_comm *parent, int color, int key,
 	std::unique_ptr<sd_comm> c;
 	std::string what = "gloo: splitting a communicator on rank " +
 			   std::to_string(parent->rank);
+	if (parent->aborted) {
+		put_err(err, errlen, what + ": the communicator was aborted");
+		return SD_ERR_CANCELLED;
+	}
 	int rc = guarded(what, parent->timeout_ms, err, errlen, [&] {
 		std::shared_ptr<gloo::Context> pg = parent->ctx;
 		auto tmo = std::chrono::milliseconds(parent->timeout_ms);
@@ -1151,6 +1313,10 @@ int g_comm_split(struct sd_comm *parent, int color, int key,
 		}
 		store.finish();
 	});
+	if (rc && parent->aborted) {
+		put_err(err, errlen, what + ": the communicator was aborted");
+		return SD_ERR_CANCELLED;
+	}
 	if (rc)
 		return rc;
 	*out = c.release();
@@ -1171,9 +1337,13 @@ void g_comm_destroy(struct sd_comm *c)
 {
 	if (!c)
 		return;
+	/* first: it may close lctx while the rest goes; its thread never
+	 * waits long (a millisecond, and a loop tick per connection) */
+	c->watchdog.reset();
 	if (c->aborted) {
-		/* peers may be gone mid-operation: leave the sockets to the
-		 * process exit rather than risk blocking in a destructor */
+		/* peers may be gone mid-operation: leave what is left (its
+		 * connections closed by abort) to the process exit rather than
+		 * risk blocking in a destructor */
 		return;
 	}
 	try {
@@ -1256,6 +1426,10 @@ const char *g_algo_name(enum sd_op op, int idx)
 int g_prepare(struct sd_comm *c, const struct sd_op_args *a, char *err,
 	      size_t errlen)
 {
+	if (c->aborted) {
+		put_err(err, errlen, "gloo: communicator aborted");
+		return SD_ERR_CANCELLED;
+	}
 	return do_prepare(c, a, err, errlen);
 }
 
@@ -1281,13 +1455,33 @@ int g_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
 						     a->recv_count) *
 						    sd_dtype_size(a->dtype),
 					    c->size);
+	Watchdog *wd = c->prep.legacy ? c->watchdog.get() : nullptr;
 	try {
+		if (wd)
+			wd->arm(tmo);
 		fn();
+		if (wd)
+			wd->disarm();
 		return SD_OK;
 	} catch (...) {
 		/* describe() only on the failure path: run() stays lean */
-		return guarded(describe(c, a, algo), tmo, err, errlen,
-			       [] { throw; });
+		bool late = wd && wd->disarm();
+		std::string what = describe(c, a, algo);
+		if (c->aborted) {
+			put_err(err, errlen, what + ": communicator aborted");
+			return SD_ERR_CANCELLED;
+		}
+		int rc = guarded(what, tmo, err, errlen, [] { throw; });
+		/* late: woken by the watchdog's closing ("Application
+		 * timeout ..."), or by a pair that had failed before this
+		 * operation's buffers were made (Gloo never tells those: it
+		 * ends at the pair's own timeout, and says why it failed) */
+		if (late && rc == SD_ERR_TIMEOUT)
+			put_err(err, errlen,
+				what + ": timed out after " +
+					std::to_string(tmo) +
+					" ms; a peer did not take part");
+		return rc;
 	}
 }
 
@@ -1301,17 +1495,36 @@ int g_barrier(struct sd_comm *c, int timeout_ms, char *err, size_t errlen)
 	int tmo = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
 	std::string what = "gloo barrier on rank " + std::to_string(c->rank) +
 			   " of " + std::to_string(c->size);
-	return guarded(what, tmo, err, errlen, [&] {
+	if (c->aborted) {
+		put_err(err, errlen, what + ": communicator aborted");
+		return SD_ERR_CANCELLED;
+	}
+	int rc = guarded(what, tmo, err, errlen, [&] {
 		gloo::BarrierOptions o(c->ctx);
 		o.setTimeout(std::chrono::milliseconds(tmo));
 		gloo::barrier(o);
 	});
+	if (rc && c->aborted) {
+		put_err(err, errlen, what + ": communicator aborted");
+		return SD_ERR_CANCELLED;
+	}
+	return rc;
 }
 
+/*
+ * Set the flag first, so that an operation woken by the closing sees it
+ * and says SD_ERR_CANCELLED; then close both contexts (a split has its
+ * own).  Peers waiting on this rank see their connection closed
+ * (SD_ERR_PEER).  The contexts are only read here: they change only in
+ * comm_destroy, which the caller never runs alongside abort().
+ */
 void g_abort(struct sd_comm *c)
 {
-	if (c)
-		c->aborted = true;
+	if (!c)
+		return;
+	c->aborted = true;
+	close_pairs(c->ctx);
+	close_pairs(c->lctx);
 }
 
 } // namespace

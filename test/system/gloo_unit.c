@@ -8,13 +8,17 @@
  * corrupt() is seen by verify(); comm_split (with a negative color, and a
  * split of a split) gives working communicators ordered by key; a rank
  * that skips an operation makes its neighbour fail with SD_ERR_TIMEOUT,
- * and a rank that closes its communicator makes it fail with SD_ERR_PEER.
+ * the legacy algorithm classes too when only the operation's own timeout
+ * is short, abort() from another thread unblocks a rank stuck in an
+ * operation (on the world and on a split) with SD_ERR_CANCELLED, and a
+ * rank that closes its communicator makes it fail with SD_ERR_PEER.
  * Rank 0 sends its findings to the parent, which prints TAP.
  */
 #include "config.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -114,6 +118,19 @@ static void report(int good, const char *fmt, ...)
 	snprintf(line, sizeof(line), "%d|%s\n", good ? 1 : 0, name);
 	if (sd_send_full(result_fd, line, strlen(line)))
 		exit(3);
+}
+
+/* Whether `v` holds on at least one rank (every rank calls it). */
+static int on_any_rank(int v)
+{
+	char all[MAXN];
+	char mine = (char)v;
+	if (bs_allgather(g_bs, &mine, all, 1))
+		exit(3);
+	for (int r = 0; r < g_bs->size; r++)
+		if (all[r])
+			return 1;
+	return 0;
 }
 
 static double now_s(void)
@@ -350,6 +367,192 @@ static void check_timeout(struct sd_bootstrap *bs, int algo, const char *an)
 	ops->buf_free(NULL, rb);
 }
 
+/* One legacy all_reduce of check_legacy_timeouts, in a thread of its own. */
+struct legacy_run {
+	struct sd_comm *c;
+	struct sd_op_args a;
+	void *sb, *rb;
+	int rc;
+	double dt;
+	char err[512];
+};
+
+static void *legacy_thread(void *arg)
+{
+	struct legacy_run *l = arg;
+	double t0 = now_s();
+	l->err[0] = '\0';
+	ops->fill(l->c, &l->a, l->err, sizeof(l->err));
+	l->rc = ops->prepare(l->c, &l->a, l->err, sizeof(l->err));
+	if (!l->rc)
+		l->rc = ops->run(l->c, &l->a, l->err, sizeof(l->err));
+	l->dt = now_s() - t0;
+	return NULL;
+}
+
+/* The legacy classes with only the operation's timeout short: rank n-1
+ * skips an all_reduce whose own timeout is 1.5 s on communicators whose
+ * timeout (their connections') is 60 s, one per legacy algorithm, all at
+ * once in threads of their own (1.5 s in all, not 1.5 s each).  Every
+ * rank must end within 10 s with SD_ERR_TIMEOUT, or SD_ERR_PEER where a
+ * neighbour timed out first and closed its connections, and at least one
+ * rank with SD_ERR_TIMEOUT.  Without a watch of their own the legacy
+ * classes would wait the connections' 60 s. */
+static void check_legacy_timeouts(struct sd_bootstrap *bs)
+{
+	int me = bs->rank, n = bs->size, nl = 0;
+	struct sd_comm_config cfg = { .timeout_ms = 60000, .iface = NULL };
+	struct legacy_run l[4];
+	pthread_t th[4];
+	const char *names[4];
+	char err[512] = "";
+	for (int al = 0; al < 4; al++) {
+		const char *an = ops->algo_name(SD_OP_ALL_REDUCE, al);
+		if (strcmp(an, "bcube") == 0 && !is_pow2(n))
+			continue;
+		struct legacy_run *x = &l[nl];
+		memset(x, 0, sizeof(*x));
+		if (ops->comm_create(bs, &cfg, &x->c, err, sizeof(err)) ||
+		    ops->buf_alloc(x->c, 4096, &x->sb, err, sizeof(err)) ||
+		    ops->buf_alloc(x->c, 4096, &x->rb, err, sizeof(err))) {
+			fprintf(stderr, "rank %d: %s\n", me, err);
+			exit(3);
+		}
+		x->a.op = SD_OP_ALL_REDUCE;
+		x->a.dtype = SD_FLOAT32;
+		x->a.algo = al;
+		x->a.timeout_ms = 1500;
+		set_counts(&x->a, 256, n);
+		sd_coll_place(&x->a, me, x->sb, x->rb);
+		names[nl++] = an;
+	}
+	/* the silent rank prepares, so that its buffers exist, and never
+	 * runs: data for a legacy buffer not made yet makes Gloo's device
+	 * loop spin (a core per communicator while the others wait) */
+	for (int i = 0; i < nl && me == n - 1; i++) {
+		ops->fill(l[i].c, &l[i].a, err, sizeof(err));
+		ops->prepare(l[i].c, &l[i].a, err, sizeof(err));
+	}
+	if (me != n - 1) {
+		for (int i = 0; i < nl; i++)
+			if (pthread_create(&th[i], NULL, legacy_thread, &l[i]))
+				exit(3);
+		for (int i = 0; i < nl; i++)
+			pthread_join(th[i], NULL);
+	}
+	for (int i = 0; i < nl; i++) {
+		int timed_out = 0, good = 1;
+		if (me != n - 1) {
+			timed_out = l[i].rc == SD_ERR_TIMEOUT;
+			good = (timed_out || l[i].rc == SD_ERR_PEER) &&
+			       l[i].dt < 10.0;
+			if (me == 0 || !good)
+				printf("# rank %d of %d (%s): status %d after "
+				       "%.1f s: %s\n", me, n, names[i],
+				       l[i].rc, l[i].dt, l[i].err);
+		}
+		report(on_any_rank(timed_out) && good,
+		       "n=%d %s all_reduce with a silent rank, a 1.5 s "
+		       "timeout on connections of 60 s: SD_ERR_TIMEOUT (or a "
+		       "lost peer) within 10 s", n, names[i]);
+	}
+	for (int i = 0; i < nl; i++) {
+		ops->abort(l[i].c);
+		ops->comm_destroy(l[i].c);
+		ops->buf_free(NULL, l[i].sb);
+		ops->buf_free(NULL, l[i].rb);
+	}
+}
+
+struct aborter {
+	struct sd_comm *c;
+	int after_ms;
+};
+
+static void *abort_later(void *arg)
+{
+	const struct aborter *ab = arg;
+	struct timespec ts = { ab->after_ms / 1000,
+			       (ab->after_ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	ops->abort(ab->c);
+	return NULL;
+}
+
+/* Rank n-1 never joins an all_reduce whose timeout is 60 s; a thread of
+ * every other rank calls abort() 300 ms in.  run() must return within 5 s
+ * with SD_ERR_CANCELLED (or SD_ERR_PEER where a peer's abort closed the
+ * connection first; at least one rank cancelled), a later run() must fail
+ * at once, and comm_destroy() must not block.  With split, the operation
+ * runs on a communicator split from the world (every rank, reversed),
+ * whose connections are its own. */
+static void check_abort(struct sd_bootstrap *bs, int algo, const char *an,
+			int split)
+{
+	int me = bs->rank, n = bs->size;
+	struct sd_comm_config cfg = { .timeout_ms = 60000, .iface = NULL };
+	struct sd_comm *world = NULL, *c = NULL;
+	char err[512] = "";
+	void *sb, *rb;
+	int rc = ops->comm_create(bs, &cfg, &world, err, sizeof(err));
+	c = world;
+	if (!rc && split)
+		rc = ops->comm_split(world, 0, -me, &c, err, sizeof(err));
+	if (rc || ops->buf_alloc(c, 4096, &sb, err, sizeof(err)) ||
+	    ops->buf_alloc(c, 4096, &rb, err, sizeof(err))) {
+		fprintf(stderr, "rank %d: %s\n", me, err);
+		exit(3);
+	}
+	struct sd_op_args a = { 0 };
+	a.op = SD_OP_ALL_REDUCE;
+	a.dtype = SD_FLOAT32;
+	a.algo = algo;
+	a.timeout_ms = 60000;
+	set_counts(&a, 256, n);
+	sd_coll_place(&a, ops->comm_rank(c), sb, rb);
+	int good = 1, cancelled = 0;
+	/* every rank prepares (the silent one too: see
+	 * check_legacy_timeouts); the silent one never runs */
+	ops->fill(c, &a, err, sizeof(err));
+	ops->prepare(c, &a, err, sizeof(err));
+	if (me != n - 1) {
+		struct aborter ab = { c, 300 };
+		pthread_t th;
+		if (pthread_create(&th, NULL, abort_later, &ab))
+			exit(3);
+		double t0 = now_s();
+		rc = ops->run(c, &a, err, sizeof(err));
+		double dt = now_s() - t0;
+		pthread_join(th, NULL);
+		cancelled = rc == SD_ERR_CANCELLED;
+		good = (cancelled || rc == SD_ERR_PEER) && dt < 5.0;
+		if (me == 0 || !good)
+			printf("# rank %d of %d (%s%s): status %d after "
+			       "%.1f s: %s\n", me, n, an,
+			       split ? ", split" : "", rc, dt, err);
+		t0 = now_s();
+		rc = ops->run(c, &a, err, sizeof(err));
+		good = good && rc == SD_ERR_CANCELLED && now_s() - t0 < 1.0;
+	}
+	report(on_any_rank(cancelled) && good,
+	       "n=%d abort() from another thread unblocks an all_reduce "
+	       "(%s%s) waiting for a silent rank: SD_ERR_CANCELLED (or a "
+	       "lost peer) within 5 s of a 60 s timeout", n, an,
+	       split ? ", on a split" : "");
+	ops->abort(c);
+	double t0 = now_s();
+	if (split) {
+		ops->comm_destroy(c);
+		ops->abort(world);
+	}
+	ops->comm_destroy(world);
+	report(now_s() - t0 < 5.0, "n=%d comm_destroy after abort() returns "
+	       "at once (%s%s)", n, an, split ? ", split" : "");
+	ops->buf_free(NULL, sb);
+	ops->buf_free(NULL, rb);
+}
+
 /* Rank n-1 closes its communicator: rank 0 must see SD_ERR_PEER. */
 static void check_peer(struct sd_bootstrap *bs)
 {
@@ -433,6 +636,10 @@ static int rank_main(int me, int n, int fd)
 	ops->comm_destroy(world);
 	check_timeout(&bs, -1, "auto");
 	check_timeout(&bs, 4, "opts_ring");
+	check_legacy_timeouts(&bs);
+	check_abort(&bs, -1, "auto", 0);
+	check_abort(&bs, 4, "opts_ring", 0);
+	check_abort(&bs, -1, "auto", 1);
 	check_peer(&bs);
 	ops->fini();
 	return 0;
