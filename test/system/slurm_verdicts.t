@@ -194,7 +194,10 @@ is "$rc" 2 "an unknown baseline: exit 2"
 run_plan world-healthy
 is "$rc" 0 "the job-wide test without a baseline: exit 0 (judged by nothing)"
 "$SHAKEDOWN" baseline create --name healthy --db "$DB" >/dev/null
-run_plan world-slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=60000 -- \
+# 250 ms an operation: slow enough below a quarter of the baseline even
+# when a loaded machine (or an ASan build) slowed the healthy run it came
+# from several times over
+run_plan world-slow SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=250000 -- \
 	--baseline healthy
 is "$rc" 6 "a slow node against the baseline: exit 6"
 [ "$rc" = 6 ] || diag_file "$SD_TMP/world-slow" | tail -n 30
