@@ -5,7 +5,7 @@
 # the ranks stop, say what was cut short, and exit 5.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/slurm/lib.sh"
 sd_need_shakedown_gloo
-sd_slurm_begin 3 21
+sd_slurm_begin 3 20
 
 export SHAKEDOWN
 unset SHAKEDOWN_BACKEND SHAKEDOWN_PLAN SHAKEDOWN_DB SHAKEDOWN_UPLOAD_URL \
@@ -52,16 +52,15 @@ ok 'sd_check_json "$out" all_reduce,broadcast 3 &&
 	"acceptance.sbatch: rows checked, SHAKEDOWN_DB honoured"
 [ $rc = 0 ] || diag_file "$out" | tail -n 30
 
-# a rank killed under the script: rank 0's own line reaches the job's
-# output (srun without -K), and the script prints what the run recorded
+# a rank killed under the script: whatever srun passes on of the ranks'
+# last lines (when a task dies by a signal srun may stop passing them on,
+# -K or not), the script prints what the run recorded
 out=$SD_TMP/killed.out
 SHAKEDOWN_FAULT=rank=1,kind=kill,op=all_reduce,iter=2 \
 SHAKEDOWN_DB=$SD_TMP/killed.db submit quick.sbatch 2 1 "$out" \
 	--no-progress --op all_reduce -e 1M -n 20 -w 1 --timeout 20
 rc=$?
 isnt "$rc" 0 "quick.sbatch, rank 1 killed: the job fails (exit $rc)"
-ok 'grep -q "^shakedown: rank 1 (node2, pid [0-9]*) was lost" "$out"' \
-	"quick.sbatch: rank 0's line naming rank 1 is in the job's output"
 ok 'grep -q "shakedown quick: as recorded (shakedown report --bad-nodes job:[0-9]*):" "$out"' \
 	"quick.sbatch: says it prints the recorded verdict"
 ok 'grep -q "^shakedown quick: node2: node node2: rank 1 (node2, pid [0-9]*) was lost" "$out"' \
