@@ -87,6 +87,7 @@ const struct sd_name_row sd_dtype_names[] = {
 	{ "fp16", SD_FLOAT16 }, { "bf16", SD_BFLOAT16 }, { "float", SD_FLOAT32 },
 	{ "fp32", SD_FLOAT32 }, { "double", SD_FLOAT64 }, { "fp64", SD_FLOAT64 },
 	{ "e4m3", SD_FP8_E4M3 }, { "e5m2", SD_FP8_E5M2 },
+	{ "f8e4m3", SD_FP8_E4M3 }, { "f8e5m2", SD_FP8_E5M2 },
 	{ NULL, 0 }
 };
 
@@ -187,6 +188,22 @@ const char *sd_name_of(const struct sd_name_row *rows, int value)
 const char *sd_dtype_name(enum sd_dtype t)
 {
 	return sd_name_of(sd_dtype_names, t);
+}
+
+/* nccl-tests' test_typenames (src/common.cu, nccl-tests 2.19): what its
+ * table's type column says, which readers of that table match. */
+static const struct sd_name_row nccl_type_names[] = {
+	{ "int8", SD_INT8 }, { "uint8", SD_UINT8 }, { "int32", SD_INT32 },
+	{ "uint32", SD_UINT32 }, { "int64", SD_INT64 },
+	{ "uint64", SD_UINT64 }, { "half", SD_FLOAT16 },
+	{ "float", SD_FLOAT32 }, { "double", SD_FLOAT64 },
+	{ "bfloat16", SD_BFLOAT16 }, { "f8e4m3", SD_FP8_E4M3 },
+	{ "f8e5m2", SD_FP8_E5M2 }, { NULL, 0 }
+};
+
+const char *sd_dtype_nccl_name(enum sd_dtype t)
+{
+	return sd_name_of(nccl_type_names, t);
 }
 
 const char *sd_redop_name(enum sd_redop r)

@@ -65,6 +65,8 @@ extern const struct sd_name_row sd_op_names[];
 /* Names.  *_from_name return 0 and set *out, or -1 (then *hint, when not
  * NULL, points to the closest valid name or NULL). */
 const char *sd_dtype_name(enum sd_dtype t);
+/* The name nccl-tests' table gives the type ("float", "half", ...). */
+const char *sd_dtype_nccl_name(enum sd_dtype t);
 int sd_dtype_from_name(const char *name, enum sd_dtype *out, const char **hint);
 const char *sd_redop_name(enum sd_redop r);
 int sd_redop_from_name(const char *name, enum sd_redop *out, const char **hint);

@@ -81,10 +81,18 @@ static int t_run_begin(void *self, const struct sd_run_info *run)
 		run->plan_name ? run->plan_name : "-", run->plan_hash);
 	for (int r = 0; r < run->nranks; r++) {
 		const struct sd_rank_info *ri = &run->ranks[r];
-		fprintf(o, "#  Rank %2d Pid %7d on %10s device %2d [%s] %s%s%s\n",
-			ri->rank, ri->pid, ri->host, ri->local_rank,
-			ri->dev.pci_bus_id[0] ? ri->dev.pci_bus_id : "-",
-			ri->dev.name, ri->dev.transport[0] ? ", " : "",
+		/* nccl-tests' rank line (src/util.cu, the "#  Rank %2d Group
+		 * %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s" of its
+		 * device listing): the bus id without its function */
+		char bus[32];
+		snprintf(bus, sizeof(bus), "%s",
+			 ri->dev.pci_bus_id[0] ? ri->dev.pci_bus_id : "-");
+		char *dot = strrchr(bus, '.');
+		if (dot && strchr(bus, ':'))
+			*dot = '\0';
+		fprintf(o, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] "
+			"%s%s%s\n", ri->rank, 0, ri->pid, ri->host, ri->local_rank,
+			bus, ri->dev.name, ri->dev.transport[0] ? ", " : "",
 			ri->dev.transport);
 	}
 	fprintf(o, "#\n");
@@ -127,14 +135,20 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 	if (t->fmt == SD_FORMAT_TABLE) {
 		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s\n",
 			ti->index + 1, tt->label, ti->nranks, ti->algo);
-		fprintf(o, "#%75s%36s\n", "out-of-place", "in-place");
-		fprintf(o, "#%11s %13s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s "
-			"%6s\n", "size", "count", "type", "redop", "root",
-			"time", "algbw", "busbw", "#wrong", "time", "algbw",
-			"busbw", "#wrong");
-		fprintf(o, "#%11s %13s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s "
-			"%6s\n", "(B)", "(elements)", "", "", "", "(us)",
-			"(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+		/* nccl-tests' header (src/util.cu, writeResultHeader, without
+		 * per-iteration columns or timestamps) */
+		fprintf(o, "#\n");
+		fprintf(o, "# %10s  %12s  %8s  %6s  %6s           out-of-place     "
+			"                  in-place          \n", "", "", "", "",
+			"");
+		fprintf(o, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  "
+			"%6s  %6s  %6s %s\n", "size", "count", "type", "redop",
+			"root", "time", "algbw", "busbw", "#wrong", "time",
+			"algbw", "busbw", "#wrong", "");
+		fprintf(o, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  "
+			"%6s  %6s  %6s %s\n", "(B)", "(elements)", "", "", "",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+			"(GB/s)", "", "");
 	} else if (t->fmt == SD_FORMAT_DEEPSPEED) {
 		fprintf(o, "\n---- Performance of %s on %d devices ----------"
 			"-----------------------------------------------\n",
@@ -146,12 +160,29 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 	return ferror(o) ? SD_ERR_IO : SD_OK;
 }
 
-static void print_wrong(char *buf, size_t len, const struct sd_measurement *m)
+/* A number in `width` columns as nccl-tests' getFloatStr (src/util.cu)
+ * writes it: two decimals, else one, else none, else an exponent. */
+static void float_str(double v, int width, char *buf, size_t len)
 {
-	if (!m->checked)
-		snprintf(buf, len, "N/A");
+	static const char *const fmt[] = { "%*.2f", "%*.1f", "%*.0f" };
+	for (int i = 0; i < 3; i++)
+		if (snprintf(buf, len, fmt[i], width, v) <= width)
+			return;
+	snprintf(buf, len, width >= 7 ? "%*.1e" : "%*.0e", width, v);
+}
+
+/* One placement's columns, as nccl-tests' writeBenchmarkLineBody prints
+ * them: "  %7s  %6s  %6s  %6g", or "    N/A" for an unchecked #wrong. */
+static void print_body(FILE *o, const struct sd_measurement *m)
+{
+	char tm[32], alg[32], bus[32];
+	float_str(m->time_us, 7, tm, sizeof(tm));
+	float_str(m->algbw_gbs, 6, alg, sizeof(alg));
+	float_str(m->busbw_gbs, 6, bus, sizeof(bus));
+	if (m->checked)
+		fprintf(o, "  %7s  %6s  %6s  %6g", tm, alg, bus, (double)m->wrong);
 	else
-		snprintf(buf, len, "%" PRIu64, m->wrong);
+		fprintf(o, "  %7s  %6s  %6s    N/A", tm, alg, bus);
 }
 
 static void print_first_wrong(FILE *o, const struct sd_measurement *m)
@@ -170,19 +201,17 @@ static void table_row(struct text_sink *t, const struct sd_test_info *ti,
 		      const struct sd_measurement *ip)
 {
 	FILE *o = t->out;
-	char w1[24], w2[24];
-	print_wrong(w1, sizeof(w1), oop);
-	fprintf(o, " %11zu %13zu %8s %6s %6d %9.2f %7.3f %7.3f %6s",
-		oop->size_bytes, oop->count, sd_dtype_name(ti->dtype),
-		ti->has_redop ? sd_redop_name(ti->redop) : "none", ti->root,
-		oop->time_us, oop->algbw_gbs, oop->busbw_gbs, w1);
-	if (ip) {
-		print_wrong(w2, sizeof(w2), ip);
-		fprintf(o, " %9.2f %7.3f %7.3f %6s\n", ip->time_us,
-			ip->algbw_gbs, ip->busbw_gbs, w2);
-	} else {
-		fprintf(o, " %9s %7s %7s %6s\n", "N/A", "N/A", "N/A", "N/A");
-	}
+	/* nccl-tests' writeBenchmarkLinePreamble: "%12li  %12li  %8s  %6s
+	 * %6s", the root as "%6i" */
+	fprintf(o, "%12zu  %12zu  %8s  %6s  %6d", oop->size_bytes, oop->count,
+		sd_dtype_nccl_name(ti->dtype),
+		ti->has_redop ? sd_redop_name(ti->redop) : "none", ti->root);
+	print_body(o, oop);
+	if (ip)
+		print_body(o, ip);
+	else /* not measured in place (yet): the columns say so */
+		fprintf(o, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+	fprintf(o, "\n");
 	if (oop->have_percentiles)
 		fprintf(o, "# %zu B out-of-place per iteration (us): min %.2f "
 			"p50 %.2f p99 %.2f max %.2f\n", oop->size_bytes,
@@ -308,10 +337,13 @@ static int t_test_end(void *self, const struct sd_test_info *ti,
 		if (t->have_oop)
 			table_row(t, ti, &t->oop, NULL);
 		t->have_oop = 0;
-		fprintf(o, "# Out of bounds values : %" PRIu64 " %s\n", t->wrong,
-			t->wrong ? "FAILED" : "OK");
-		fprintf(o, "# Avg bus bandwidth    : %.3f GB/s\n",
-			t->nbusbw ? t->sum_busbw / t->nbusbw : 0.0);
+		/* nccl-tests' writeResultFooter: "# %-20s : %d %s" and "#
+		 * %-20s : %g %s", no unit, the check word empty when no
+		 * -G threshold was given */
+		fprintf(o, "# %-20s : %" PRIu64 " %s\n", "Out of bounds values",
+			t->wrong, t->wrong ? "FAILED" : "OK");
+		fprintf(o, "# %-20s : %g %s\n", "Avg bus bandwidth",
+			t->nbusbw ? t->sum_busbw / t->nbusbw : 0.0, "");
 		if (strcmp(status, "passed") != 0)
 			fprintf(o, "# Test %d %s%s%s\n", ti->index + 1, status,
 				message ? ": " : "", message ? message : "");
