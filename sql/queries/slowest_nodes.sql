@@ -1,11 +1,15 @@
 -- slowest_nodes.sql - hosts ranked by all_reduce bus bandwidth at the
 -- largest size of each run, against the average of every host: the
 -- slowest first.  Change 'all_reduce' to rank by another operation.
+-- Only runs that completed count (passed, or failed on their data or
+-- expectations: exit 1 or 6), as in busbw_by_host.sql.
 --   sqlite3 -header -column results.db < slowest_nodes.sql
 WITH per_run AS (
 	SELECT t.run_id, max(m.busbw_gbs) AS busbw_gbs
 	FROM tests t JOIN measurements m ON m.test_id = t.id
 	WHERE t.op = 'all_reduce' AND m.wrong = 0
+		AND t.run_id IN (SELECT id FROM runs WHERE status = 'passed'
+			OR (status = 'failed' AND exit_status IN (1, 6)))
 		AND m.size_bytes = (SELECT max(m2.size_bytes)
 			FROM tests t2 JOIN measurements m2 ON m2.test_id = t2.id
 			WHERE t2.run_id = t.run_id AND t2.op = t.op)

@@ -24,7 +24,8 @@ out=$(query peak_busbw_by_op.sql)
 is "$(printf '%s\n' "$out" | head -1)" \
 	"op,dtype,peak_busbw_gbs,size_bytes,nranks,nodelist,run_uuid,run_started_at,runs" \
 	"peak_busbw_by_op: columns"
-like "$out" "all_reduce,float32,13.0,8192,2,node[AB],.*,4" "peak_busbw_by_op: the peak and where"
+like "$out" "all_reduce,float32,13.0,8192,2,node[AB],.*,3" \
+	"peak_busbw_by_op: the peak and where, over the 3 runs that did not fail"
 
 out=$(query busbw_by_host.sql)
 is "$(printf '%s\n' "$out" | head -1)" \
@@ -35,6 +36,23 @@ out=$(query slowest_nodes.sql)
 is "$(printf '%s\n' "$out" | head -1)" "host,runs,avg_busbw_gbs,pct_of_all_hosts" \
 	"slowest_nodes: columns"
 is "$(printf '%s\n' "$out" | sed -n 2p)" "nodeB,2,12.0,96.0" "slowest_nodes: nodeB first"
+
+# runs that did not complete, and a failed run faster than any: not
+# counted by busbw_by_host and slowest_nodes, not the peak (a database of
+# their own, so that the other queries' answers stay)
+DB2="$TMPD/q2.db"
+"$W" -q -T "$old" -b 10 -H nodeA "$DB2" && "$W" -q -T "$old" -b 10 -H nodeB "$DB2" &&
+"$W" -q -T "$((now - 86400))" -b 1 -H nodeB -S aborted "$DB2" &&
+"$W" -q -T "$((now - 86400))" -b 2 -H nodeB -S cancelled "$DB2" &&
+"$W" -q -T "$((now - 86400))" -b 50 -H nodeA -S failed "$DB2"
+is "$?" 0 "five more runs in a second database"
+query2() { sqlite3 -batch -header -csv "$DB2" < "$top_srcdir/sql/queries/$1"; }
+like "$(query2 busbw_by_host.sql)" "nodeB,all_reduce,1,13.0,13.0,13.0," \
+	"busbw_by_host: nodeB's aborted and cancelled runs are not counted"
+is "$(query2 slowest_nodes.sql | sed -n 2p)" "nodeA,1,13.0,100.0" \
+	"slowest_nodes: neither are they, nor the failed run stopped early (exit 0 with status failed)"
+like "$(query2 peak_busbw_by_op.sql)" "all_reduce,float32,13.0,8192," \
+	"peak_busbw_by_op: the failed run's 53 GB/s is not the peak"
 
 out=$(query failed_runs.sql)
 is "$(printf '%s\n' "$out" | head -1)" \
