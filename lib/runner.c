@@ -248,9 +248,25 @@ static double percentile(const double *v, size_t n, double p)
 	return v[k ? k - 1 : 0];
 }
 
+/* Whether group rank k sends or receives in c (pt2pt leaves all but
+ * ranks 0 and 1 idle). */
+static int takes_part(const struct sd_coll *c, int k, int root)
+{
+	const enum sd_role roles[2] = { c->sends, c->receives };
+	for (int i = 0; i < 2; i++)
+		switch (roles[i]) {
+		case SD_ROLE_ALL: return 1;
+		case SD_ROLE_ROOT: if (k == root) return 1; break;
+		case SD_ROLE_RANK0: if (k == 0) return 1; break;
+		case SD_ROLE_RANK1: if (k == 1) return 1; break;
+		}
+	return 0;
+}
+
 /* Rank 0: turn the results of one group's n ranks (`res`, `stride` bytes
  * apart, by group rank; `members` their world ranks) into one
- * measurement. */
+ * measurement.  Only the ranks that take part are timed: an idle rank's
+ * near-zero time would make the operation look faster than it is. */
 static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 		    const char *res, int n, const int *members, size_t stride,
 		    size_t sc, size_t rc_, int in_place,
@@ -266,12 +282,16 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 	m->first_wrong_rank = -1;
 	m->time_us_min = INFINITY;
 	double sum = 0;
+	int timed = 0;
 	for (int k = 0; k < n; k++) {
 		const struct rank_result *rr =
 			(const void *)(res + (size_t)k * stride);
-		sum += rr->time_us;
-		m->time_us_min = fmin(m->time_us_min, rr->time_us);
-		m->time_us_max = fmax(m->time_us_max, rr->time_us);
+		if (takes_part(c, k, t->root)) {
+			sum += rr->time_us;
+			timed++;
+			m->time_us_min = fmin(m->time_us_min, rr->time_us);
+			m->time_us_max = fmax(m->time_us_max, rr->time_us);
+		}
 		m->checked |= rr->checked;
 		m->wrong += rr->wrong;
 		if (rr->wrong && m->first_wrong_rank < 0) {
@@ -282,7 +302,9 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 			memcpy(m->first_wrong.got, rr->got, sizeof(rr->got));
 		}
 	}
-	m->time_us_avg = sum / n;
+	m->time_us_avg = timed ? sum / timed : 0;
+	if (!timed)
+		m->time_us_min = 0;
 	switch (t->cfg.combine) {
 	case SD_COMBINE_RANK0:
 		m->time_us = ((const struct rank_result *)(const void *)res)
@@ -297,6 +319,8 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 		double *it = calloc((size_t)t->cfg.iters, sizeof(double));
 		if (it) {
 			for (int k = 0; k < n; k++) {
+				if (!takes_part(c, k, t->root))
+					continue;
 				const double *v = (const void *)(
 					res + (size_t)k * stride +
 					sizeof(struct rank_result));

@@ -84,4 +84,18 @@ is "$rc" 0 "one process without a launcher: exit 0"
 run -t 120 sh -c "ulimit -Sn 30; exec $S --local 40 --op all_reduce -e 1K -n 2 -w 1"
 is "$rc" 0 "soft open-file limit of 30 with 40 ranks: raised to the hard limit, exit 0"
 
+# pt2pt on 4 ranks: ranks 2 and 3 sit idle; only the two that take part
+# are timed (their near-zero times made the average half and the minimum
+# nothing), under every -a
+for a in avg min max; do
+	run -t 60 $S --local 4 --op pt2pt -b 1M -e 1M -n 5 -w 1 -a $a --format json
+	got=$(printf '%s\n' "$out" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    t, lo, hi = d["time_us"], d["time_us_min"], d["time_us_max"]
+    print("ok" if lo > 0.2 * hi and lo <= t <= hi else "min %g max %g time %g" % (lo, hi, t))')
+	is "$got" ok "pt2pt on 4 ranks, -a $a: only the sender and receiver are timed"
+done
+
 done_testing
