@@ -312,7 +312,8 @@ SELECT h.run_id,
 	json_extract(i.value, '$.address') AS address
 FROM host_env h, json_each(h.env_json, '$.topology.interfaces') i;
 
--- Every measurement with the test and run it belongs to.
+-- Every measurement with the test and run it belongs to; since version 5
+-- with every measured column.
 CREATE VIEW measurements_v AS
 SELECT m.id AS measurement_id,
 	r.uuid AS run_uuid,
@@ -334,15 +335,27 @@ SELECT m.id AS measurement_id,
 	m.count,
 	m.in_place,
 	m.iters,
+	m.warmup_iters,
 	m.time_us,
 	m.time_us_min,
+	m.time_us_avg,
 	m.time_us_max,
+	m.iter_us_min,
 	m.iter_us_p50,
 	m.iter_us_p99,
+	m.iter_us_max,
 	m.algbw_gbs,
 	m.busbw_gbs,
+	m.ds_size_bytes,
+	m.ds_description,
+	m.ds_throughput_gbps,
+	m.ds_busbw_gbps,
 	m.checked,
 	m.wrong,
+	m.first_wrong_rank,
+	m.first_wrong_index,
+	m.first_wrong_expected,
+	m.first_wrong_got,
 	m.algo
 FROM measurements m
 	JOIN tests t ON t.id = m.test_id
@@ -370,4 +383,4 @@ FROM runs r
 	LEFT JOIN jobs j ON j.run_id = r.id
 GROUP BY r.id, t.op, t.dtype, m.size_bytes;
 
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;

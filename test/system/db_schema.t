@@ -58,6 +58,12 @@ ok "! SQ '$TMPD/new.db' \"PRAGMA foreign_keys = ON; INSERT INTO tests (run_id,
 ok "! SQ '$TMPD/new.db' \"INSERT INTO runs (uuid, started_at, status)
 	VALUES ('u', 'now', 'finished')\"" "status values are checked"
 
+# measurements_v carries every measured column (since version 5)
+missing=$(SQ "$TMPD/new.db" "SELECT name FROM pragma_table_info('measurements')
+	WHERE name NOT IN ('id', 'test_id') AND name NOT IN
+	(SELECT name FROM pragma_table_info('measurements_v'))")
+is "$missing" "" "measurements_v has every measured column of measurements"
+
 # migration from every earlier version
 for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
 	v=$(basename "$old" .sql); v=${v#schema_v}
