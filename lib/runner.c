@@ -583,6 +583,17 @@ exchange:
 			sd_coll_counts(c, (size_t)(size / ts), nk, &sk, &rk);
 			combine(c, t, grp, nk, mem, stride, sk, rk, in_place,
 				&m);
+			if (a.algo < 0 && ops->algo_auto && ops->algo_name) {
+				/* the algorithm auto ran, for the record */
+				struct sd_op_args ak = a;
+				ak.send_count = sk;
+				ak.recv_count = rk;
+				int idx = ops->algo_auto(&ak, nk);
+				const char *nm = idx >= 0
+					? ops->algo_name(t->op, idx) : NULL;
+				if (nm)
+					m.algo = nm;
+			}
 			if (deliver(r, tr, k, &m)) {
 				free(grp);
 				grp = NULL;

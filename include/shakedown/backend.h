@@ -272,6 +272,16 @@ struct sd_backend_ops {
 	 */
 	int (*describe_links)(struct sd_comm *comm, char *json, size_t len,
 			      char *err, size_t errlen);
+
+	/*
+	 * Optional: which of its algorithms (an index for algo_name) run()
+	 * uses for `a` on a communicator of `nranks` ranks when a->algo is
+	 * -1 (auto), or -1 when it does not pick one by name (NCCL chooses
+	 * inside).  Pure: no communicator, no side effects.  The core
+	 * records the answer as the measurement's algorithm.  NULL: the
+	 * measurements say "auto".
+	 */
+	int (*algo_auto)(const struct sd_op_args *a, int nranks);
 };
 
 #ifdef __cplusplus

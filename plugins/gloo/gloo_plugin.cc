@@ -1535,6 +1535,13 @@ int g_barrier(struct sd_comm *c, int timeout_ms, char *err, size_t errlen)
  * (SD_ERR_PEER).  The contexts are only read here: they change only in
  * comm_destroy, which the caller never runs alongside abort().
  */
+int g_algo_auto(const struct sd_op_args *a, int nranks)
+{
+	size_t bytes = std::max(a->send_count, a->recv_count) *
+		       sd_dtype_size(a->dtype);
+	return auto_algo(a->op, bytes, nranks);
+}
+
 void g_abort(struct sd_comm *c)
 {
 	if (!c)
@@ -1577,5 +1584,6 @@ const struct sd_backend_ops shakedown_backend = {
 	.abort = g_abort,
 	.iter_times = nullptr, /* host timing after wait() */
 	.describe_links = nullptr, /* CPUs: the NUMA layout is the topology */
+	.algo_auto = g_algo_auto,
 };
 }

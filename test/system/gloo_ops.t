@@ -54,7 +54,7 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-plan 13
+plan 15
 for n in 2 3 4; do
 	run -t 180 $S --local $n --op $OPS -d $TYPES -o all -r all -b 1K -e 8K -f 8 \
 		>/dev/null
@@ -96,5 +96,21 @@ like "$err" "needs a power-of-two number of ranks" "and the message says why"
 run -t 60 $S --local 2 --op all_to_all --algo ring -b 1K -e 1K
 is "$rc" 2 "--algo ring for all_to_all: exit 2"
 like "$err" "no algorithm 'ring' for all_to_all" "names the algorithm and the op"
+
+# the algorithm auto ran is recorded, not "auto": the legacy ring below
+# 4 MiB, opts_ring from 4 MiB (THE GLOO BACKEND in shakedown(1))
+if command -v sqlite3 >/dev/null; then
+	run -t 120 $SHAKEDOWN run --no-progress --db "$TMPD/algo.db" --local 2 \
+		--op all_reduce,sendrecv -b 1M -e 8M -f 8 -n 2 -w 1
+	is "$rc" 0 "auto at 1M and 8M: exit 0"
+	is "$(sqlite3 "$TMPD/algo.db" "SELECT group_concat(t.op || ' ' ||
+		m.size_bytes || ' ' || m.algo, ', ') FROM (SELECT * FROM
+		measurements ORDER BY id) m JOIN tests t ON t.id = m.test_id
+		WHERE m.in_place = 0")" \
+		"all_reduce 1048576 ring, all_reduce 8388608 opts_ring, sendrecv 1048576 unbound, sendrecv 8388608 unbound" \
+		"measurements.algo is the algorithm that ran"
+else
+	skip 2 "sqlite3 is needed to read the database"
+fi
 
 done_testing
