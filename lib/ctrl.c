@@ -561,7 +561,7 @@ static int read_msgs(int fd, struct reader *rd, char **scratch, size_t *cap,
 		memmove(*scratch, *scratch + at, have - at);
 		have -= at;
 		if (ret)
-			break;
+			return ret; /* mu may be gone with a verdict: stop */
 		if (have >= sizeof(struct hdr)) {
 			struct hdr h;
 			memcpy(&h, *scratch, sizeof(h));
@@ -694,8 +694,6 @@ static int handle_msg(void *arg, const struct hdr *h, char *pl,
 		p->bye = 1;
 		break;
 	case MSG_LOST:
-		if (!c->thread_running)
-			break; /* at start-up: the rank will be missing */
 		return peer_gone(c, r, 1);
 	default:
 		break;
@@ -779,11 +777,24 @@ static void hand_down(struct sd_ctrl *c, const struct hdr *h, const char *pl)
 		struct local *l = &c->locals[i];
 		if (l->closed)
 			continue;
-		struct iovec iov[2] = { { (void *)(uintptr_t)h, sizeof(*h) },
-					{ (void *)(uintptr_t)pl, h->len } };
-		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-		/* small messages: a whole one fits a socket's buffer */
-		(void)!sendmsg(l->fd, &mh, MSG_NOSIGNAL);
+		/* whole, or not at all: a rank that cannot take it (it
+		 * stopped reading; the send times out) is cut off, and the
+		 * relay reports it lost */
+		size_t len = sizeof(*h) + h->len, off = 0;
+		while (off < len) {
+			const char *src = off < sizeof(*h)
+				? (const char *)h + off : pl + (off - sizeof(*h));
+			size_t n = off < sizeof(*h) ? sizeof(*h) - off
+						    : len - off;
+			ssize_t w = send(l->fd, src, n, MSG_NOSIGNAL);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				shutdown(l->fd, SHUT_RDWR);
+				break;
+			}
+			off += (size_t)w;
+		}
 	}
 	pthread_mutex_unlock(&c->lmu);
 }
@@ -1127,12 +1138,9 @@ static int start_relay(struct sd_ctrl *c)
 static socklen_t leader_addr(const char *endpoint0, const char *host,
 			     struct sockaddr_un *sun)
 {
-	uint64_t hv = 1469598103934665603ULL; /* FNV-1a */
-	for (const char *p = endpoint0; *p; p++)
-		hv = (hv ^ (unsigned char)*p) * 1099511628211ULL;
-	hv = (hv ^ '/') * 1099511628211ULL;
-	for (const char *p = host; *p; p++)
-		hv = (hv ^ (unsigned char)*p) * 1099511628211ULL;
+	uint64_t hv = sd_fnv1a(0, endpoint0, strlen(endpoint0));
+	hv = sd_fnv1a(hv, "/", 1);
+	hv = sd_fnv1a(hv, host, strlen(host));
 	memset(sun, 0, sizeof(*sun));
 	sun->sun_family = AF_UNIX;
 	int n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1,
@@ -1237,6 +1245,9 @@ static int take_locals(struct sd_ctrl *c, struct sd_bootstrap *bs, int lfd,
 		struct timeval tv = { c->timeout_ms / 1000,
 				      (c->timeout_ms % 1000) * 1000 };
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		/* what is handed down never waits long on a rank that
+		 * stopped reading */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		struct hdr h;
 		char *pl;
 		if (recv_msg(fd, &h, &pl) || h.type != MSG_HELLO ||

@@ -252,15 +252,8 @@ static double percentile(const double *v, size_t n, double p)
  * ranks 0 and 1 idle). */
 static int takes_part(const struct sd_coll *c, int k, int root)
 {
-	const enum sd_role roles[2] = { c->sends, c->receives };
-	for (int i = 0; i < 2; i++)
-		switch (roles[i]) {
-		case SD_ROLE_ALL: return 1;
-		case SD_ROLE_ROOT: if (k == root) return 1; break;
-		case SD_ROLE_RANK0: if (k == 0) return 1; break;
-		case SD_ROLE_RANK1: if (k == 1) return 1; break;
-		}
-	return 0;
+	return sd_role_has(c->sends, k, root) ||
+	       sd_role_has(c->receives, k, root);
 }
 
 /* Rank 0: turn the results of one group's n ranks (`res`, `stride` bytes

@@ -447,12 +447,13 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 	}
 	if (c->boot->bs.rank == 0)
 		record_end(c, c->abort_exit, msg);
+	/* the backstop first: stopping the backend may itself stall */
+	if (pthread_create(&th, NULL, last_resort, c) == 0)
+		pthread_detach(th);
 	if (c->runner)
 		sd_runner_abort(c->runner);
 	else if (c->plugin.ops && c->plugin.ops->abort && c->comm)
 		c->plugin.ops->abort(c->comm);
-	if (pthread_create(&th, NULL, last_resort, c) == 0)
-		pthread_detach(th);
 }
 
 /* A planted fault that could never fire: a rank outside the job, or an
@@ -511,17 +512,36 @@ static int cg_read(const char *dir, const char *file, uint64_t *v)
 	return 1;
 }
 
+/* A key's value in a cgroup's memory.stat (0 when absent). */
+static uint64_t cg_stat(const char *dir, const char *key)
+{
+	char path[4300], line[256];
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	FILE *f = fopen(path, "r");
+	uint64_t v = 0;
+	size_t kl = strlen(key);
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+			v = strtoull(line + kl + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
 /* What the memory cgroup of this process (v2 memory.max, v1
  * memory.limit_in_bytes, the tightest of it and its parents) leaves
  * unused: 1 with *left, 0 when nothing limits it. */
 static int cgroup_mem_left(uint64_t *left)
 {
 	static const struct {
-		const char *ctl, *mnt, *limit, *usage;
+		const char *ctl, *mnt, *limit, *usage, *inactive;
 	} kinds[] = {
-		{ "", "/sys/fs/cgroup", "memory.max", "memory.current" },
+		{ "", "/sys/fs/cgroup", "memory.max", "memory.current",
+		  "inactive_file" },
 		{ "memory", "/sys/fs/cgroup/memory", "memory.limit_in_bytes",
-		  "memory.usage_in_bytes" },
+		  "memory.usage_in_bytes", "total_inactive_file" },
 	};
 	FILE *f = fopen("/proc/self/cgroup", "r");
 	if (!f)
@@ -549,6 +569,12 @@ static int cgroup_mem_left(uint64_t *left)
 				if (cg_read(dir, kinds[k].limit, &lim) &&
 				    lim < (UINT64_MAX >> 2)) {
 					cg_read(dir, kinds[k].usage, &use);
+					/* page cache the kernel gives back
+					 * counts as free, as MemAvailable
+					 * counts it */
+					uint64_t cache = cg_stat(dir,
+						kinds[k].inactive);
+					use = use > cache ? use - cache : 0;
 					uint64_t l = lim > use ? lim - use : 0;
 					if (l < best)
 						best = l;

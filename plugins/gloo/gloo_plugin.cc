@@ -279,10 +279,13 @@ public:
 	void arm(int timeout_ms) noexcept
 	{
 		auto t = std::chrono::milliseconds(timeout_ms);
-		deadline_.store(now() +
-				std::chrono::duration_cast<clock::duration>(t)
-					.count());
-		if (parked_.load()) {
+		int64_t d = now() +
+			    std::chrono::duration_cast<clock::duration>(t).count();
+		deadline_.store(d);
+		/* wake it when parked, or asleep until a later deadline (a
+		 * longer operation before this one) */
+		int64_t s = sleeping_until_.load();
+		if (parked_.load() || (s > 0 && d < s)) {
 			std::lock_guard<std::mutex> l(m_);
 			cv_.notify_one();
 		}
@@ -309,8 +312,10 @@ private:
 		while (!quit_) {
 			int64_t d = deadline_.load();
 			if (d > 0 && now() < d) {
+				sleeping_until_.store(d);
 				cv_.wait_until(l, clock::time_point(
 							  clock::duration(d)));
+				sleeping_until_.store(0);
 			} else if (d > 0) {
 				/* only if the same operation still runs */
 				if (deadline_.compare_exchange_strong(d,
@@ -336,6 +341,7 @@ private:
 	/* clock ticks, or kIdle or kFired */
 	std::atomic<int64_t> deadline_{ kIdle };
 	std::atomic<bool> parked_{ false };
+	std::atomic<int64_t> sleeping_until_{ 0 };
 	bool quit_ = false;
 	std::thread th_; /* last: starts once the rest is built */
 };
@@ -1477,8 +1483,14 @@ int g_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
 		if (wd)
 			wd->arm(tmo);
 		fn();
-		if (wd)
-			wd->disarm();
+		if (wd && wd->disarm()) {
+			/* it fired as the operation ended: the connections
+			 * are being closed, so this one did not make it */
+			put_err(err, errlen, describe(c, a, algo) +
+						     ": timed out after " +
+						     std::to_string(tmo) + " ms");
+			return SD_ERR_TIMEOUT;
+		}
 		return SD_OK;
 	} catch (...) {
 		/* describe() only on the failure path: run() stays lean */
