@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,13 +40,30 @@ void sd_db_journal_path(const char *db_path, char *out, size_t len)
 int sd_db_journal_append(const char *path, const char *text, char *err,
 			 size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* locked while written; a replay renames the journal away and then
+	 * takes the lock, so a block is either read by it or goes to a
+	 * journal of its own: open again when the file was renamed */
+	int fd = -1;
+	struct stat st;
+	for (int tries = 0; tries < 8; tries++) {
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return SD_ERR_IO;
+		}
+		struct stat now;
+		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0 &&
+		    stat(path, &now) == 0 && now.st_ino == st.st_ino &&
+		    now.st_dev == st.st_dev)
+			break;
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: cannot lock it", path);
 		return SD_ERR_IO;
 	}
-	struct stat st;
-	off_t before = fstat(fd, &st) == 0 ? st.st_size : 0;
+	off_t before = st.st_size;
 	const char *parts[2] = { before == 0 ? journal_head : "", text };
 	int rc = SD_OK;
 	for (int i = 0; i < 2 && rc == SD_OK; i++) {
@@ -136,6 +154,25 @@ static int allowed(const char *sql)
 	return 0;
 }
 
+/* A claimed journal that was not replayed goes back: renamed, or, when
+ * a run started a new journal meanwhile, its blocks appended to that. */
+static void give_back(const char *claimed, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 && rename(claimed, path) == 0)
+		return;
+	int absent;
+	char err[256];
+	char *text = read_journal(claimed, &absent, err, sizeof(err));
+	if (!text)
+		return;
+	const char *blocks = strchr(text, '\n'); /* past the header line */
+	if (blocks && sd_db_journal_append(path, blocks + 1, err,
+					   sizeof(err)) == SD_OK)
+		unlink(claimed);
+	free(text);
+}
+
 static int line_of(const char *text, const char *at)
 {
 	int line = 1;
@@ -148,15 +185,45 @@ int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
 			 int *tests, char *err, size_t errlen)
 {
 	int absent;
+	struct stat jst;
+	char claimed[4200];
 	*statements = *tests = 0;
-	char *text = read_journal(path, &absent, err, errlen);
-	if (!text)
-		return absent ? SD_OK : SD_ERR_IO;
+	err[0] = '\0';
+	snprintf(claimed, sizeof(claimed), "%s.replaying", path);
+	if (stat(claimed, &jst) == 0) {
+		snprintf(err, errlen, "%s: left by a replay that did not end; "
+			 "rename it to %s and recover again", claimed, path);
+		return SD_ERR_IO;
+	}
+	if (stat(path, &jst) != 0)
+		return SD_OK; /* nothing to replay */
+	/* one replay at a time (the database's write lock), and the journal
+	 * claimed by a rename: a run appending now starts a new one, and
+	 * one that opened it before holds its lock until its block is in */
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot start writing (%s)", path,
 			 sqlite3_errmsg(db));
-		free(text);
+		return SD_ERR_IO;
+	}
+	if (rename(path, claimed) != 0) {
+		int e = errno;
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		if (e == ENOENT)
+			return SD_OK; /* another run replayed it just now */
+		snprintf(err, errlen, "%s: cannot claim it: %s", path,
+			 strerror(e));
+		return SD_ERR_IO;
+	}
+	int lfd = open(claimed, O_RDONLY | O_CLOEXEC);
+	if (lfd >= 0)
+		flock(lfd, LOCK_EX);
+	char *text = read_journal(claimed, &absent, err, errlen);
+	if (!text) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		if (lfd >= 0)
+			close(lfd);
+		give_back(claimed, path);
 		return SD_ERR_IO;
 	}
 	const char *at = text;
@@ -223,14 +290,17 @@ int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
 	if (rc != SD_OK) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		*statements = *tests = 0;
-	} else if (unlink(path) != 0) {
+		give_back(claimed, path);
+	} else if (unlink(claimed) != 0) {
 		/* in the database now: a second replay would be refused by
 		 * the tests' unique index, so say it rather than fail */
 		snprintf(err, errlen, "%s: replayed, but cannot remove it (%s); "
-			 "remove it by hand", path, strerror(errno));
+			 "remove it by hand", claimed, strerror(errno));
 	} else {
 		err[0] = '\0';
 	}
+	if (lfd >= 0)
+		close(lfd);
 	free(text);
 	return rc;
 }
@@ -382,6 +452,10 @@ int sd_db_salvage(const char *from, const char *into, char *report,
 	sqlite3 *db = NULL;
 	struct stat st;
 	report[0] = '\0';
+	if (stat(from, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: no such database to salvage", from);
+		return SD_ERR_INVALID;
+	}
 	if (stat(into, &st) == 0) {
 		snprintf(err, errlen, "%s exists; name a new file to salvage "
 			 "into", into);
