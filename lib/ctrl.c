@@ -184,13 +184,12 @@ struct sd_ctrl {
 	size_t out_len, out_cap;
 };
 
-/* Write whole messages (n pieces) on fd, under wmu: writes from two
- * threads (a leader's own and those it passes on) never interleave. */
-static int send_iov(struct sd_ctrl *c, int fd, struct iovec *iov, int n)
+/* Write the n pieces on fd whole, across partial writes and signals;
+ * -1 when the socket fails or (SO_SNDTIMEO) stays full. */
+static int write_iov(int fd, struct iovec *iov, int n)
 {
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)n };
 	int rc = 0;
-	pthread_mutex_lock(&c->wmu);
 	while (mh.msg_iovlen > 0) {
 		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
@@ -211,6 +210,15 @@ static int send_iov(struct sd_ctrl *c, int fd, struct iovec *iov, int n)
 			mh.msg_iov->iov_len -= left;
 		}
 	}
+	return rc;
+}
+
+/* Whole messages on fd, under wmu: writes from two threads (a leader's
+ * own and those it passes on) never interleave. */
+static int send_iov(struct sd_ctrl *c, int fd, struct iovec *iov, int n)
+{
+	pthread_mutex_lock(&c->wmu);
+	int rc = write_iov(fd, iov, n);
 	pthread_mutex_unlock(&c->wmu);
 	return rc;
 }
@@ -780,21 +788,10 @@ static void hand_down(struct sd_ctrl *c, const struct hdr *h, const char *pl)
 		/* whole, or not at all: a rank that cannot take it (it
 		 * stopped reading; the send times out) is cut off, and the
 		 * relay reports it lost */
-		size_t len = sizeof(*h) + h->len, off = 0;
-		while (off < len) {
-			const char *src = off < sizeof(*h)
-				? (const char *)h + off : pl + (off - sizeof(*h));
-			size_t n = off < sizeof(*h) ? sizeof(*h) - off
-						    : len - off;
-			ssize_t w = send(l->fd, src, n, MSG_NOSIGNAL);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				shutdown(l->fd, SHUT_RDWR);
-				break;
-			}
-			off += (size_t)w;
-		}
+		struct iovec iov[2] = { { (void *)(uintptr_t)h, sizeof(*h) },
+					{ (void *)(uintptr_t)pl, h->len } };
+		if (write_iov(l->fd, iov, 2))
+			shutdown(l->fd, SHUT_RDWR);
 	}
 	pthread_mutex_unlock(&c->lmu);
 }

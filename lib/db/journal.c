@@ -37,6 +37,22 @@ void sd_db_journal_path(const char *db_path, char *out, size_t len)
 	snprintf(out, len, "%s.pending.sql", db_path);
 }
 
+/* Write the string s on fd whole; 0, or -1 with errno. */
+static int write_all(int fd, const char *s)
+{
+	size_t n = strlen(s);
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int sd_db_journal_append(const char *path, const char *text, char *err,
 			 size_t errlen)
 {
@@ -64,28 +80,11 @@ int sd_db_journal_append(const char *path, const char *text, char *err,
 		return SD_ERR_IO;
 	}
 	off_t before = st.st_size;
-	const char *parts[2] = { before == 0 ? journal_head : "", text };
-	int rc = SD_OK;
-	for (int i = 0; i < 2 && rc == SD_OK; i++) {
-		const char *p = parts[i];
-		size_t n = strlen(p);
-		if (i == 0 && n) {
-			if (write(fd, p, n) != (ssize_t)n || write(fd, "\n", 1) != 1)
-				rc = SD_ERR_IO;
-			continue;
-		}
-		while (n && rc == SD_OK) {
-			ssize_t w = write(fd, p, n);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				rc = SD_ERR_IO;
-			else {
-				p += w;
-				n -= (size_t)w;
-			}
-		}
-	}
+	/* the first block starts the file with the journal's header */
+	int rc = (before == 0 && (write_all(fd, journal_head) ||
+				  write_all(fd, "\n"))) ||
+			 write_all(fd, text)
+		 ? SD_ERR_IO : SD_OK;
 	if (rc == SD_OK && fsync(fd) != 0)
 		rc = SD_ERR_IO;
 	if (rc != SD_OK) {
