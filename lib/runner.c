@@ -268,7 +268,7 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 	size_t ts = sd_dtype_size(t->dtype);
 	memset(m, 0, sizeof(*m));
 	m->size_bytes = sd_coll_size_bytes(sc, rc_, ts);
-	m->count = m->size_bytes / ts;
+	m->count = sd_coll_param_count(c, sc, rc_, n);
 	m->in_place = in_place;
 	m->iters = (int)t->cfg.iters;
 	m->warmup_iters = (int)t->cfg.warmup;
@@ -436,7 +436,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	char *mine = NULL, *all = NULL;
 	size_t stride = sizeof(struct rank_result) +
 			(t->cfg.per_iter ? (size_t)t->cfg.iters * sizeof(double) : 0);
-	sd_coll_counts(c, (size_t)(size / ts), idle ? tr->max_size : n, &sc,
+	sd_coll_counts(c, (size_t)(size / ts), ts, idle ? tr->max_size : n, &sc,
 		       &rcount);
 
 	struct sd_op_args a = { 0 };
@@ -573,7 +573,7 @@ exchange:
 			for (int q = 0; q < nk; q++)
 				memcpy(grp + (size_t)q * stride,
 				       all + (size_t)mem[q] * stride, stride);
-			sd_coll_counts(c, (size_t)(size / ts), nk, &sk, &rk);
+			sd_coll_counts(c, (size_t)(size / ts), ts, nk, &sk, &rk);
 			combine(c, t, grp, nk, mem, stride, sk, rk, in_place,
 				&m);
 			if (a.algo < 0 && ops->algo_auto && ops->algo_name) {
@@ -1094,7 +1094,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 		 * in step: a size too small for the largest group is left
 		 * out everywhere */
 		size_t s, rcount;
-		sd_coll_counts(c, (size_t)(sizes[si] / ts), tr.max_size, &s,
+		sd_coll_counts(c, (size_t)(sizes[si] / ts), ts, tr.max_size, &s,
 			       &rcount);
 		if (s == 0 && rcount == 0)
 			continue;

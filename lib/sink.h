@@ -68,7 +68,7 @@ struct sd_test_info {
 
 struct sd_measurement {
 	size_t size_bytes;    /* nccl-tests' size */
-	size_t count;         /* elements that size holds */
+	size_t count;         /* nccl-tests' count (sd_coll_param_count) */
 	int in_place;
 	int iters;
 	int warmup_iters;

@@ -70,7 +70,7 @@ static double estimate_s(const struct sd_test_spec *t, int k, int rounds,
 			       count);
 	for (size_t i = 0; sizes && k > 0 && i < count; i++) {
 		size_t sc, rc;
-		sd_coll_counts(c, (size_t)(sizes[i] / ts), k, &sc, &rc);
+		sd_coll_counts(c, (size_t)(sizes[i] / ts), ts, k, &sc, &rc);
 		if (!sc && !rc)
 			continue; /* as a run: too small to split */
 		double bytes = (double)sd_coll_size_bytes(sc, rc, ts);

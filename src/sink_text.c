@@ -209,7 +209,7 @@ static void table_row(struct text_sink *t, const struct sd_test_info *ti,
 	print_body(o, oop);
 	if (ip)
 		print_body(o, ip);
-	else /* not measured in place (yet): the columns say so */
+	else /* not measured in place (in_place: false): the columns say so */
 		fprintf(o, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
 	fprintf(o, "\n");
 	if (oop->have_percentiles)
@@ -238,7 +238,11 @@ static void json_line(struct text_sink *t, const struct sd_test_info *ti,
 		sd_buf_printf(&b, "\"%s\"", sd_redop_name(ti->redop));
 	else
 		sd_buf_printf(&b, "null");
-	sd_buf_printf(&b, ",\"root\":%d,\"scope\":\"%s\",\"members\":\"%s\","
+	if (ti->root >= 0)
+		sd_buf_printf(&b, ",\"root\":%d", ti->root);
+	else
+		sd_buf_printf(&b, ",\"root\":null");
+	sd_buf_printf(&b, ",\"scope\":\"%s\",\"members\":\"%s\","
 		      "\"nranks\":%d,"
 		      "\"algo\":\"%s\",\"size_bytes\":%zu,\"count\":%zu,"
 		      "\"in_place\":%s,\"iters\":%d,\"warmup_iters\":%d,"
@@ -247,8 +251,8 @@ static void json_line(struct text_sink *t, const struct sd_test_info *ti,
 		      "\"algbw_gbs\":%.6f,\"busbw_gbs\":%.6f,"
 		      "\"ds_size_bytes\":%zu,\"ds_description\":\"%s\","
 		      "\"ds_duration_us\":%.3f,\"ds_throughput_gbps\":%.6f,"
-		      "\"ds_busbw_gbps\":%.6f,\"checked\":%s,\"wrong\":%" PRIu64,
-		      ti->root, ti->scope, ti->members ? ti->members : "",
+		      "\"ds_busbw_gbps\":%.6f,\"checked\":%s",
+		      ti->scope, ti->members ? ti->members : "",
 		      ti->nranks, m->algo && *m->algo ? m->algo : ti->algo,
 		      m->size_bytes,
 		      m->count, m->in_place ? "true" : "false", m->iters,
@@ -256,7 +260,13 @@ static void json_line(struct text_sink *t, const struct sd_test_info *ti,
 		      m->time_us_avg, m->time_us_max, m->algbw_gbs,
 		      m->busbw_gbs, m->ds_size_bytes, m->ds_description,
 		      m->time_us, m->ds_throughput_gbps, m->ds_busbw_gbps,
-		      m->checked ? "true" : "false", m->wrong);
+		      m->checked ? "true" : "false");
+	/* an unchecked measurement has no count of wrong elements (0 would
+	 * claim they were all right) */
+	if (m->checked)
+		sd_buf_printf(&b, ",\"wrong\":%" PRIu64, m->wrong);
+	else
+		sd_buf_printf(&b, ",\"wrong\":null");
 	if (m->have_percentiles)
 		sd_buf_printf(&b, ",\"iter_us\":{\"min\":%.3f,\"p50\":%.3f,"
 			      "\"p99\":%.3f,\"max\":%.3f}", m->iter_us_min,

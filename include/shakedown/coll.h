@@ -43,7 +43,7 @@ enum sd_counts {
 	SD_COUNTS_SAME,     /* send = recv = count */
 	SD_COUNTS_GATHER,   /* send = count/n, recv = send*n */
 	SD_COUNTS_SCATTER,  /* recv = count/n, send = recv*n */
-	SD_COUNTS_ALLTOALL, /* send = recv = count rounded down to n's multiple */
+	SD_COUNTS_ALLTOALL, /* send = recv = (count/n)*n */
 };
 
 /* Where the buffers sit in place (out of place they are separate). */
@@ -98,7 +98,7 @@ enum sd_factor {
 	X(SD_OP_REDUCE_SCATTER, "reduce_scatter", 0, 1, 1, 1,                \
 	  SD_COUNTS_SCATTER, SD_PLACE_RECV_IN_SEND, SD_ROLE_ALL, SD_ROLE_ALL,\
 	  SD_EXPECT_REDUCED_BLOCK, SD_F_RING, SD_F_ONE, SD_F_RING)           \
-	X(SD_OP_ALL_TO_ALL, "all_to_all", 0, 0, 0, 1, SD_COUNTS_ALLTOALL,    \
+	X(SD_OP_ALL_TO_ALL, "all_to_all", 0, 0, 1, 1, SD_COUNTS_ALLTOALL,    \
 	  SD_PLACE_SAME, SD_ROLE_ALL, SD_ROLE_ALL, SD_EXPECT_TRANSPOSE,      \
 	  SD_F_RING, SD_F_ONE, SD_F_RING)                                    \
 	X(SD_OP_BROADCAST, "broadcast", 1, 0, 1, 1, SD_COUNTS_SAME,          \
@@ -113,10 +113,10 @@ enum sd_factor {
 	X(SD_OP_SCATTER, "scatter", 1, 0, 1, 1, SD_COUNTS_SCATTER,           \
 	  SD_PLACE_RECV_IN_SEND, SD_ROLE_ROOT, SD_ROLE_ALL,                  \
 	  SD_EXPECT_ROOT_BLOCK, SD_F_RING, SD_F_ONE, SD_F_RING)              \
-	X(SD_OP_SENDRECV, "sendrecv", 0, 0, 0, 1, SD_COUNTS_SAME,            \
+	X(SD_OP_SENDRECV, "sendrecv", 0, 0, 1, 1, SD_COUNTS_SAME,            \
 	  SD_PLACE_SAME, SD_ROLE_ALL, SD_ROLE_ALL, SD_EXPECT_PREV, SD_F_ONE, \
 	  SD_F_ONE, SD_F_ONE)                                                \
-	X(SD_OP_PT2PT, "pt2pt", 0, 0, 0, 2, SD_COUNTS_SAME, SD_PLACE_SAME,   \
+	X(SD_OP_PT2PT, "pt2pt", 0, 0, 1, 2, SD_COUNTS_SAME, SD_PLACE_SAME,   \
 	  SD_ROLE_RANK0, SD_ROLE_RANK1, SD_EXPECT_RANK0, SD_F_ONE, SD_F_ONE, \
 	  SD_F_ONE)
 
@@ -201,27 +201,47 @@ static inline SD_HD int sd_role_has(enum sd_role role, int me, int root)
 	}
 }
 
-/* nccl-tests: per-rank send and receive element counts for a size holding
- * `count` elements on n ranks. */
+/* nccl-tests (each collective's GetCollByteCount): per-rank send and
+ * receive element counts for a size holding `count` elements of
+ * `type_size` bytes on n ranks.  A per-rank block is rounded down to a
+ * multiple of 16 bytes, as nccl-tests rounds it ("& ~(16/eltSize - 1)"),
+ * so that the sizes of a run match nccl-tests' at any rank count. */
 static inline SD_HD void sd_coll_counts(const struct sd_coll *c, size_t count,
-					int n, size_t *send, size_t *recv)
+					size_t type_size, int n, size_t *send,
+					size_t *recv)
 {
 	size_t un = (size_t)n;
+	size_t align = type_size && type_size < 16 ? 16 / type_size : 1;
+	size_t block = count / un / align * align;
 	switch (c->counts) {
 	case SD_COUNTS_GATHER:
-		*send = count / un;
-		*recv = *send * un;
+		*send = block;
+		*recv = block * un;
 		break;
 	case SD_COUNTS_SCATTER:
-		*recv = count / un;
-		*send = *recv * un;
+		*recv = block;
+		*send = block * un;
 		break;
 	case SD_COUNTS_ALLTOALL:
-		*send = *recv = count / un * un;
+		*send = *recv = block * un;
 		break;
 	default:
 		*send = *recv = count;
 		break;
+	}
+}
+
+/* nccl-tests' count column (its paramcount): the count the operation is
+ * called with - a rank's block for the gathers and scatters, the block
+ * sent to each peer for all_to_all, else the whole buffer. */
+static inline SD_HD size_t sd_coll_param_count(const struct sd_coll *c,
+					       size_t send, size_t recv, int n)
+{
+	switch (c->counts) {
+	case SD_COUNTS_GATHER: return send;
+	case SD_COUNTS_SCATTER: return recv;
+	case SD_COUNTS_ALLTOALL: return n > 0 ? send / (size_t)n : 0;
+	default: return send;
 	}
 }
 
@@ -239,7 +259,8 @@ static inline SD_HD size_t sd_coll_buffer_bytes(const struct sd_coll *c,
 						size_t type_size, int n)
 {
 	size_t s, r;
-	sd_coll_counts(c, (size_t)(max_bytes / type_size), n, &s, &r);
+	sd_coll_counts(c, (size_t)(max_bytes / type_size), type_size, n, &s,
+		       &r);
 	return sd_coll_size_bytes(s, r, type_size);
 }
 

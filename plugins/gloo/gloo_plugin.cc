@@ -766,11 +766,31 @@ void build(const build_ctx &b, sd_prepared &p)
 	}
 	case SD_OP_ALL_TO_ALL: {
 		auto o = std::make_shared<gloo::AlltoallOptions>(g);
-		o->setInput(send, sc);
 		o->setOutput(recv, rc);
 		o->setTimeout(tmo);
-		p.keep = o;
-		p.fn = [o] { gloo::alltoall(*o); };
+		if (send != recv) {
+			o->setInput(send, sc);
+			p.keep = o;
+			p.fn = [o] { gloo::alltoall(*o); };
+			return;
+		}
+		/* in place: gloo::alltoall sends block k to rank k while
+		 * it receives rank k's block into the same place, straight
+		 * from and into the buffer, so the input is copied aside
+		 * first and the copy is part of the operation's time (as
+		 * an in-place all_to_all costs that on any library without
+		 * one) */
+		auto scratch = std::make_shared<std::vector<T>>(sc);
+		T *s = scratch->data();
+		size_t bytes = sc * ts;
+		o->setInput(s, sc);
+		p.keep = std::make_shared<std::pair<
+			std::shared_ptr<void>, std::shared_ptr<void>>>(
+			o, scratch);
+		p.fn = [o, s, recv, bytes] {
+			memcpy((void *)s, recv, bytes);
+			gloo::alltoall(*o);
+		};
 		return;
 	}
 	case SD_OP_BROADCAST: {
@@ -865,15 +885,33 @@ void build(const build_ctx &b, sd_prepared &p)
 			};
 			return;
 		}
+		/* in place the receive would overwrite what is still being
+		 * sent (a send waits for the peer's receive, so it cannot
+		 * simply go first): send from a copy, made in the timed
+		 * operation */
+		std::shared_ptr<std::vector<T>> scratch;
+		T *from_buf = send;
+		if (send == recv) {
+			scratch = std::make_shared<std::vector<T>>(sc);
+			from_buf = scratch->data();
+		}
 		auto sb = std::shared_ptr<gloo::transport::UnboundBuffer>(
-			g->createUnboundBuffer(send, bytes));
+			g->createUnboundBuffer(from_buf, bytes));
 		auto rb = std::shared_ptr<gloo::transport::UnboundBuffer>(
 			g->createUnboundBuffer(recv, rc * ts));
 		p.keep = std::make_shared<std::pair<
-			std::shared_ptr<void>, std::shared_ptr<void>>>(sb, rb);
+			std::shared_ptr<void>, std::shared_ptr<void>>>(
+			std::make_shared<std::pair<std::shared_ptr<void>,
+						   std::shared_ptr<void>>>(sb,
+									   rb),
+			scratch);
 		const uint64_t slot = gloo::Slot::build(kSendrecvSlotPrefix, 0);
 		const int to = (me + 1) % n, from = (me + n - 1) % n;
-		p.fn = [sb, rb, slot, to, from, tmo] {
+		const bool copy = send == recv;
+		p.fn = [sb, rb, slot, to, from, tmo, copy, from_buf, recv,
+			bytes] {
+			if (copy)
+				memcpy((void *)from_buf, recv, bytes);
 			rb->recv(from, slot);
 			sb->send(to, slot);
 			if (!rb->waitRecv(tmo) || !sb->waitSend(tmo))

@@ -159,9 +159,13 @@ static uint64_t one_op(struct sd_comm *c, struct sd_op_args *a, void *sb,
 	return wrong;
 }
 
+/* Counts without nccl-tests' 16-byte rounding of a rank's block (a
+ * "type size" of 16 rounds to 1 element): odd counts on purpose, to reach
+ * the algorithms' remainders. */
 static void set_counts(struct sd_op_args *a, size_t count, int n)
 {
-	sd_coll_counts(sd_coll_get(a->op), count, n, &a->send_count, &a->recv_count);
+	sd_coll_counts(sd_coll_get(a->op), count, 16, n, &a->send_count,
+		       &a->recv_count);
 }
 
 static int is_pow2(int n)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # nccl_table.t - shakedown's table read the way readers of nccl-tests'
-# output read it (issue 12, item 1, first part).  The shapes are nccl-tests
-# 2.19's own, from ../shared/anchors/nccl-tests/src:
+# output read it, and every row compared field by field with the row
+# nccl-tests would print for the recorded numbers (issue 12, items 1 and
+# 5).  The shapes are nccl-tests 2.19's own, from its src/:
 #   util.cu writeBenchmarkLinePreamble  "%12li  %12li  %8s  %6s  %6s"
 #   util.cu writeBenchmarkLineBody      "  %7s  %6s  %6s  %6g" (getFloatStr
 #                                       7 and 6 wide), "    N/A" unchecked
@@ -10,6 +11,11 @@
 #   util.cu parseRankInfo               "#  Rank %d Group %d Pid %d on %1024s
 #                                       device %d [%128[^]]] %1024[^\n]"
 #   common.cu test_typenames            int8 ... half float double bfloat16
+#   common.cu TimeTest                  the preamble's size is max(send,
+#                                       recv) bytes, its count paramcount;
+#                                       out of place, then in place, always
+#   *.cu GetCollByteCount               per collective: a rank's block is
+#                                       (count/nranks) & ~(16/eltSize - 1)
 # Every collective, several types, both placements; the footer's last field
 # is the number (the way Azure NHC's check_nccl_allreduce and the scripts
 # that take $NF read it).
@@ -18,13 +24,13 @@ have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 command -v python3 >/dev/null || skip_all "python3 is needed to read the table"
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
-run -t 180 $SHAKEDOWN run --no-progress --db none --local 3 --op "$OPS" \
+run -t 180 $SHAKEDOWN run --no-progress --db "$TMPD/r.db" --local 3 --op "$OPS" \
 	-d float32,float16,float64,int8,int32 -b 1K -e 16K -f 4 -n 2 -w 1
 is "$rc" 0 "every collective in five types on 3 ranks: exit 0"
 printf '%s\n' "$out" >"$TMPD/table.txt"
 
-check=$(python3 - "$TMPD/table.txt" <<'PY'
-import re, sys
+check=$(python3 - "$TMPD/table.txt" "$TMPD/r.db" <<'PY'
+import re, sqlite3, sys
 lines = open(sys.argv[1]).read().split("\n")
 bad = []
 # the header, as writeResultHeader prints it (no per-iteration columns,
@@ -44,9 +50,10 @@ for h, name in ((h1, "title"), (h2, "names"), (h3, "units")):
 # reader (or a split into 13 fields) takes
 nccl_types = {"float", "half", "double", "int8", "int32"}
 num = r"(?:[0-9.]+(?:e[+-][0-9]+)?)"
+# every op is timed and checked in both placements: no N/A anywhere
 row = re.compile(r"^ {0,11}[0-9]{1,12}  {0,11}[0-9]{1,12}  +(\S+)  +(\S+)  +(-?[0-9]+)"
-                 r"  +(%s)  +(%s)  +(%s)  +([0-9]+|N/A)"
-                 r"  +(%s|N/A)  +(%s|N/A)  +(%s|N/A)  +([0-9]+|N/A)$" % ((num,) * 6))
+                 r"  +(%s)  +(%s)  +(%s)  +([0-9]+)"
+                 r"  +(%s)  +(%s)  +(%s)  +([0-9]+)$" % ((num,) * 6))
 rows = [l for l in lines if l and not l.startswith("#") and row.match(l)]
 others = [l for l in lines if l and not l.startswith("#") and not row.match(l)]
 if others:
@@ -86,10 +93,85 @@ if len(ranks) != 3 or not all(ranks):
     bad.append("rank lines: %r" % [l for l in lines if l.startswith("#  Rank")])
 elif [int(m.group(1)) for m in ranks] != [0, 1, 2]:
     bad.append("ranks out of order")
-print(len(rows), "; ".join(bad[:5]) or "ok")
+
+# golden rows: each test's rows are, character for character, what
+# nccl-tests prints for the numbers the database recorded
+def float_str(v, width):              # util.cu getFloatStr
+    for f in ("%*.2f", "%*.1f", "%*.0f"):
+        s = f % (width, v)
+        if len(s) <= width:
+            return s
+    return (("%*.1e" if width >= 7 else "%*.0e") % (width, v))[:width]
+def body(m):                          # util.cu writeBenchmarkLineBody
+    t, alg, bus, checked, wrong = m
+    if checked:
+        return "  %7s  %6s  %6s  %6g" % (float_str(t, 7), float_str(alg, 6),
+                                        float_str(bus, 6), float(wrong))
+    return "  %7s  %6s  %6s    N/A" % (float_str(t, 7), float_str(alg, 6),
+                                      float_str(bus, 6))
+nccl_name = {"float32": "float", "float16": "half", "float64": "double",
+             "int8": "int8", "int32": "int32"}
+elt = {"float32": 4, "float16": 2, "float64": 8, "int8": 1, "int32": 4}
+def counts(op, size, e, n):           # each collective's GetCollByteCount
+    count = size // e
+    base = (count // n) & ~(16 // e - 1)
+    send, recv, param = {
+        "all_gather": (base, base * n, base), "gather": (base, base * n, base),
+        "reduce_scatter": (base * n, base, base), "scatter": (base * n, base, base),
+        "all_to_all": (base * n, base * n, base),
+    }.get(op, (count, count, count))
+    return max(send, recv) * e, param
+db = sqlite3.connect(sys.argv[2])
+meas = {}
+for r in db.execute("""SELECT t.test_index, t.op, t.dtype, t.redop, t.root,
+        m.size_bytes, m.count, m.in_place, m.time_us, m.algbw_gbs,
+        m.busbw_gbs, m.checked, m.wrong FROM measurements m
+        JOIN tests t ON t.id = m.test_id ORDER BY t.test_index, m.size_bytes,
+        m.in_place"""):
+    meas.setdefault(r[0], []).append(r)
+test, blocks = None, {}
+for l in lines:
+    h = re.match(r"^# Test (\d+): ", l)
+    if h:
+        test = int(h.group(1)) - 1
+    elif l and not l.startswith("#") and test is not None:
+        blocks.setdefault(test, []).append(l)
+golden = 0
+fields = ("size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+          "#wrong", "time (in-place)", "algbw (in-place)", "busbw (in-place)",
+          "#wrong (in-place)")
+requested = (1024, 4096, 16384)
+for ti, ms in sorted(meas.items()):
+    got = blocks.get(ti, [])
+    want = []
+    for k in range(0, len(ms), 2):
+        o, i = ms[k], ms[k + 1]
+        if o[7] != 0 or i[7] != 1 or o[5] != i[5]:
+            bad.append("test %d: size %d not in both placements" % (ti, o[5]))
+            continue
+        op, dt = o[1], o[2]
+        size, cnt = counts(op, requested[k // 2], elt[dt], 3)
+        if (o[5], o[6]) != (size, cnt):
+            bad.append("%s %s: size/count %d/%d, nccl-tests' %d/%d" %
+                       (op, dt, o[5], o[6], size, cnt))
+        want.append("%12li  %12li  %8s  %6s  %6s" % (o[5], o[6], nccl_name[dt],
+                    o[3] or "none", "%6i" % (-1 if o[4] is None else o[4]))
+                    + body(o[8:13]) + body(i[8:13]))
+    if len(got) != len(want):
+        bad.append("test %d: %d rows, the database has %d" % (ti, len(got), len(want)))
+    for g, w in zip(got, want):
+        if g == w:
+            golden += 1
+            continue
+        gf, wf = g.split(), w.split()
+        diff = [fields[j] for j in range(min(len(gf), len(wf))) if gf[j] != wf[j]]
+        bad.append("test %d row differs in %s: %r, want %r" % (ti, diff or "spacing", g, w))
+if len(meas) != 50:
+    bad.append("%d tests in the database, not 50" % len(meas))
+print(len(rows), golden, "; ".join(bad[:5]) or "ok")
 PY
 )
-is "$check" "150 ok" "150 rows, headers, footers and rank lines read as nccl-tests' readers read them"
+is "$check" "150 150 ok" "150 rows, each the row nccl-tests prints for the recorded numbers; headers, footers and rank lines read as nccl-tests' readers read them"
 
 # the type names nccl-tests takes on its command line work here too
 run -t 60 $SHAKEDOWN run --no-progress --db none --local 2 --op all_reduce -d float,half,double -e 1K -n 1 -w 0

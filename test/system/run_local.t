@@ -58,6 +58,17 @@ for r in rows:
 print(len(rows), sorted(set(bad)))')
 is "$check" "8 []" "8 measurements (1K to 64K by 4: 4 sizes x 2 placements), all consistent"
 
+# JSON: what was not checked has no count of wrong elements, and an op
+# without a root has no root (null, not 0 or -1)
+run -t 60 $S --local 2 --op all_reduce,broadcast -r 1 -c 0 --format json -b 1K -e 1K -n 1 -w 0
+check=$(printf '%s\n' "$out" | python3 -c '
+import json, sys
+print(" ".join("%s:%s:%s:%s" % (r["op"], json.dumps(r["root"]), r["checked"], json.dumps(r["wrong"]))
+               for r in map(json.loads, sys.stdin) if not r["in_place"]))')
+is "$check" "all_reduce:null:False:null broadcast:1:False:null" "-c 0: wrong is null; root is null for all_reduce and 1 for broadcast -r 1"
+run -t 60 $S --local 2 --op all_reduce -b 1K -e 1K -n 1 -w 0 --format json
+like "$out" '"checked":true,"wrong":0' "checked: wrong is the count, 0"
+
 # per-iteration percentiles
 run -t 60 $S --local 2 --op sendrecv --per-iter -b 4K -e 4K -n 20 --format json
 like "$out" '"iter_us":\{"min":[0-9.]+,"p50":[0-9.]+,"p99":[0-9.]+,"max":[0-9.]+\}' \
@@ -91,11 +102,15 @@ for a in avg min max; do
 	run -t 60 $S --local 4 --op pt2pt -b 1M -e 1M -n 5 -w 1 -a $a --format json
 	got=$(printf '%s\n' "$out" | python3 -c '
 import json, sys
+bad, seen = [], set()
 for l in sys.stdin:
     d = json.loads(l)
+    seen.add(d["in_place"])
     t, lo, hi = d["time_us"], d["time_us_min"], d["time_us_max"]
-    print("ok" if lo > 0.2 * hi and lo <= t <= hi else "min %g max %g time %g" % (lo, hi, t))')
-	is "$got" ok "pt2pt on 4 ranks, -a $a: only the sender and receiver are timed"
+    if not (lo > 0.2 * hi and lo <= t <= hi):
+        bad.append("min %g max %g time %g" % (lo, hi, t))
+print(" ".join(bad) if bad else "ok" if seen == {False, True} else "placements %r" % seen)')
+	is "$got" ok "pt2pt on 4 ranks, -a $a: only the sender and receiver are timed, both placements"
 done
 
 done_testing

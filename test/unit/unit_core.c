@@ -82,14 +82,16 @@ static void test_counts(void)
 		{ SD_OP_SENDRECV, 4, 262144, 262144, 1, 1, 1 },
 		{ SD_OP_PT2PT, 2, 262144, 262144, 1, 1, 1 },
 		{ SD_OP_ALL_REDUCE, 3, 262144, 262144, 4.0 / 3, 2, 4.0 / 3 },
-		{ SD_OP_ALL_GATHER, 3, 87381, 262143, 2.0 / 3, 3, 2 },
-		{ SD_OP_ALL_TO_ALL, 3, 262143, 262143, 2.0 / 3, 1, 2.0 / 3 },
+		/* a rank's block rounded down to 16 bytes (4 floats), as
+		 * nccl-tests' all_gather.cu and alltoall.cu round it */
+		{ SD_OP_ALL_GATHER, 3, 87380, 262140, 2.0 / 3, 3, 2 },
+		{ SD_OP_ALL_TO_ALL, 3, 262140, 262140, 2.0 / 3, 1, 2.0 / 3 },
 		{ SD_OP_ALL_REDUCE, 1, 262144, 262144, 0, 2, 0 },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct sd_coll *c = sd_coll_get(rows[i].op);
 		size_t s, r;
-		sd_coll_counts(c, 262144, rows[i].n, &s, &r);
+		sd_coll_counts(c, 262144, sizeof(float), rows[i].n, &s, &r);
 		is_int(s, rows[i].send, "%s n=%d send count", c->name,
 		       rows[i].n);
 		is_int(r, rows[i].recv, "%s n=%d recv count", c->name,
@@ -108,6 +110,45 @@ static void test_counts(void)
 	       "size is the larger buffer");
 	is_dbl(sd_algbw_gbs(1000000000, 1e6), 1.0, 1e-12, "1 GB in 1 s is 1 GB/s");
 	ok(sd_algbw_gbs(100, 0) == 0, "zero time gives zero bandwidth");
+}
+
+/* nccl-tests' size and count columns (each collective's GetCollByteCount
+ * and TimeTest's writeBenchmarkLinePreamble): 1 KiB of int8 on 3 ranks is
+ * a block of 341 rounded down to 16 bytes, 336. */
+static void test_nccl_columns(void)
+{
+	static const struct {
+		enum sd_op op;
+		size_t size, count;
+	} rows[] = {
+		{ SD_OP_ALL_REDUCE, 1024, 1024 },
+		{ SD_OP_ALL_GATHER, 1008, 336 },
+		{ SD_OP_REDUCE_SCATTER, 1008, 336 },
+		{ SD_OP_ALL_TO_ALL, 1008, 336 },
+		{ SD_OP_BROADCAST, 1024, 1024 },
+		{ SD_OP_REDUCE, 1024, 1024 },
+		{ SD_OP_GATHER, 1008, 336 },
+		{ SD_OP_SCATTER, 1008, 336 },
+		{ SD_OP_SENDRECV, 1024, 1024 },
+		{ SD_OP_PT2PT, 1024, 1024 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct sd_coll *c = sd_coll_get(rows[i].op);
+		size_t s, r;
+		sd_coll_counts(c, 1024, 1, 3, &s, &r);
+		is_int(sd_coll_size_bytes(s, r, 1), rows[i].size,
+		       "%s int8 1 KiB on 3 ranks: size column", c->name);
+		is_int(sd_coll_param_count(c, s, r, 3), rows[i].count,
+		       "%s int8 1 KiB on 3 ranks: count column", c->name);
+		ok(c->has_in_place, "%s is timed in place, as nccl-tests "
+		   "times every collective", c->name);
+	}
+	/* doubles round a block to 2 elements, float16 to 8 */
+	size_t s, r;
+	sd_coll_counts(sd_coll_get(SD_OP_ALL_GATHER), 1000, 8, 3, &s, &r);
+	is_int(s, 332, "all_gather float64: 333 per rank rounds to 332");
+	sd_coll_counts(sd_coll_get(SD_OP_SCATTER), 1000, 2, 3, &s, &r);
+	is_int(r, 328, "scatter float16: 333 per rank rounds to 328");
 }
 
 static void test_place(void)
@@ -200,7 +241,7 @@ static void test_host_roundtrip(void)
 	for (int op = 0; op < SD_OP_COUNT; op++) {
 		const struct sd_coll *c = sd_coll_get(op);
 		size_t sc, rc;
-		sd_coll_counts(c, C, N, &sc, &rc);
+		sd_coll_counts(c, C, sizeof(float), N, &sc, &rc);
 		float recv[64];
 		struct sd_op_args a = { .op = op, .dtype = SD_FLOAT32,
 					.redop = SD_SUM, .root = 1,
@@ -267,6 +308,7 @@ int main(void)
 	test_sizes();
 	test_names();
 	test_counts();
+	test_nccl_columns();
 	test_place();
 	test_series();
 	test_pattern_exact();
