@@ -34,6 +34,8 @@ struct text_sink {
 	int have_oop;             /* a pending out-of-place measurement */
 	struct sd_measurement oop;
 	/* per test */
+	struct sd_buf notes; /* table: what shakedown adds to the rows,
+				printed after the footer */
 	uint64_t wrong;
 	double sum_busbw;
 	int nbusbw;
@@ -185,15 +187,37 @@ static void print_body(FILE *o, const struct sd_measurement *m)
 		fprintf(o, "  %7s  %6s  %6s    N/A", tm, alg, bus);
 }
 
-static void print_first_wrong(FILE *o, const struct sd_measurement *m)
+/* The first wrong element of m, as a comment line (no "out-of-place" or
+ * "in-place" in it: readers of nccl-tests' table find its header by those
+ * words). */
+static void first_wrong(struct sd_buf *b, const struct sd_measurement *m)
 {
 	if (!m->wrong)
 		return;
-	fprintf(o, "# WRONG: %s, %zu bytes: rank %d: first wrong element at "
-		"index %" PRIu64 ": expected %s, got %s\n",
-		m->in_place ? "in-place" : "out-of-place", m->size_bytes,
-		m->first_wrong_rank, m->first_wrong.index,
-		m->first_wrong.expected, m->first_wrong.got);
+	sd_buf_printf(b, "# WRONG: %s, %zu bytes: rank %d: first wrong "
+		      "element at index %" PRIu64 ": expected %s, got %s\n",
+		      m->in_place ? "in place" : "out of place", m->size_bytes,
+		      m->first_wrong_rank, m->first_wrong.index,
+		      m->first_wrong.expected, m->first_wrong.got);
+}
+
+static void print_first_wrong(FILE *o, const struct sd_measurement *m)
+{
+	struct sd_buf b = { 0 };
+	first_wrong(&b, m);
+	if (b.data)
+		fputs(b.data, o);
+	sd_buf_free(&b);
+}
+
+static void iter_line(struct sd_buf *b, const struct sd_measurement *m)
+{
+	if (m->have_percentiles)
+		sd_buf_printf(b, "# %zu B %s per iteration (us): min %.2f p50 "
+			      "%.2f p99 %.2f max %.2f\n", m->size_bytes,
+			      m->in_place ? "in place" : "out of place",
+			      m->iter_us_min, m->iter_us_p50, m->iter_us_p99,
+			      m->iter_us_max);
 }
 
 static void table_row(struct text_sink *t, const struct sd_test_info *ti,
@@ -212,19 +236,15 @@ static void table_row(struct text_sink *t, const struct sd_test_info *ti,
 	else /* not measured in place (in_place: false): the columns say so */
 		fprintf(o, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
 	fprintf(o, "\n");
-	if (oop->have_percentiles)
-		fprintf(o, "# %zu B out-of-place per iteration (us): min %.2f "
-			"p50 %.2f p99 %.2f max %.2f\n", oop->size_bytes,
-			oop->iter_us_min, oop->iter_us_p50, oop->iter_us_p99,
-			oop->iter_us_max);
-	if (ip && ip->have_percentiles)
-		fprintf(o, "# %zu B in-place per iteration (us): min %.2f p50 "
-			"%.2f p99 %.2f max %.2f\n", ip->size_bytes,
-			ip->iter_us_min, ip->iter_us_p50, ip->iter_us_p99,
-			ip->iter_us_max);
-	print_first_wrong(o, oop);
+	/* nothing but rows between the header and the footer: parsers of
+	 * nccl-tests' table (SuperBench's takes every line in between as a
+	 * row) read shakedown's additions after the footer */
+	iter_line(&t->notes, oop);
 	if (ip)
-		print_first_wrong(o, ip);
+		iter_line(&t->notes, ip);
+	first_wrong(&t->notes, oop);
+	if (ip)
+		first_wrong(&t->notes, ip);
 }
 
 static void json_line(struct text_sink *t, const struct sd_test_info *ti,
@@ -355,6 +375,9 @@ static int t_test_end(void *self, const struct sd_test_info *ti,
 			t->wrong, t->wrong ? "FAILED" : "OK");
 		fprintf(o, "# %-20s : %g %s\n", "Avg bus bandwidth",
 			t->nbusbw ? t->sum_busbw / t->nbusbw : 0.0, "");
+		if (t->notes.data)
+			fputs(t->notes.data, o);
+		sd_buf_free(&t->notes);
 		if (strcmp(status, "passed") != 0)
 			fprintf(o, "# Test %d %s%s%s\n", ti->index + 1, status,
 				message ? ": " : "", message ? message : "");
@@ -370,6 +393,9 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 	/* JSON keeps stdout machine-readable: the summary goes to stderr */
 	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
 	int passed = 0;
+	if (t->notes.data) /* a test the run stopped in */
+		fputs(t->notes.data, o);
+	sd_buf_free(&t->notes);
 	if (t->nsus)
 		fprintf(o, "\n# Suspects (shakedown report --bad-nodes lists "
 			"them again)\n");
@@ -471,6 +497,7 @@ static void t_destroy(void *self)
 		free(t->sus[k].text);
 	}
 	free(t->sus);
+	sd_buf_free(&t->notes);
 	free(t->totals);
 	free(t);
 }

@@ -25,8 +25,8 @@ command -v python3 >/dev/null || skip_all "python3 is needed to read the table"
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
 run -t 180 $SHAKEDOWN run --no-progress --db "$TMPD/r.db" --local 3 --op "$OPS" \
-	-d float32,float16,float64,int8,int32 -b 1K -e 16K -f 4 -n 2 -w 1
-is "$rc" 0 "every collective in five types on 3 ranks: exit 0"
+	-d float32,float16,float64,int8,uint8,int32,int64 -b 1K -e 16K -f 4 -n 2 -w 1
+is "$rc" 0 "every collective in every type Gloo has on 3 ranks: exit 0"
 printf '%s\n' "$out" >"$TMPD/table.txt"
 
 check=$(python3 - "$TMPD/table.txt" "$TMPD/r.db" <<'PY'
@@ -44,11 +44,11 @@ h3 = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %s" % 
     "(us)", "(GB/s)", "(GB/s)", "", "")
 for h, name in ((h1, "title"), (h2, "names"), (h3, "units")):
     n = lines.count(h)
-    if n != 50:
-        bad.append("header %s line %d times, not 50" % (name, n))
+    if n != 70:
+        bad.append("header %s line %d times, not 70" % (name, n))
 # rows: the shape a sscanf("%zu %zu %s %s %d %s %s %s %s %s %s %s %s")
 # reader (or a split into 13 fields) takes
-nccl_types = {"float", "half", "double", "int8", "int32"}
+nccl_types = {"float", "half", "double", "int8", "uint8", "int32", "int64"}
 num = r"(?:[0-9.]+(?:e[+-][0-9]+)?)"
 # every op is timed and checked in both placements: no N/A anywhere
 row = re.compile(r"^ {0,11}[0-9]{1,12}  {0,11}[0-9]{1,12}  +(\S+)  +(\S+)  +(-?[0-9]+)"
@@ -69,8 +69,8 @@ for l in rows:
        l[28:36].strip() != f[2] or l[38:44].strip() != f[3] or \
        l[46:52].strip() != f[4]:
         bad.append("preamble columns off: %r" % l)
-if len(rows) != 150:
-    bad.append("%d rows, not 150 (10 ops x 5 types x 3 sizes)" % len(rows))
+if len(rows) != 210:
+    bad.append("%d rows, not 210 (10 ops x 7 types x 3 sizes)" % len(rows))
 # footers
 oob = [l for l in lines if l.startswith("# Out of bounds values")]
 avg = [l for l in lines if l.startswith("# Avg bus bandwidth")]
@@ -84,8 +84,8 @@ for l in avg:
         float(l.split()[-1])  # the last field, as $NF readers take it
     except ValueError:
         bad.append("last field of %r is not a number" % l)
-if len(oob) != 50 or len(avg) != 50:
-    bad.append("%d and %d footers, not 50" % (len(oob), len(avg)))
+if len(oob) != 70 or len(avg) != 70:
+    bad.append("%d and %d footers, not 70" % (len(oob), len(avg)))
 # rank lines, as parseRankInfo's sscanf reads them
 rk = re.compile(r"^#  Rank +(-?\d+) Group +(-?\d+) Pid +(-?\d+) on +(\S{1,1024}) device +(-?\d+) \[([^\]]{1,128})\] ([^\n]{1,1024})$")
 ranks = [rk.match(l) for l in lines if l.startswith("#  Rank")]
@@ -110,8 +110,9 @@ def body(m):                          # util.cu writeBenchmarkLineBody
     return "  %7s  %6s  %6s    N/A" % (float_str(t, 7), float_str(alg, 6),
                                       float_str(bus, 6))
 nccl_name = {"float32": "float", "float16": "half", "float64": "double",
-             "int8": "int8", "int32": "int32"}
-elt = {"float32": 4, "float16": 2, "float64": 8, "int8": 1, "int32": 4}
+             "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64"}
+elt = {"float32": 4, "float16": 2, "float64": 8, "int8": 1, "uint8": 1,
+       "int32": 4, "int64": 8}
 def counts(op, size, e, n):           # each collective's GetCollByteCount
     count = size // e
     base = (count // n) & ~(16 // e - 1)
@@ -166,12 +167,49 @@ for ti, ms in sorted(meas.items()):
         gf, wf = g.split(), w.split()
         diff = [fields[j] for j in range(min(len(gf), len(wf))) if gf[j] != wf[j]]
         bad.append("test %d row differs in %s: %r, want %r" % (ti, diff or "spacing", g, w))
-if len(meas) != 50:
-    bad.append("%d tests in the database, not 50" % len(meas))
+if len(meas) != 70:
+    bad.append("%d tests in the database, not 70" % len(meas))
 print(len(rows), golden, "; ".join(bad[:5]) or "ok")
 PY
 )
-is "$check" "150 150 ok" "150 rows, each the row nccl-tests prints for the recorded numbers; headers, footers and rank lines read as nccl-tests' readers read them"
+is "$check" "210 210 ok" "210 rows, each the row nccl-tests prints for the recorded numbers; headers, footers and rank lines read as nccl-tests' readers read them"
+
+# a reader that takes every line between the last header naming
+# "out-of-place" and the last "Out of bounds values" footer as a row and
+# its busbw from the sixth field from the end (SuperBench's nccl-bw
+# parser, cuda_nccl_bw_performance.py _process_raw_result) reads the last
+# test, with shakedown's additions (a planted wrong element, --per-iter
+# percentiles) printed after the footer, not among the rows
+SHAKEDOWN_FAULT=rank=1,kind=corrupt,size=4K,index=3 \
+run -t 60 $SHAKEDOWN run --no-progress --db none --local 3 --op all_reduce,sendrecv \
+	-b 1K -e 16K -f 4 -n 2 -w 1 --per-iter
+is "$rc" 1 "a planted wrong element: exit 1"
+printf '%s\n' "$out" >"$TMPD/wrong.txt"
+check=$(python3 - "$TMPD/wrong.txt" <<'PY'
+import re, sys
+content = open(sys.argv[1]).read().splitlines()
+head = oob = -1
+for i, l in enumerate(content):
+    if "out-of-place" in l:
+        head = i
+    if "Out of bounds values" in l:
+        oob = i
+rows = content[head + 3:oob]
+busbw = []
+for l in rows:
+    f = re.sub(r" +", " ", l.strip(" ")).split(" ")
+    if len(f) != 13:
+        print("not a row between the header and the footer: %r" % l)
+        sys.exit()
+    busbw.append(float(f[-6]))
+extra = [l for l in content if "per iteration" in l or "WRONG" in l]
+print(len(busbw), len(extra), "ok" if all(b >= 0 for b in busbw) else "busbw")
+PY
+)
+is "$check" "3 13 ok" "a SuperBench-shaped reader gets the last test's 3 rows; the 12 per-iteration lines and the wrong element are comments after the footers"
+like "$out" "# Out of bounds values : 1 FAILED
+# Avg bus bandwidth    : [0-9.e+-]+ 
+# 1024 B out of place per iteration" "the additions follow the footer"
 
 # the type names nccl-tests takes on its command line work here too
 run -t 60 $SHAKEDOWN run --no-progress --db none --local 2 --op all_reduce -d float,half,double -e 1K -n 1 -w 0

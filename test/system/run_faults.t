@@ -10,7 +10,7 @@ S="$SHAKEDOWN run --no-progress --db none --op all_reduce -b 4K -e 64K -n 3 -w 1
 
 SHAKEDOWN_FAULT=rank=2,kind=corrupt,size=16K,index=5 run -t 60 $S --local 4
 is "$rc" 1 "corrupted element: exit 1"
-like "$out" "WRONG: out-of-place, 16384 bytes: rank 2: first wrong element at index 5: expected" \
+like "$out" "WRONG: out of place, 16384 bytes: rank 2: first wrong element at index 5: expected" \
 	"the wrong element is reported with rank and index"
 like "$out" "^ +16384 +4096 .* 1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$" \
 	"#wrong is 1 out of place, 0 in place"

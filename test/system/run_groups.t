@@ -50,7 +50,7 @@ ok "awk 'BEGIN { exit !($secs < 25) }'" \
 SHAKEDOWN_FAULT=rank=3,kind=corrupt,size=4K,index=2 run -t 60 $S --local 4 \
 	--scope split:2 --db "$TMPD/wrong.db"
 is "$rc" 1 "a corrupted element in group 1: exit 1"
-like "$out" "WRONG: out-of-place, 4096 bytes: rank 3: first wrong element at index 2" \
+like "$out" "WRONG: out of place, 4096 bytes: rank 3: first wrong element at index 2" \
 	"the wrong element's rank is the world rank"
 is "$(sqlite3 -batch "$TMPD/wrong.db" "SELECT t.members || ':' ||
 	m.first_wrong_rank FROM measurements m JOIN tests t ON t.id = m.test_id
