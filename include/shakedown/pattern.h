@@ -344,6 +344,21 @@ static inline SD_HD int sd_pattern_sends(const struct sd_op_args *a, int me)
 	return sd_role_has(sd_coll_desc(a->op).sends, me, a->root);
 }
 
+/* Whether a fill poisons rank me's receive buffer before it writes the
+ * send data: always, but where in place the receive buffer lies inside
+ * the send data (same buffer, or scatter's block), which the send data
+ * fills.  In-place all_gather and gather put the send block inside a
+ * larger receive buffer, at the start on rank 0: the rest is poisoned
+ * there too, so that a dropped receive cannot pass on what the previous
+ * operation left. */
+static inline SD_HD int sd_pattern_poisons_recv(const struct sd_op_args *a,
+						int me)
+{
+	if (!sd_pattern_sends(a, me) || !a->in_place)
+		return 1;
+	return a->recv_count > a->send_count;
+}
+
 /*
  * Point a->sendbuf and a->recvbuf into the two buffers of rank `me`: out of
  * place they are `sendbase` and `recvbase`; in place both are inside

@@ -47,7 +47,7 @@ static inline void sd_pattern_fill_host(const struct sd_op_args *a, int me, int 
 {
 	uint64_t poison = sd_poison_bits(a->dtype);
 	int sends = sd_pattern_sends(a, me);
-	if (!sends || !a->in_place || a->recvbuf != a->sendbuf) {
+	if (sd_pattern_poisons_recv(a, me)) {
 		for (uint64_t j = 0; j < a->recv_count; j++)
 			sd_store_bits(a->dtype, a->recvbuf, j, poison);
 	}

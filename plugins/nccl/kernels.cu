@@ -68,7 +68,7 @@ extern "C" int sd_cu_fill(const struct sd_op_args *a, int me, int n,
 {
 	cudaStream_t s = (cudaStream_t)stream;
 	int sends = sd_pattern_sends(a, me);
-	if (!sends || !a->in_place || a->recvbuf != a->sendbuf)
+	if (sd_pattern_poisons_recv(a, me))
 		if (a->recv_count)
 			k_poison<<<blocks_for(a->recv_count), threads, 0, s>>>(
 				a->dtype, a->recvbuf, a->recv_count);

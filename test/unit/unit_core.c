@@ -266,6 +266,59 @@ static void test_host_roundtrip(void)
 	}
 }
 
+/* A dropped receive is caught in place too: every rank, for every op, fills
+ * a buffer that still holds the previous operation's correct result, and
+ * without the operation running, every element the op should have
+ * delivered from another rank verifies wrong (rank 0's in-place
+ * all_gather and gather kept the old result past its own block). */
+static void test_fill_poisons(void)
+{
+	enum { N = 3, C = 12 };
+	for (int op = 0; op < SD_OP_COUNT; op++) {
+		const struct sd_coll *c = sd_coll_get(op);
+		size_t sc, rc;
+		sd_coll_counts(c, C, sizeof(float), N, &sc, &rc);
+		for (int me = 0; me < N; me++) {
+			float base[64];
+			struct sd_op_args a = { .op = op, .dtype = SD_FLOAT32,
+						.redop = SD_SUM, .root = 0,
+						.in_place = 1,
+						.send_count = sc,
+						.recv_count = rc, .seed = 7 };
+			sd_coll_place(&a, me, NULL, base);
+			int receives = 0;
+			double want;
+			for (uint64_t j = 0; j < rc; j++)
+				if (sd_pattern_expect(&a, me, N, j, &want)) {
+					((float *)a.recvbuf)[j] = (float)want;
+					receives = 1;
+				}
+			if (!receives)
+				continue;
+			sd_pattern_fill_host(&a, me, N);
+			struct sd_mismatch mm;
+			uint64_t wrong = sd_pattern_verify_host(&a, me, N, &mm);
+			/* what the fill itself leaves right: a gather's own
+			 * block, data that moves nowhere else (broadcast's
+			 * root, scatter's root block) */
+			uint64_t own = 0;
+			for (uint64_t j = 0; j < rc; j++) {
+				sd_pattern_expect(&a, me, N, j, &want);
+				own += sd_load_bits(a.dtype, a.recvbuf, j) ==
+				       sd_encode(a.dtype, want);
+			}
+			is_int(wrong, rc - own, "%s rank %d in place: the fill "
+			       "leaves %llu of %zu elements wrong", c->name,
+			       me, (unsigned long long)(rc - own), rc);
+			if (me == 0 && (op == SD_OP_ALL_GATHER ||
+					op == SD_OP_GATHER))
+				ok(wrong == (N - 1) * sc,
+				   "%s rank 0 in place: every other rank's "
+				   "block is poisoned", c->name);
+		}
+	}
+}
+
 /* The table is one source: its by-value form (for device code), its
  * host rows and the names parsed from the command line agree, and every
  * row's kinds are consistent with its flags. */
@@ -309,6 +362,7 @@ int main(void)
 	test_names();
 	test_counts();
 	test_nccl_columns();
+	test_fill_poisons();
 	test_place();
 	test_series();
 	test_pattern_exact();
