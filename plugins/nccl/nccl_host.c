@@ -63,32 +63,37 @@ uint64_t sd_nccl_max_buffer_bytes(uint64_t avail_bytes, uint64_t reserve_bytes,
 	return per / unit * unit;
 }
 
-int sd_list_count(const char *list)
+uint64_t sd_gpu_view_hash(const char *cvd)
 {
-	int k = 0;
-	if (!list)
+	if (!cvd)
 		return 0;
-	for (const char *p = list; *p;) {
-		const char *c = strchr(p, ',');
-		size_t len = c ? (size_t)(c - p) : strlen(p);
-		if (len > 0)
-			k++;
-		if (!c)
-			break;
-		p = c + 1;
-	}
-	return k;
+	uint64_t h = 1469598103934665603ull;
+	for (const unsigned char *p = (const unsigned char *)cvd; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return h ? h : 1; /* set, even to "", is not unset */
 }
 
-int sd_nccl_pick_device(int local_rank, int local_size, int visible,
+void sd_gpu_share(const struct sd_gpu_view *views, int n, int me, int *index,
+		  int *count)
+{
+	*index = 0;
+	*count = 0;
+	for (int r = 0; r < n; r++) {
+		if (strncmp(views[r].host, views[me].host,
+			    sizeof(views[r].host)) != 0 ||
+		    views[r].cvd_hash != views[me].cvd_hash)
+			continue;
+		(*count)++;
+		if (r < me)
+			(*index)++;
+	}
+}
+
+int sd_nccl_pick_device(int index, int count, int visible,
 			const struct sd_gpu_env *env, char *err, size_t errlen)
 {
 	const char *host = env->host ? env->host : "this host";
 	const char *cvd = env->cuda_visible_devices;
-	int ncvd = sd_list_count(cvd);
-	int nslurm = sd_list_count(env->slurm_step_gpus);
-	if (!nslurm)
-		nslurm = sd_list_count(env->slurm_job_gpus);
 
 	if (visible <= 0) {
 		snprintf(err, errlen, "no CUDA device visible on %s%s%s%s; "
@@ -97,20 +102,15 @@ int sd_nccl_pick_device(int local_rank, int local_size, int visible,
 			 cvd ? cvd : "", cvd ? ")" : "");
 		return -1;
 	}
-	/* Slurm bound this task to its own GPUs (--gpus-per-task,
-	 * --gpu-bind): use the first of them */
-	if (cvd && ncvd > 0 && nslurm > ncvd)
-		return 0;
-	if (visible == 1)
-		return 0;
-	if (local_rank < visible)
-		return local_rank;
-	snprintf(err, errlen, "%s has %d local ranks but %d visible GPU%s%s%s%s;"
-		 " local rank %d has no GPU of its own; start at most %d ranks "
-		 "per node (--local, --ntasks-per-node) or bind one GPU per "
-		 "task (--gpus-per-task=1)", host, local_size, visible,
+	if (index < visible)
+		return index;
+	snprintf(err, errlen, "%s has %d local ranks seeing the same %d GPU%s"
+		 "%s%s%s; the rank that is number %d of them has no GPU of its "
+		 "own; start at most %d ranks per node (--local, "
+		 "--ntasks-per-node) or bind one GPU per task "
+		 "(--gpus-per-task=1)", host, count, visible,
 		 visible == 1 ? "" : "s", cvd ? " (CUDA_VISIBLE_DEVICES=" : "",
-		 cvd ? cvd : "", cvd ? ")" : "", local_rank, visible);
+		 cvd ? cvd : "", cvd ? ")" : "", index, visible);
 	return -1;
 }
 

@@ -52,26 +52,38 @@ uint64_t sd_nccl_max_buffer_bytes(uint64_t avail_bytes, uint64_t reserve_bytes,
 /* The environment that decides which GPU a rank uses. */
 struct sd_gpu_env {
 	const char *cuda_visible_devices; /* CUDA_VISIBLE_DEVICES or NULL */
-	const char *slurm_step_gpus;      /* SLURM_STEP_GPUS or NULL */
-	const char *slurm_job_gpus;       /* SLURM_JOB_GPUS or NULL */
 	const char *host;                 /* for messages */
 };
 
-/* Count the entries of a comma-separated list ("0,1,3" -> 3; NULL or ""
- * -> 0). */
-int sd_list_count(const char *list);
+/* What a rank tells the others before it picks its GPU: its host and
+ * which CUDA_VISIBLE_DEVICES list it sees (a hash; 0 when unset). */
+struct sd_gpu_view {
+	char host[64];
+	uint64_t cvd_hash;
+};
+
+/* The hash of a CUDA_VISIBLE_DEVICES value for sd_gpu_view (FNV-1a;
+ * NULL gives 0, so every rank without the variable shares one view). */
+uint64_t sd_gpu_view_hash(const char *cvd);
+
+/* Among the n ranks' views, rank me's position among the ranks on its
+ * host that see the same device list (*index: how many of lower rank do;
+ * *count: how many do in all, me included). */
+void sd_gpu_share(const struct sd_gpu_view *views, int n, int me, int *index,
+		  int *count);
 
 /*
- * The device ordinal (among the `visible` devices CUDA reports) for local
- * rank `local_rank` of `local_size`:
- *   - Slurm per-task binding (CUDA_VISIBLE_DEVICES lists fewer GPUs than
- *     SLURM_STEP_GPUS or SLURM_JOB_GPUS), or exactly one visible device:
- *     device 0, the task's own;
- *   - otherwise device `local_rank`, which must exist.
+ * The device ordinal (among the `visible` devices CUDA reports) for a rank
+ * that is number `index` of the `count` ranks on its host seeing the same
+ * CUDA_VISIBLE_DEVICES list (sd_gpu_share): device `index`, which must
+ * exist.  That covers every binding: nothing set or the whole node visible
+ * to every task (by local rank), Slurm's --gpus-per-task (a list of one
+ * GPU per task: device 0), and --gpu-bind=closest without --gpus-per-task
+ * (the tasks of one socket share its list and take its GPUs in turn).
  * Returns the ordinal, or -1 with err naming the host, the ranks, the
  * devices and the fix (the caller returns SD_ERR_NODEV).
  */
-int sd_nccl_pick_device(int local_rank, int local_size, int visible,
+int sd_nccl_pick_device(int index, int count, int visible,
 			const struct sd_gpu_env *env, char *err, size_t errlen);
 
 /* One rank's device identity, exchanged through the bootstrap to find two

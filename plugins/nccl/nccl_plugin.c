@@ -159,15 +159,32 @@ static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 			 e != cudaSuccess ? cuerr(e) : "0 devices");
 		rc = SD_ERR_NODEV;
 	}
+	/* which ranks on this host see the same device list: they take its
+	 * GPUs in turn (every rank takes part, so nobody waits forever) */
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	struct sd_gpu_view view, *views = calloc((size_t)bs->size,
+						 sizeof(*views));
+	memset(&view, 0, sizeof(view));
+	snprintf(view.host, sizeof(view.host), "%s", g.host);
+	view.cvd_hash = sd_gpu_view_hash(cvd);
+	if (!views) {
+		snprintf(err, errlen, "out of memory");
+		return SD_ERR_NOMEM;
+	}
+	if (bs->allgather(bs, &view, views, sizeof(view)) != SD_OK) {
+		snprintf(err, errlen, "bootstrap allgather failed while "
+			 "exchanging the GPUs each rank sees");
+		free(views);
+		return SD_ERR_BOOTSTRAP;
+	}
+	int share_index, share_count;
+	sd_gpu_share(views, bs->size, bs->rank, &share_index, &share_count);
+	free(views);
 	if (!rc) {
-		struct sd_gpu_env env = {
-			.cuda_visible_devices = getenv("CUDA_VISIBLE_DEVICES"),
-			.slurm_step_gpus = getenv("SLURM_STEP_GPUS"),
-			.slurm_job_gpus = getenv("SLURM_JOB_GPUS"),
-			.host = g.host,
-		};
-		g.device = sd_nccl_pick_device(bs->local_rank, bs->local_size,
-					       n, &env, mine_err,
+		struct sd_gpu_env env = { .cuda_visible_devices = cvd,
+					  .host = g.host };
+		g.device = sd_nccl_pick_device(share_index, share_count, n,
+					       &env, mine_err,
 					       sizeof(mine_err));
 		if (g.device < 0)
 			rc = SD_ERR_NODEV;

@@ -88,48 +88,90 @@ static void test_capping(void)
 		       rows[i].want, "max buffer row %zu", i);
 }
 
+/* A node's ranks, each with the CUDA_VISIBLE_DEVICES it sees and the
+ * number of devices that makes visible; every rank picks its device as
+ * the plugin does (the view exchange, then the pick). */
+struct layout {
+	const char *name;
+	int n;
+	const char *host[8];
+	const char *cvd[8];
+	int visible[8];
+	int want[8]; /* -1: refused */
+	const char *msg;
+};
+
+static void pick_layout(const struct layout *l)
+{
+	struct sd_gpu_view v[8];
+	memset(v, 0, sizeof(v));
+	for (int r = 0; r < l->n; r++) {
+		snprintf(v[r].host, sizeof(v[r].host), "%s", l->host[r]);
+		v[r].cvd_hash = sd_gpu_view_hash(l->cvd[r]);
+	}
+	char got[64] = "", want[64] = "", err[512] = "", first[512] = "";
+	for (int r = 0; r < l->n; r++) {
+		int index, count;
+		sd_gpu_share(v, l->n, r, &index, &count);
+		struct sd_gpu_env env = { l->cvd[r], l->host[r] };
+		err[0] = '\0';
+		int d = sd_nccl_pick_device(index, count, l->visible[r], &env,
+					    err, sizeof(err));
+		if (d < 0 && !first[0])
+			snprintf(first, sizeof(first), "%s", err);
+		size_t u = strlen(got), w = strlen(want);
+		snprintf(got + u, sizeof(got) - u, "%s%d", r ? " " : "", d);
+		snprintf(want + w, sizeof(want) - w, "%s%d", r ? " " : "",
+			 l->want[r]);
+	}
+	ok(strcmp(got, want) == 0, "%s: devices by rank %s (want %s)",
+	   l->name, got, want);
+	if (l->msg)
+		ok(strstr(first, l->msg) != NULL, "%s: says why: %s", l->name,
+		   first);
+}
+
 static void test_pick(void)
 {
-	static const struct {
-		int lr, ls, visible;
-		const char *cvd, *step, *job;
-		int want;
-		const char *msg; /* part of the error when want < 0 */
-	} rows[] = {
-		{ 0, 8, 8, NULL, NULL, NULL, 0, NULL },
-		{ 7, 8, 8, NULL, NULL, NULL, 7, NULL },
-		{ 3, 4, 8, "0,1,2,3,4,5,6,7", NULL, NULL, 3, NULL },
-		/* Slurm --gpus-per-task=1: one visible GPU each */
-		{ 5, 8, 1, "5", "0,1,2,3,4,5,6,7", NULL, 0, NULL },
-		/* Slurm binding two GPUs per task: the task's first */
-		{ 3, 4, 2, "6,7", "0,1,2,3,4,5,6,7", NULL, 0, NULL },
-		{ 3, 4, 2, "6,7", NULL, "0,1,2,3,4,5,6,7", 0, NULL },
-		/* the whole node visible to every task: by local rank */
-		{ 2, 4, 4, "0,1,2,3", "0,1,2,3", NULL, 2, NULL },
-		/* one GPU, two ranks: both pick it; the bus id check catches it */
-		{ 1, 2, 1, NULL, NULL, NULL, 0, NULL },
-		{ 8, 9, 8, NULL, NULL, NULL, -1,
-		  "node1 has 9 local ranks but 8 visible GPUs; local rank 8" },
-		{ 2, 3, 2, "0,1", NULL, NULL, -1,
-		  "(CUDA_VISIBLE_DEVICES=0,1); local rank 2 has no GPU" },
-		{ 0, 1, 0, "", NULL, NULL, -1, "no CUDA device visible on node1" },
+	static const struct layout rows[] = {
+		{ "nothing set, 4 ranks, 4 GPUs", 4,
+		  { "n1", "n1", "n1", "n1" }, { 0 }, { 4, 4, 4, 4 },
+		  { 0, 1, 2, 3 }, NULL },
+		{ "the whole node in every task's list", 4,
+		  { "n1", "n1", "n1", "n1" },
+		  { "0,1,2,3", "0,1,2,3", "0,1,2,3", "0,1,2,3" },
+		  { 4, 4, 4, 4 }, { 0, 1, 2, 3 }, NULL },
+		{ "--gpus-per-task=1: a GPU of its own each", 4,
+		  { "n1", "n1", "n1", "n1" }, { "0", "1", "2", "3" },
+		  { 1, 1, 1, 1 }, { 0, 0, 0, 0 }, NULL },
+		{ "two GPUs per task: each its first", 2, { "n1", "n1" },
+		  { "0,1", "2,3" }, { 2, 2 }, { 0, 0 }, NULL },
+		{ "--gpu-bind=closest: a socket's tasks share its list", 8,
+		  { "n1", "n1", "n1", "n1", "n1", "n1", "n1", "n1" },
+		  { "0,1,2,3", "0,1,2,3", "0,1,2,3", "0,1,2,3", "4,5,6,7",
+		    "4,5,6,7", "4,5,6,7", "4,5,6,7" },
+		  { 4, 4, 4, 4, 4, 4, 4, 4 }, { 0, 1, 2, 3, 0, 1, 2, 3 },
+		  NULL },
+		{ "closest, tasks interleaved over the sockets", 4,
+		  { "n1", "n1", "n1", "n1" },
+		  { "0,1", "2,3", "0,1", "2,3" }, { 2, 2, 2, 2 },
+		  { 0, 0, 1, 1 }, NULL },
+		{ "two nodes: counted per host", 4, { "n1", "n1", "n2", "n2" },
+		  { 0 }, { 2, 2, 2, 2 }, { 0, 1, 0, 1 }, NULL },
+		{ "5 ranks on 4 GPUs", 5, { "n1", "n1", "n1", "n1", "n1" },
+		  { 0 }, { 4, 4, 4, 4, 4 }, { 0, 1, 2, 3, -1 },
+		  "n1 has 5 local ranks seeing the same 4 GPUs; the rank "
+		  "that is number 4 of them has no GPU" },
+		{ "3 tasks sharing a socket's 2 GPUs", 3, { "n1", "n1", "n1" },
+		  { "0,1", "0,1", "0,1" }, { 2, 2, 2 }, { 0, 1, -1 },
+		  "(CUDA_VISIBLE_DEVICES=0,1); the rank that is number 2" },
+		{ "no device visible", 1, { "n1" }, { "" }, { 0 }, { -1 },
+		  "no CUDA device visible on n1" },
 	};
-	char err[512];
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct sd_gpu_env env = { rows[i].cvd, rows[i].step, rows[i].job,
-					  "node1" };
-		err[0] = '\0';
-		int got = sd_nccl_pick_device(rows[i].lr, rows[i].ls,
-					      rows[i].visible, &env, err,
-					      sizeof(err));
-		is_int(got, rows[i].want, "pick row %zu: local rank %d of %d, "
-		       "%d visible", i, rows[i].lr, rows[i].ls, rows[i].visible);
-		if (rows[i].msg)
-			ok(strstr(err, rows[i].msg) != NULL,
-			   "pick row %zu message: %s", i, err);
-	}
-	is_int(sd_list_count("0,1,,3"), 3, "list count skips empty entries");
-	is_int(sd_list_count(NULL), 0, "list count of NULL");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		pick_layout(&rows[i]);
+	ok(sd_gpu_view_hash(NULL) == 0 && sd_gpu_view_hash("") != 0,
+	   "an empty CUDA_VISIBLE_DEVICES is not an unset one");
 }
 
 static void test_unique(void)
