@@ -200,12 +200,17 @@ int sd_socket_ifaces(const char *const *names, int n, const char *ifname,
 		int exact = s[0] == '=';
 		return pick(names, n, s + exact, exclude, exact, out, len);
 	}
+	/* NCCL's own order (misc/socket.cc, ncclFindInterfaces): ib, then
+	 * anything but docker, lo and virbr (libvirt's bridges), then
+	 * docker, lo, virbr */
 	int k = pick(names, n, "ib", 0, 0, out, len);
 	if (!k)
-		k = pick(names, n, "docker,lo", 1, 0, out, len);
+		k = pick(names, n, "docker,lo,virbr", 1, 0, out, len);
 	if (!k)
 		k = pick(names, n, "docker", 0, 0, out, len);
 	if (!k)
 		k = pick(names, n, "lo", 0, 0, out, len);
+	if (!k)
+		k = pick(names, n, "virbr", 0, 0, out, len);
 	return k;
 }

@@ -104,7 +104,8 @@ size_t sd_links_json(const struct sd_nvml_answer *a, char *buf, size_t len);
  * the host's interfaces that are up and have an address.  `ifname` is
  * NCCL_SOCKET_IFNAME or NULL: a comma-separated list of prefixes, "^" in
  * front excludes them, "=" in front asks for exact names.  Without it NCCL
- * takes ib* interfaces, else any but docker* and lo, else docker*, else lo.
+ * takes ib* interfaces, else any but docker*, lo and virbr*, else docker*,
+ * else lo, else virbr*.
  * Writes the chosen names, comma-separated, into out ("" when none) and
  * returns their count.
  */

@@ -92,7 +92,22 @@ static struct {
 	char what[200];          /* "GPU 0 (NVIDIA H200, 0000:1b:00.0)" */
 	char transport[96];
 	int ready;
+	int made;                /* a communicator was made: NCCL's threads
+				    may read the environment from now on */
 } g;
+
+/* The transport column: NCCL's runtime version, the compute capability
+ * and the socket interfaces NCCL will choose. */
+static void set_transport(void)
+{
+	int ver = 0;
+	ncclGetVersion(&ver);
+	char net[64] = "";
+	sd_socket_ifaces_probe(net, sizeof(net));
+	snprintf(g.transport, sizeof(g.transport), "nccl %d.%d.%d cc %d.%d "
+		 "socket %.48s", ver / 10000, ver / 100 % 100, ver % 100,
+		 g.cc_major, g.cc_minor, net[0] ? net : "none");
+}
 
 static const char *cuerr(cudaError_t e)
 {
@@ -257,13 +272,7 @@ static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 	if ((rc = sd_nccl_check_unique(ids, bs->size, err, errlen)))
 		return rc;
 
-	int ver = 0;
-	ncclGetVersion(&ver);
-	char net[64] = "";
-	sd_socket_ifaces_probe(net, sizeof(net));
-	snprintf(g.transport, sizeof(g.transport), "nccl %d.%d.%d cc %d.%d "
-		 "socket %.48s", ver / 10000, ver / 100 % 100, ver % 100,
-		 g.cc_major, g.cc_minor, net[0] ? net : "none");
+	set_transport();
 	g.ready = 1;
 	return SD_OK;
 }
@@ -394,6 +403,18 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 		snprintf(err, errlen, "out of memory");
 		return SD_ERR_NOMEM;
 	}
+	/* --iface is NCCL's socket interface too, unless NCCL_SOCKET_IFNAME
+	 * says otherwise: set before the first ncclGetUniqueId, while no
+	 * NCCL thread can read the environment ("=" asks NCCL for that
+	 * exact name, not a prefix) */
+	if (!g.made && cfg && cfg->iface && *cfg->iface &&
+	    !getenv("NCCL_SOCKET_IFNAME")) {
+		char v[80];
+		snprintf(v, sizeof(v), "=%s", cfg->iface);
+		setenv("NCCL_SOCKET_IFNAME", v, 1);
+		set_transport();
+	}
+	g.made = 1;
 	/* NCCL reads NCCL_* when a communicator is made: a test's own
 	 * environment needs its own communicator */
 	if (cfg && cfg->env &&
