@@ -80,9 +80,9 @@ struct sd_measurement {
 	double iter_us_min, iter_us_p50, iter_us_p99, iter_us_max;
 	double algbw_gbs;
 	double busbw_gbs;
-	/* DeepSpeed benchmark's view */
+	/* DeepSpeed benchmark's view: its size is the rank's input tensor */
 	size_t ds_size_bytes;
-	char ds_description[48]; /* "count x element size" */
+	char ds_description[48]; /* its elements x element size: "256x4" */
 	double ds_throughput_gbps;
 	double ds_busbw_gbps;
 	int checked;          /* 0 with -c 0 or when the op has no check */

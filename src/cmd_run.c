@@ -66,7 +66,7 @@ enum long_only {
 	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_PLAN, OPT_OP, OPT_ALGO,
 	OPT_PER_ITER, OPT_NO_IN_PLACE, OPT_FORMAT, OPT_NO_PROGRESS, OPT_DB,
 	OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CACERT, OPT_SCOPE, OPT_BASELINE,
-	OPT_DRAIN,
+	OPT_DRAIN, OPT_RAW,
 };
 
 static const struct option long_options[] = {
@@ -92,6 +92,7 @@ static const struct option long_options[] = {
 	{ "no-in-place", no_argument, NULL, OPT_NO_IN_PLACE },
 	{ "timeout", required_argument, NULL, 'T' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "upload", required_argument, NULL, OPT_UPLOAD },
@@ -284,6 +285,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 			o->format = (enum sd_format)f;
 			break;
 		}
+		case OPT_RAW: o->ds_raw = 1; break;
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case OPT_DB: o->db = optarg; break;
 		case OPT_UPLOAD: o->upload_url = optarg; break;
@@ -314,6 +316,10 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 	both = SD_SET_STEP_BYTES | SD_SET_STEP_FACTOR;
 	if ((o->plan.set & both) == both)
 		USAGE_ERROR("-f and -i exclude each other; pick one");
+	/* DeepSpeed's --raw has no meaning in the other tables */
+	if (o->ds_raw && o->format != SD_FORMAT_DEEPSPEED)
+		USAGE_ERROR("--raw is for --format deepspeed, which is not "
+			    "given; add --format deepspeed or drop it");
 	/* what only an upload uses, given without one, is a slip */
 	if (!o->upload_url && (o->token_file || o->cacert) &&
 	    !getenv("SHAKEDOWN_UPLOAD_URL"))
@@ -1030,7 +1036,8 @@ static int rank_main(void *arg)
 			rc = SD_ERR_NOMEM;
 		struct sd_sink *next = &c->sinks.v[c->sinks.n];
 		if (!rc)
-			rc = sd_text_sink_open(o->format, stdout, next);
+			rc = sd_text_sink_open(o->format, o->ds_raw, stdout,
+					       next);
 		if (!rc)
 			c->sinks.n++;
 		next = &c->sinks.v[c->sinks.n];

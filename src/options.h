@@ -22,6 +22,7 @@ struct sd_run_options {
 	const char *plan_file;    /* --plan FILE; NULL: the built-in plan */
 	struct sd_plan_overrides plan;
 	enum sd_format format;
+	int ds_raw;               /* --raw: DeepSpeed's bare bytes and us */
 	const char *iface;        /* --iface */
 	const char *db;           /* --db PATH or "none" */
 	const char *upload_url;   /* --upload URL */

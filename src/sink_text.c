@@ -4,8 +4,9 @@
  * table:     nccl-tests' layout: one row per size with out-of-place and
  *            in-place columns, a footer per test (out-of-bounds count and
  *            average bus bandwidth) and a summary of every test at the end.
- * deepspeed: the DeepSpeed communication benchmark's columns, out-of-place
- *            measurements only (it has no in-place variant).
+ * deepspeed: the DeepSpeed communication benchmark's table, out-of-place
+ *            measurements only (it has no in-place variant); its title,
+ *            header and rows are src/sink_deepspeed.c's.
  * json:      one JSON object per measurement, one per line.
  */
 #include "config.h"
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "shakedown/coll.h"
+#include "sink_deepspeed.h"
 #include "sink_text.h"
 #include "util.h"
 
@@ -29,6 +31,7 @@ struct test_total {
 
 struct text_sink {
 	enum sd_format fmt;
+	int ds_raw;               /* deepspeed: --raw */
 	FILE *out;
 	int nranks;
 	int have_oop;             /* a pending out-of-place measurement */
@@ -48,16 +51,6 @@ struct text_sink {
 	struct suspect_line { char *kind, *subject, *text; } *sus;
 	int nsus, capsus;
 };
-
-void sd_format_duration(double us, char *buf, size_t len)
-{
-	if (us < 1e3)
-		snprintf(buf, len, "%.2f us", us);
-	else if (us < 1e6)
-		snprintf(buf, len, "%.2f ms", us / 1e3);
-	else
-		snprintf(buf, len, "%.2f s", us / 1e6);
-}
 
 static int t_run_begin(void *self, const struct sd_run_info *run)
 {
@@ -152,12 +145,11 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
 			"(GB/s)", "", "");
 	} else if (t->fmt == SD_FORMAT_DEEPSPEED) {
-		fprintf(o, "\n---- Performance of %s on %d devices ----------"
-			"-----------------------------------------------\n",
-			tt->label, ti->nranks);
-		fprintf(o, "%-15s%-23s%-16s%-20s%s\n", "Size (Bytes)",
-			"Description", "Duration", "Throughput (Gbps)",
-			"BusBW (Gbps)");
+		/* DeepSpeed's title names the op alone: what else tells the
+		 * tests apart is a comment line of shakedown's before it */
+		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s\n",
+			ti->index + 1, tt->label, ti->nranks, ti->algo);
+		sd_ds_print_header(o, ti->name, sd_ds_devices(ti), t->ds_raw);
 	}
 	return ferror(o) ? SD_ERR_IO : SD_OK;
 }
@@ -328,11 +320,7 @@ static int t_measurement(void *self, const struct sd_test_info *ti,
 	case SD_FORMAT_DEEPSPEED: {
 		if (m->in_place)
 			break;
-		char dur[32];
-		sd_format_duration(m->time_us, dur, sizeof(dur));
-		fprintf(o, "%-15zu%-23s%-16s%-20.3f%.3f\n", m->ds_size_bytes,
-			m->ds_description, dur, m->ds_throughput_gbps,
-			m->ds_busbw_gbps);
+		sd_ds_print_row(o, m, t->ds_raw);
 		if (m->wrong)
 			print_first_wrong(o, m);
 		break;
@@ -514,12 +502,14 @@ static const struct sd_sink_ops text_ops = {
 	.suspects = t_suspects,
 };
 
-int sd_text_sink_open(enum sd_format fmt, FILE *out, struct sd_sink *s)
+int sd_text_sink_open(enum sd_format fmt, int ds_raw, FILE *out,
+		      struct sd_sink *s)
 {
 	struct text_sink *t = calloc(1, sizeof(*t));
 	if (!t)
 		return SD_ERR_NOMEM;
 	t->fmt = fmt;
+	t->ds_raw = ds_raw;
 	t->out = out;
 	s->ops = &text_ops;
 	s->self = t;

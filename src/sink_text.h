@@ -9,12 +9,11 @@
 #include "options.h"
 #include "sink.h"
 
-/* Open a printer of format fmt writing to out.  Returns SD_OK or
- * SD_ERR_NOMEM.  The sink's destroy() frees it (not out). */
-int sd_text_sink_open(enum sd_format fmt, FILE *out, struct sd_sink *s);
-
-/* Format a duration the way the DeepSpeed benchmark does: "12.34 us",
- * "1.50 ms", "2.00 s". */
-void sd_format_duration(double us, char *buf, size_t len);
+/* Open a printer of format fmt writing to out; ds_raw (only for
+ * SD_FORMAT_DEEPSPEED) is DeepSpeed's --raw: bare bytes and
+ * microseconds.  Returns SD_OK or SD_ERR_NOMEM.  The sink's destroy()
+ * frees it (not out). */
+int sd_text_sink_open(enum sd_format fmt, int ds_raw, FILE *out,
+		      struct sd_sink *s);
 
 #endif

@@ -25,6 +25,9 @@ bad 2 "^shakedown run: --format 'xml' must be table, deepspeed or json$" \
 bad 2 "--format 'jsn' must be table, deepspeed or json; did you mean 'json'\?" \
 	run --format jsn
 bad 2 "did you mean 'deepspeed'\?" run --format=deepsped
+# --raw is DeepSpeed's, for its table only
+bad 2 "^shakedown run: --raw is for --format deepspeed, which is not given; add --format deepspeed or drop it$" \
+	run --format json --raw
 
 "$W" -q -u aaaaaaaa-0000-4000-8000- -T 1767225600 -b 10 "$DB"
 is "$?" 0 "a run recorded"

@@ -35,7 +35,8 @@ run -t 60 $S --local 3 --op all_to_all,broadcast --format deepspeed -e 256K -n 3
 is "$rc" 0 "deepspeed format: exit 0"
 like "$out" "Size \(Bytes\) +Description +Duration +Throughput \(Gbps\) +BusBW \(Gbps\)" \
 	"DeepSpeed header"
-like "$out" "---- Performance of all_to_all float32 on 3 devices" "per-op banner"
+like "$out" "---- Performance of all_to_all on 3 devices -{57}" "per-op banner, DeepSpeed's"
+like "$out" "# Test 1: all_to_all float32, 3 ranks" "shakedown's label in a comment"
 like "$out" "[0-9]+x4 +[0-9.]+ (us|ms)" "description count x size and duration unit"
 
 # JSON: one object per measurement, formulas hold
