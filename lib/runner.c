@@ -489,6 +489,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	if (idle)
 		goto exchange;
 	STEP(ops->fill(comm, &a, err, sizeof(err)), "fill");
+	a.timed_iters = t->cfg.per_iter && ops->iter_times ? t->cfg.iters : 0;
 	if (ops->prepare)
 		STEP(ops->prepare(comm, &a, err, sizeof(err)), "prepare");
 	for (long w = 0; w < t->cfg.warmup; w++)

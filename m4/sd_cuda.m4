@@ -38,9 +38,9 @@ AC_DEFUN([SD_CHECK_CUDA], [
     [], [enable_nccl=auto])
   AC_ARG_VAR([NVCC], [CUDA compiler (default: DIR/bin/nvcc of the toolkit found)])
   AC_ARG_VAR([NVCC_GENCODE],
-    [nvcc code generation flags (default: sm_80 and sm_90 code plus compute_90 PTX)])
+    [nvcc code generation flags (default: sm_80, sm_90 and sm_100 code plus compute_100 PTX)])
   AS_IF([test "x$NVCC_GENCODE" = x],
-    [NVCC_GENCODE="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90"])
+    [NVCC_GENCODE="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 -gencode arch=compute_100,code=compute_100"])
 
   sd_have_nccl=no
   sd_cuda_why=""

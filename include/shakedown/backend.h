@@ -139,6 +139,10 @@ struct sd_op_args {
 	uint32_t seed;       /* varies the pattern between sizes */
 	int want_iter_times; /* the core will ask iter_times() after this
 				series of run() calls: record device times */
+	long timed_iters;    /* at prepare(): how many run() calls with
+				want_iter_times the timed series will make
+				(0: none), so that what records their times
+				is made before the timing starts */
 };
 
 /* Options for a communicator.  Append only. */

@@ -4,10 +4,15 @@
  *
  * init() picks the rank's GPU (nccl_host.c) and makes sure no two ranks of
  * the job share one; comm_create() shares rank 0's ncclUniqueId through the
- * bootstrap and builds a non-blocking communicator, polled under the
- * timeout; run() enqueues one operation on the rank's stream; wait() polls
- * the stream and ncclCommGetAsyncError until done, and on timeout aborts the
- * communicator and names the rank, host and GPU.  Data is filled and checked
+ * bootstrap and builds a blocking communicator, as nccl-tests does (a
+ * non-blocking one starts a thread for every group in NCCL 2.28 and
+ * returns ncclInProgress, which would put a poll and its latency into
+ * every timed operation); run() enqueues one operation on the rank's
+ * stream; wait() polls the stream and ncclCommGetAsyncError under a
+ * deadline until done, and on timeout aborts the communicator and names
+ * the rank, host and GPU.  Every NCCL call on a communicator is made under
+ * its mutex, which abort() takes too: ncclCommAbort frees what another
+ * call would be using.  Data is filled and checked
  * on the GPU by kernels.cu with the functions of shakedown/pattern.h.
  * Every run() is bracketed by two CUDA events on the stream, kept in a ring
  * emptied by prepare(); iter_times() turns the last ones into per-iteration
@@ -19,6 +24,7 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,7 +65,8 @@ _Static_assert(ncclFloat8e4m3 == 10 && ncclFloat8e5m2 == 11,
 
 struct sd_comm {
 	ncclComm_t nccl;
-	pthread_mutex_t mu;      /* guards nccl against abort() */
+	pthread_mutex_t mu;      /* held around every NCCL call on nccl, and
+				    by abort() */
 	int rank, size;
 	int timeout_ms;
 	cudaStream_t stream;
@@ -81,6 +88,8 @@ struct sd_comm {
 /* The most iterations whose device times are kept for --per-iter. */
 #define SD_NCCL_MAX_TIMED 100000L
 
+static int ev_reserve(struct sd_comm *c, long want, char *err, size_t errlen);
+
 /* The process's GPU, chosen by init(). */
 static struct {
 	int device;
@@ -94,7 +103,32 @@ static struct {
 	int ready;
 	int made;                /* a communicator was made: NCCL's threads
 				    may read the environment from now on */
+	/* NCCL's own all_to_all, gather and scatter, where the library has
+	 * them (2.28 and newer), so the numbers compare with nccl-tests on
+	 * the same code; else send/recv groups */
+	ncclResult_t (*alltoall)(const void *, void *, size_t, ncclDataType_t,
+				 ncclComm_t, cudaStream_t);
+	ncclResult_t (*gather)(const void *, void *, size_t, ncclDataType_t,
+			       int, ncclComm_t, cudaStream_t);
+	ncclResult_t (*scatter)(const void *, void *, size_t, ncclDataType_t,
+				int, ncclComm_t, cudaStream_t);
 } g;
+
+/* The plugin's version string: the NCCL library found at run time, which
+ * may differ from the headers it was built with. */
+static char g_version[96] = "nccl " STR(NCCL_MAJOR) "." STR(NCCL_MINOR)
+			    "." STR(NCCL_PATCH) " (shakedown " PACKAGE_VERSION
+			    ")";
+
+__attribute__((constructor)) static void runtime_version(void)
+{
+	int v = 0;
+	if (ncclGetVersion(&v) == ncclSuccess && v > 0)
+		snprintf(g_version, sizeof(g_version), "nccl %d.%d.%d "
+			 "(shakedown %s, built with nccl %d.%d.%d)",
+			 v / 10000, v / 100 % 100, v % 100, PACKAGE_VERSION,
+			 NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+}
 
 /* The transport column: NCCL's runtime version, the compute capability
  * and the socket interfaces NCCL will choose. */
@@ -167,7 +201,17 @@ static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 	g.device = -1;
 
 	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || n == 0) {
+	int drv = 0, rt = 0;
+	cudaDriverGetVersion(&drv); /* 0: no driver at all */
+	cudaRuntimeGetVersion(&rt);
+	if (e == cudaErrorInsufficientDriver && drv > 0) {
+		snprintf(mine_err, sizeof(mine_err), "the NVIDIA driver on %s "
+			 "is too old for CUDA %d.%d, which this plugin was "
+			 "built with (the driver supports CUDA %d.%d); update "
+			 "the driver", g.host, rt / 1000, rt % 1000 / 10,
+			 drv / 1000, drv % 1000 / 10);
+		rc = SD_ERR_NODEV;
+	} else if (e != cudaSuccess || n == 0) {
 		snprintf(mine_err, sizeof(mine_err), "no CUDA device or driver "
 			 "found on %s (cudaGetDeviceCount: %s); use --backend "
 			 "gloo on CPU-only nodes", g.host,
@@ -272,6 +316,9 @@ static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 	if ((rc = sd_nccl_check_unique(ids, bs->size, err, errlen)))
 		return rc;
 
+	*(void **)&g.alltoall = dlsym(RTLD_DEFAULT, "ncclAlltoAll");
+	*(void **)&g.gather = dlsym(RTLD_DEFAULT, "ncclGather");
+	*(void **)&g.scatter = dlsym(RTLD_DEFAULT, "ncclScatter");
 	set_transport();
 	g.ready = 1;
 	return SD_OK;
@@ -441,7 +488,7 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 		goto out;
 	}
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-	config.blocking = 0;
+	config.blocking = 1;
 	r = ncclCommInitRankConfig(&c->nccl, bs->size, u.id, bs->rank,
 				   &config);
 	if (r != ncclSuccess && r != ncclInProgress) {
@@ -479,16 +526,21 @@ static int nccl_comm_split(struct sd_comm *parent, int color, int key,
 {
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclComm_t nc = NULL;
-	config.blocking = 0;
+	config.blocking = 1;
 	*out = NULL;
+	pthread_mutex_lock(&parent->mu);
+	if (parent->aborted || !parent->nccl) {
+		pthread_mutex_unlock(&parent->mu);
+		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
+			 "was aborted", parent->rank, g.host);
+		return SD_ERR_CANCELLED;
+	}
 	ncclResult_t r = ncclCommSplit(parent->nccl,
 				       color < 0 ? NCCL_SPLIT_NOCOLOR : color,
 				       key, &nc, &config);
 	int rc = settle(parent->nccl, r, "ncclCommSplit", parent->timeout_ms,
 			err, errlen);
-	if (!rc && nc)
-		rc = settle(nc, ncclInProgress, "ncclCommSplit",
-			    parent->timeout_ms, err, errlen);
+	pthread_mutex_unlock(&parent->mu);
 	if (rc) {
 		if (nc)
 			ncclCommAbort(nc);
@@ -544,13 +596,27 @@ static void nccl_comm_destroy(struct sd_comm *c)
 	comm_free(c);
 }
 
+/*
+ * From any thread.  The rank's own thread holds c->mu only inside an NCCL
+ * call, which on a blocking communicator returns once the work is queued;
+ * one that stays blocked (a group waiting to connect to a peer that is
+ * gone) keeps the lock, and then the communicator is only marked aborted:
+ * freeing it under that call would be a use after free, and the run's
+ * backstop ends the process if the call never returns.
+ */
 static void nccl_abort(struct sd_comm *c)
 {
 	if (!c)
 		return;
 	if (c->hang_flag)
 		*c->hang_flag = 1;
-	pthread_mutex_lock(&c->mu);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	if (pthread_mutex_timedlock(&c->mu, &until) != 0) {
+		c->aborted = 1;
+		return;
+	}
 	if (c->nccl && !c->aborted) {
 		c->aborted = 1;
 		ncclCommAbort(c->nccl);
@@ -835,6 +901,10 @@ static int nccl_prepare(struct sd_comm *c, const struct sd_op_args *a,
 	if (rc)
 		return rc;
 	c->ev_n = 0; /* a new series of run() calls */
+	/* the events that will time it, made now rather than in the loop */
+	if (a->timed_iters > 0 &&
+	    (rc = ev_reserve(c, a->timed_iters, err, errlen)))
+		return rc;
 	const struct sd_coll *d = sd_coll_get(a->op);
 	if (c->size < d->min_ranks) {
 		snprintf(err, errlen, "%s needs at least %d ranks", d->name,
@@ -872,6 +942,13 @@ static ncclResult_t enqueue(struct sd_comm *c, const struct sd_op_args *a)
 	default:
 		break;
 	}
+	if (a->op == SD_OP_ALL_TO_ALL && g.alltoall)
+		return g.alltoall(send, recv, a->recv_count / (size_t)n, dt, nc,
+				  s);
+	if (a->op == SD_OP_GATHER && g.gather)
+		return g.gather(send, recv, a->send_count, dt, root, nc, s);
+	if (a->op == SD_OP_SCATTER && g.scatter)
+		return g.scatter(send, recv, a->recv_count, dt, root, nc, s);
 	/* point-to-point patterns, in one group */
 	if ((r = ncclGroupStart()) != ncclSuccess)
 		return r;
@@ -927,47 +1004,98 @@ static ncclResult_t enqueue(struct sd_comm *c, const struct sd_op_args *a)
 }
 
 /*
- * Make room in c's event ring for one more run(): double it (from 64 pairs)
- * while it is full and smaller than SD_NCCL_MAX_TIMED; past that the ring
- * wraps and keeps the newest.  Returns the slot to record into, or -1 with
- * err set.
+ * Make c's event ring hold `want` pairs (at most SD_NCCL_MAX_TIMED).
+ * Returns SD_OK, or a status with err set.
+ */
+static int ev_reserve(struct sd_comm *c, long want, char *err, size_t errlen)
+{
+	if (want > SD_NCCL_MAX_TIMED)
+		want = SD_NCCL_MAX_TIMED;
+	if (want <= c->ev_cap)
+		return SD_OK;
+	cudaEvent_t *s = realloc(c->ev_start, (size_t)want * sizeof(*s));
+	if (s)
+		c->ev_start = s;
+	cudaEvent_t *t = s ? realloc(c->ev_stop, (size_t)want * sizeof(*t))
+			   : NULL;
+	if (t)
+		c->ev_stop = t;
+	if (!s || !t) {
+		snprintf(err, errlen, "rank %d on %s, %s: out of host memory "
+			 "for %ld timing events", c->rank, g.host, g.what,
+			 2 * want);
+		return SD_ERR_NOMEM;
+	}
+	for (long i = c->ev_cap; i < want; i++) {
+		cudaError_t e = cudaEventCreate(&c->ev_start[i]);
+		if (e == cudaSuccess) {
+			e = cudaEventCreate(&c->ev_stop[i]);
+			if (e != cudaSuccess)
+				cudaEventDestroy(c->ev_start[i]);
+		}
+		if (e != cudaSuccess) {
+			snprintf(err, errlen, "rank %d on %s, %s: "
+				 "cudaEventCreate: %s", c->rank, g.host,
+				 g.what, cuerr(e));
+			return SD_ERR_BACKEND;
+		}
+		c->ev_cap = i + 1;
+	}
+	return SD_OK;
+}
+
+/*
+ * The ring slot for one more run().  prepare() made the ring as large as
+ * the timed series (timed_iters): this grows it only for a caller that did
+ * not say, doubling from 64 pairs up to SD_NCCL_MAX_TIMED; past that the
+ * ring wraps and keeps the newest.  Returns the slot, or -1 with err set.
  */
 static long ev_slot(struct sd_comm *c, char *err, size_t errlen)
 {
-	if (c->ev_n == c->ev_cap && c->ev_cap < SD_NCCL_MAX_TIMED) {
-		long cap = c->ev_cap ? c->ev_cap * 2 : 64;
-		if (cap > SD_NCCL_MAX_TIMED)
-			cap = SD_NCCL_MAX_TIMED;
-		cudaEvent_t *s = realloc(c->ev_start, (size_t)cap * sizeof(*s));
-		if (s)
-			c->ev_start = s;
-		cudaEvent_t *t = s ? realloc(c->ev_stop,
-					     (size_t)cap * sizeof(*t)) : NULL;
-		if (t)
-			c->ev_stop = t;
-		if (!s || !t) {
-			snprintf(err, errlen, "rank %d on %s, %s: out of host "
-				 "memory for %ld timing events", c->rank,
-				 g.host, g.what, 2 * cap);
-			return -1;
-		}
-		for (long i = c->ev_cap; i < cap; i++) {
-			cudaError_t e = cudaEventCreate(&c->ev_start[i]);
-			if (e == cudaSuccess) {
-				e = cudaEventCreate(&c->ev_stop[i]);
-				if (e != cudaSuccess)
-					cudaEventDestroy(c->ev_start[i]);
-			}
-			if (e != cudaSuccess) {
-				snprintf(err, errlen, "rank %d on %s, %s: "
-					 "cudaEventCreate: %s", c->rank,
-					 g.host, g.what, cuerr(e));
-				return -1;
-			}
-			c->ev_cap = i + 1;
-		}
-	}
+	if (c->ev_n == c->ev_cap && c->ev_cap < SD_NCCL_MAX_TIMED &&
+	    ev_reserve(c, c->ev_cap ? c->ev_cap * 2 : 64, err, errlen))
+		return -1;
 	return c->ev_n % c->ev_cap;
+}
+
+/* Enqueue a on c under c->mu (see nccl_abort), the stream bracketed by
+ * c's next event pair when `timed`. */
+static int enqueue_locked(struct sd_comm *c, const struct sd_op_args *a,
+			  long slot, char *err, size_t errlen)
+{
+	cudaError_t e = cudaSuccess;
+	int rc;
+	pthread_mutex_lock(&c->mu);
+	if (c->aborted || !c->nccl) {
+		pthread_mutex_unlock(&c->mu);
+		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
+			 "was aborted", c->rank, g.host);
+		return SD_ERR_CANCELLED;
+	}
+	if (slot >= 0 &&
+	    (e = cudaEventRecord(c->ev_start[slot], c->stream)) != cudaSuccess)
+		goto cuda_failed;
+	/* blocking: the kernels are queued when the call returns, so the
+	 * stop event brackets them */
+	rc = settle(c->nccl, enqueue(c, a), "enqueueing the NCCL operation",
+		    a->timeout_ms, err, errlen);
+	if (rc) {
+		pthread_mutex_unlock(&c->mu);
+		return rc;
+	}
+	if (slot >= 0) {
+		if ((e = cudaEventRecord(c->ev_stop[slot], c->stream)) !=
+		    cudaSuccess)
+			goto cuda_failed;
+		c->ev_n++;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return SD_OK;
+cuda_failed:
+	pthread_mutex_unlock(&c->mu);
+	snprintf(err, errlen, "rank %d on %s, %s: cudaEventRecord: %s", c->rank,
+		 g.host, g.what, cuerr(e));
+	return SD_ERR_BACKEND;
 }
 
 static int nccl_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
@@ -982,33 +1110,11 @@ static int nccl_run(struct sd_comm *c, const struct sd_op_args *a, char *err,
 		c->hang_pending = 0;
 		sd_cu_hang(c->hang_flag, 600, c->stream);
 	}
-	if (!a->want_iter_times) {
-		/* no events in the ordinary timed loop: nothing extra per op */
-		ncclResult_t r = enqueue(c, a);
-		return settle(c->nccl, r, "enqueueing the NCCL operation",
-			      a->timeout_ms, err, errlen);
-	}
-	long slot = ev_slot(c, err, errlen);
-	if (slot < 0)
+	/* no events in the ordinary timed loop: nothing extra per op */
+	long slot = -1;
+	if (a->want_iter_times && (slot = ev_slot(c, err, errlen)) < 0)
 		return SD_ERR_BACKEND;
-	cudaError_t e = cudaEventRecord(c->ev_start[slot], c->stream);
-	if (e != cudaSuccess)
-		goto cuda_failed;
-	ncclResult_t r = enqueue(c, a);
-	int rc = settle(c->nccl, r, "enqueueing the NCCL operation",
-			a->timeout_ms, err, errlen);
-	if (rc)
-		return rc;
-	/* a non-blocking communicator may enqueue its kernels only once
-	 * settled: the stop event goes after that */
-	if ((e = cudaEventRecord(c->ev_stop[slot], c->stream)) != cudaSuccess)
-		goto cuda_failed;
-	c->ev_n++;
-	return SD_OK;
-cuda_failed:
-	snprintf(err, errlen, "rank %d on %s, %s: cudaEventRecord: %s", c->rank,
-		 g.host, g.what, cuerr(e));
-	return SD_ERR_BACKEND;
+	return enqueue_locked(c, a, slot, err, errlen);
 }
 
 /*
@@ -1067,18 +1173,25 @@ static int nccl_barrier(struct sd_comm *c, int timeout_ms, char *err,
 			 "was aborted", c->rank, g.host);
 		return SD_ERR_CANCELLED;
 	}
-	ncclResult_t r = ncclAllReduce(c->d_barrier, c->d_barrier, 1, ncclInt32,
-				       ncclSum, c->nccl, c->stream);
-	int rc = settle(c->nccl, r, "the barrier", timeout_ms, err, errlen);
+	pthread_mutex_lock(&c->mu);
+	int rc = SD_ERR_CANCELLED;
+	if (!c->aborted && c->nccl) {
+		ncclResult_t r = ncclAllReduce(c->d_barrier, c->d_barrier, 1,
+					       ncclInt32, ncclSum, c->nccl,
+					       c->stream);
+		rc = settle(c->nccl, r, "the barrier", timeout_ms, err, errlen);
+	} else {
+		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
+			 "was aborted", c->rank, g.host);
+	}
+	pthread_mutex_unlock(&c->mu);
 	if (rc)
 		return rc;
 	return stream_wait(c, timeout_ms, "the barrier", err, errlen);
 }
 
 const struct sd_backend_ops shakedown_backend = {
-	SD_BACKEND_IDENTITY("nccl", "nccl " STR(NCCL_MAJOR) "."
-			    STR(NCCL_MINOR) "." STR(NCCL_PATCH)
-			    " (shakedown " PACKAGE_VERSION ")"),
+	SD_BACKEND_IDENTITY("nccl", g_version),
 	.dtypes = (((1u << SD_DTYPE_COUNT) - 1) &
 		   ~((1u << SD_FP8_E4M3) | (1u << SD_FP8_E5M2))) |
 		  SD_NCCL_FP8_MASK,
