@@ -24,6 +24,7 @@ struct sd_run_options {
 	enum sd_format format;
 	const char *iface;        /* --iface */
 	const char *db;           /* --db PATH or "none" */
+	const char *json_file;    /* -J FILE: nccl-tests' JSON document */
 	const char *upload_url;   /* --upload URL */
 	const char *token_file;   /* --token-file */
 	const char *cacert;       /* --cacert */
