@@ -2,8 +2,9 @@
  * sink.h - where results go.
  *
  * A run is a stream of events delivered to every open sink: the printers
- * (text table, DeepSpeed table, JSON lines; src/sink_text.c) and the SQLite
- * recorder (lib/db/sink_db.c).  Only rank 0 has sinks.  Callbacks return
+ * (text table, DeepSpeed table, JSON lines; src/sink_text.c), nccl-tests'
+ * JSON document of -J (src/sink_ncclj.c) and the SQLite recorder
+ * (lib/db/sink_db.c).  Only rank 0 has sinks.  Callbacks return
  * SD_OK or an sd_status; a failing sink is reported through the set's warn
  * callback and the others go on, so a result is never lost because one
  * writer failed.  sd_sinks_emit() is the one fan-out; it serialises calls,

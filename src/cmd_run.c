@@ -35,6 +35,7 @@
 #include "ranks.h"
 #include "runner.h"
 #include "sink.h"
+#include "sink_ncclj.h"
 #include "sink_text.h"
 #include "tool.h"
 #include "topo.h"
@@ -95,6 +96,9 @@ static const struct option long_options[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "db", required_argument, NULL, OPT_DB },
+	{ "output-file", required_argument, NULL, 'J' },
+	/* nccl-tests' spelling of it */
+	{ "output_file", required_argument, NULL, 'J' },
 	{ "upload", required_argument, NULL, OPT_UPLOAD },
 	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 	{ "cacert", required_argument, NULL, OPT_CACERT },
@@ -153,7 +157,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 	opterr = 0;
 	optind = 1;
 	char oerr[256];
-	while ((ch = sd_getopt(argc, argv, ":b:e:f:i:n:w:d:o:r:c:a:T:h",
+	while ((ch = sd_getopt(argc, argv, ":b:e:f:i:n:w:d:o:r:c:a:T:J:h",
 			       long_options, oerr, sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
@@ -288,6 +292,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case OPT_RAW: o->ds_raw = 1; break;
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case OPT_DB: o->db = optarg; break;
+		case 'J': o->json_file = optarg; break;
 		case OPT_UPLOAD: o->upload_url = optarg; break;
 		case OPT_TOKEN_FILE: o->token_file = optarg; break;
 		case OPT_CACERT: o->cacert = optarg; break;
@@ -346,6 +351,8 @@ struct run_ctx {
 	struct sd_ctrl *ctrl;
 	struct sd_sinks sinks;
 	int db_sink;            /* index of the database in sinks, or -1 */
+	int json_sink;          /* index of -J's writer in sinks, or -1 */
+	volatile int json_said; /* say_json spoke */
 	struct sd_runner *runner; /* while the plan runs */
 	int abort_exit;         /* exit status of the verdict, once reached */
 	volatile int announced; /* rank 0 said the verdict (announce hook) */
@@ -374,6 +381,25 @@ static void *last_resort(void *arg)
 	_exit(c->abort_exit);
 }
 
+/* Rank 0, after the run's end: whether -J's document was written, said
+ * once, and "written" only when it is at its path. */
+static void say_json(struct run_ctx *c)
+{
+	const char *why;
+	if (c->json_sink < 0 || c->json_said)
+		return;
+	c->json_said = 1;
+	const struct sd_sink *s = &c->sinks.v[c->json_sink];
+	if (sd_ncclj_sink_result(s, &why))
+		fprintf(c->opt.format == SD_FORMAT_JSON ? stderr : stdout,
+			"# nccl-tests JSON written to %s\n",
+			sd_ncclj_sink_path(s));
+	else
+		fprintf(stderr, "shakedown: warning: -J %s was not written: "
+			"%s\n", sd_ncclj_sink_path(s),
+			why ? why : "the run did not end");
+}
+
 /* Rank 0: record the end of a run the main thread does not finish
  * (a verdict, or a cancellation past its grace), from another thread. */
 static void record_end(struct run_ctx *c, int exit_status, const char *msg)
@@ -386,6 +412,7 @@ static void record_end(struct run_ctx *c, int exit_status, const char *msg)
 		.finished_at = sd_wall_now() };
 	struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
 	sd_sinks_emit(&c->sinks, &ev);
+	say_json(c);
 }
 
 /* The control plane reached a verdict: say why (where it was decided),
@@ -885,6 +912,7 @@ static int rank_main(void *arg)
 	if (pthread_create(&watch, NULL, cancel_watch, c) == 0)
 		pthread_detach(watch);
 	c->db_sink = -1;
+	c->json_sink = -1;
 	c->sinks.warn = warn_writer;
 	c->fault.exit_fn = fault_exit;
 
@@ -905,6 +933,14 @@ static int rank_main(void *arg)
 			   sizeof(err));
 	if (rc && bs->rank == 0)
 		fprintf(stderr, "shakedown: %s\n", err);
+	/* -J's path is known to be writable before anything starts: a
+	 * document that cannot be written is a usage error, not a finding
+	 * after the whole run */
+	if (!rc && bs->rank == 0 && o->json_file &&
+	    sd_ncclj_check_path(o->json_file, err, sizeof(err))) {
+		rc = SD_ERR_INVALID;
+		fprintf(stderr, "shakedown run: %s\n", err);
+	}
 	if (!rc && fault_misses(&c->fault, &plan, bs->size, err, sizeof(err))) {
 		rc = SD_ERR_INVALID;
 		if (bs->rank == 0)
@@ -1053,6 +1089,15 @@ static int rank_main(void *arg)
 						note);
 				c->db_sink = c->sinks.n++;
 			}
+		}
+		next = &c->sinks.v[c->sinks.n];
+		if (!rc && o->json_file) {
+			rc = sd_ncclj_sink_open(o->json_file, &plan, next, err,
+						sizeof(err));
+			if (rc)
+				fprintf(stderr, "shakedown: %s\n", err);
+			else
+				c->json_sink = c->sinks.n++;
 		}
 		if (!rc && o->baseline) {
 			rc = sd_db_baseline_load(o->db, o->baseline, &baseline,
@@ -1215,6 +1260,7 @@ static int rank_main(void *arg)
 				"# results recorded in %s (run %s); "
 				"'shakedown report' shows them\n",
 				sd_db_sink_path(&c->sinks.v[c->db_sink]), uuid);
+		say_json(c);
 	}
 	/* drain while the other ranks wait for rank 0's word (a rank that
 	 * leaves first makes srun -K or the launcher stop rank 0): each
@@ -1273,6 +1319,7 @@ out:
 	c->closing = 1;
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
+	c->json_sink = -1;
 	sd_ctrl_destroy(c->ctrl);
 	c->ctrl = NULL;
 	if (c->comm)

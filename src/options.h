@@ -25,6 +25,7 @@ struct sd_run_options {
 	int ds_raw;               /* --raw: DeepSpeed's bare bytes and us */
 	const char *iface;        /* --iface */
 	const char *db;           /* --db PATH or "none" */
+	const char *json_file;    /* -J FILE: nccl-tests' JSON document */
 	const char *upload_url;   /* --upload URL */
 	const char *token_file;   /* --token-file */
 	const char *cacert;       /* --cacert */
