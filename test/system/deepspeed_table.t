@@ -34,13 +34,13 @@ python3 -c 'import sqlite3' 2>/dev/null ||
 	skip_all "python3 has no sqlite3 module to read the database"
 
 OPS=all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,gather,scatter,sendrecv,pt2pt
-TYPES=float32,float16,float64,int8,int32
-# 10 ops x 5 types x 3 sizes (1K, 8K, 64K)
-ROWS=150
+TYPES=float32,float16,float64,int8,uint8,int32,int64
+# 10 ops x 7 types (every one Gloo has) x 3 sizes (1K, 8K, 64K)
+ROWS=210
 
 run -t 120 $SHAKEDOWN run --no-progress --local 3 --db "$TMPD/r.db" \
 	--format deepspeed --op "$OPS" -d "$TYPES" -b 1K -e 64K -f 8 -n 2 -w 1
-is "$rc" 0 "every collective in five types on 3 ranks, DeepSpeed's table: exit 0"
+is "$rc" 0 "every collective in every Gloo type on 3 ranks, DeepSpeed's table: exit 0"
 printf '%s\n' "$out" >"$TMPD/default.txt"
 
 # --raw before --format: the order does not matter
@@ -142,7 +142,8 @@ db = sqlite3.connect(db_file)
 db.row_factory = sqlite3.Row
 tests = db.execute("SELECT t.* FROM tests t JOIN runs r ON r.id = t.run_id "
                    "ORDER BY t.test_index").fetchall()
-ELEM = {"float32": 4, "float16": 2, "float64": 8, "int8": 1, "int32": 4}
+ELEM = {"float32": 4, "float16": 2, "float64": 8, "int8": 1, "uint8": 1,
+        "int32": 4, "int64": 8}
 if len(blocks) != len(tests):
     bad.append("%d blocks in the output, %d tests in the database" % (len(blocks), len(tests)))
 nrows = 0
