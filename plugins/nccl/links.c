@@ -48,6 +48,21 @@ static int same_bus(const char *a, const char *b)
 	return x[0] && strcmp(x, y) == 0;
 }
 
+int sd_nvml_max_links(int sm)
+{
+	return sm < 60 ? 0 : sm < 70 ? 4 : sm < 80 ? 6 : sm < 90 ? 12 : 18;
+}
+
+int sd_link_to_switch(const struct sd_nvml_link *k)
+{
+	if (k->remote_type == SD_NVML_NVLINK_SWITCH)
+		return 1;
+	if (k->remote_class &&
+	    (k->remote_class & 0xffff00) == SD_PCI_CLASS_NVSWITCH)
+		return 1;
+	return k->remote_bus_id[0] == '\0';
+}
+
 void sd_link_classify(const struct sd_nvml_answer *a, int i, int j,
 		      struct sd_link *out)
 {
@@ -70,15 +85,16 @@ void sd_link_classify(const struct sd_nvml_answer *a, int i, int j,
 		const struct sd_nvml_link *k = &a->gpu[i].link[l];
 		if (!k->active)
 			continue;
-		if (k->remote_type == SD_NVML_NVLINK_SWITCH)
-			sw_i++;
-		else if (k->remote_type == SD_NVML_NVLINK_GPU &&
-			 same_bus(k->remote_bus_id, a->gpu[j].bus_id))
+		/* a GPU at the far end is known by its bus id, whatever
+		 * type NVML gave (or did not give) */
+		if (same_bus(k->remote_bus_id, a->gpu[j].bus_id))
 			direct++;
+		else if (sd_link_to_switch(k))
+			sw_i++;
 	}
 	for (int l = 0; l < a->gpu[j].nlinks; l++)
 		if (a->gpu[j].link[l].active &&
-		    a->gpu[j].link[l].remote_type == SD_NVML_NVLINK_SWITCH)
+		    sd_link_to_switch(&a->gpu[j].link[l]))
 			sw_j++;
 	if (direct) {
 		out->kind = SD_LINK_NVLINK;

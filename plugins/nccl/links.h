@@ -34,10 +34,22 @@ enum {
 	SD_NVML_NVLINK_SWITCH = 2,
 };
 
+/* The PCI class of an NVSwitch (bridge, other), as NCCL tells one from a
+ * GPU (display, 0x03xxxx) at the far end of an NVLink. */
+#define SD_PCI_CLASS_NVSWITCH 0x068000
+
 struct sd_nvml_link {
-	int active;              /* nvmlDeviceGetNvLinkState */
-	int remote_type;         /* SD_NVML_NVLINK_* */
-	char remote_bus_id[32];  /* nvmlDeviceGetNvLinkRemotePciInfo busId */
+	int active;              /* up and able to carry P2P: on sm_90 and
+				    newer NVML's NVLINK_GET_STATE field,
+				    before nvmlDeviceGetNvLinkState */
+	int remote_type;         /* SD_NVML_NVLINK_*, -1 when NVML did not
+				    say */
+	int remote_class;        /* the far end's PCI class from sysfs
+				    (0x068000: an NVSwitch), 0 unknown */
+	char remote_bus_id[32];  /* nvmlDeviceGetNvLinkRemotePciInfo busId;
+				    "" when NVML gave none, or none
+				    printable (an NVSwitch the host cannot
+				    see, as in a VM) */
 };
 
 /* What NVML (or CUDA) said about the GPUs of one host. */
@@ -72,6 +84,15 @@ struct sd_link {
 	enum sd_link_kind kind;
 	int nvlinks;          /* NVLink and NVSwitch: link count */
 };
+
+/* How many NVLinks NCCL probes on a GPU of compute capability sm (major x
+ * 10 + minor): 0 before 6.0, 4, 6, 12, then 18 from 9.0. */
+int sd_nvml_max_links(int sm);
+
+/* Whether link k ends at an NVSwitch: NVML says so, or the far end's PCI
+ * class is an NVSwitch's, or NVML gave no bus id for it (an NVSwitch the
+ * host cannot see), as NCCL decides it (graph/xml.cc). */
+int sd_link_to_switch(const struct sd_nvml_link *k);
 
 /* "nvlink", "nvswitch", "pcie-switch", "host-bridge", "numa-node",
  * "cross-socket", "p2p", "no-p2p", "self", "unknown". */

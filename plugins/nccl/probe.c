@@ -27,6 +27,24 @@ typedef struct {
 	char busId[32];
 } sd_nvmlPciInfo_t;
 #define SD_NVML_NVLINK_MAX_LINKS 18
+typedef struct {                 /* nvmlFieldValue_t */
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;
+	long long latencyUsec;
+	int valueType;
+	int nvmlReturn;
+	union {
+		double dVal;
+		unsigned int uiVal;
+		unsigned long ulVal;
+		unsigned long long ullVal;
+		long long sllVal;
+	} value;
+} sd_nvmlFieldValue_t;
+#define SD_NVML_FI_DEV_NVLINK_GET_STATE 165
+#define SD_NVML_NVLINK_CAP_P2P_SUPPORTED 0
+#define SD_NVML_FEATURE_ENABLED 1
 
 struct nvml {
 	void *lib;
@@ -42,6 +60,10 @@ struct nvml {
 	int (*count)(unsigned int *);
 	int (*by_index)(unsigned int, sd_nvmlDevice_t *);
 	int (*pci_info)(sd_nvmlDevice_t, sd_nvmlPciInfo_t *);
+	/* optional: what NCCL asks on sm_90 and newer */
+	int (*cc)(sd_nvmlDevice_t, int *, int *);
+	int (*capability)(sd_nvmlDevice_t, unsigned int, int, unsigned int *);
+	int (*field_values)(sd_nvmlDevice_t, int, sd_nvmlFieldValue_t *);
 };
 
 static int nvml_open(struct nvml *m)
@@ -64,6 +86,10 @@ static int nvml_open(struct nvml *m)
 	*(void **)&m->count = dlsym(m->lib, "nvmlDeviceGetCount_v2");
 	*(void **)&m->by_index = dlsym(m->lib, "nvmlDeviceGetHandleByIndex_v2");
 	*(void **)&m->pci_info = dlsym(m->lib, "nvmlDeviceGetPciInfo_v3");
+	*(void **)&m->cc = dlsym(m->lib, "nvmlDeviceGetCudaComputeCapability");
+	*(void **)&m->capability = dlsym(m->lib,
+					 "nvmlDeviceGetNvLinkCapability");
+	*(void **)&m->field_values = dlsym(m->lib, "nvmlDeviceGetFieldValues");
 	if (!m->init || !m->shutdown || !m->by_bus_id || !m->link_state ||
 	    !m->link_remote_pci || !m->ancestor || m->init() != 0) {
 		dlclose(m->lib);
@@ -112,29 +138,91 @@ int sd_links_probe(struct sd_nvml_answer *a)
 	return 0;
 }
 
-/* NVLink states and PCIe common ancestors of the a->ngpus GPUs dev[]
- * into a; 1, or 0 when NVML failed for one. */
+/* The PCI class of bus id `bus` from sysfs (0x068000 for an NVSwitch), or
+ * 0 when it cannot be read. */
+static int pci_class(const char *bus)
+{
+	char path[96], line[32] = "";
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", bus);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	return ok ? (int)strtol(line, NULL, 16) : 0;
+}
+
+/* Whether NVML's bus id is one (NVML gives an empty or unprintable one
+ * for an NVSwitch the host cannot see). */
+static int printable_bus(const char *b)
+{
+	if (!b[0])
+		return 0;
+	for (const char *p = b; *p; p++)
+		if (*p < 0x21 || *p > 0x7e)
+			return 0;
+	return 1;
+}
+
+/*
+ * NVLink states and PCIe common ancestors of the a->ngpus GPUs dev[] into
+ * a; 1, or 0 when NVML failed for one.  The links are probed as NCCL
+ * probes them (graph/xml.cc, ncclTopoGetXmlFromGpu): as many as the
+ * compute capability has, only those able to carry P2P, the state from
+ * the NVLINK_GET_STATE field on sm_90 and newer (where
+ * nvmlDeviceGetNvLinkState is not what NCCL reads), and the far end told
+ * by its PCI class.
+ */
 static int nvml_links(struct nvml *mp, sd_nvmlDevice_t *dev,
 		      struct sd_nvml_answer *a)
 {
 	struct nvml m = *mp;
 	int n = a->ngpus, ok = 1;
 	for (int i = 0; i < n && ok; i++) {
-		a->gpu[i].nlinks = SD_NVML_NVLINK_MAX_LINKS;
-		for (unsigned l = 0; l < SD_NVML_NVLINK_MAX_LINKS; l++) {
+		int major = 0, minor = 0, sm = 0;
+		if (m.cc && m.cc(dev[i], &major, &minor) == 0)
+			sm = major * 10 + minor;
+		int nl = sm ? sd_nvml_max_links(sm) : SD_NVML_NVLINK_MAX_LINKS;
+		if (nl > SD_LINKS_MAX_NVLINKS)
+			nl = SD_LINKS_MAX_NVLINKS;
+		a->gpu[i].nlinks = nl;
+		for (int l = 0; l < nl; l++) {
 			struct sd_nvml_link *k = &a->gpu[i].link[l];
 			int st = 0, type = SD_NVML_NVLINK_GPU;
+			unsigned int can = 0;
 			sd_nvmlPciInfo_t pci;
-			if (m.link_state(dev[i], l, &st) != 0 || !st)
+			if (m.capability &&
+			    (m.capability(dev[i], (unsigned)l,
+					  SD_NVML_NVLINK_CAP_P2P_SUPPORTED,
+					  &can) != 0 || !can))
+				continue;
+			if (sm >= 90 && m.field_values) {
+				sd_nvmlFieldValue_t fv;
+				memset(&fv, 0, sizeof(fv));
+				fv.fieldId = SD_NVML_FI_DEV_NVLINK_GET_STATE;
+				fv.scopeId = (unsigned)l;
+				st = m.field_values(dev[i], 1, &fv) == 0 &&
+				     fv.nvmlReturn == 0 &&
+				     fv.value.uiVal == SD_NVML_FEATURE_ENABLED;
+			} else if (m.link_state(dev[i], (unsigned)l, &st) != 0) {
+				st = 0;
+			}
+			/* a link whose far end NVML cannot name is one NCCL
+			 * does not use either */
+			memset(&pci, 0, sizeof(pci));
+			if (!st ||
+			    m.link_remote_pci(dev[i], (unsigned)l, &pci) != 0)
 				continue;
 			k->active = 1;
+			k->remote_type = -1;
 			if (m.link_remote_type &&
-			    m.link_remote_type(dev[i], l, &type) == 0)
+			    m.link_remote_type(dev[i], (unsigned)l, &type) == 0)
 				k->remote_type = type;
-			memset(&pci, 0, sizeof(pci));
-			if (m.link_remote_pci(dev[i], l, &pci) == 0)
+			if (printable_bus(pci.busId)) {
 				sd_pci_normalize(pci.busId, k->remote_bus_id,
 						 sizeof(k->remote_bus_id));
+				k->remote_class = pci_class(k->remote_bus_id);
+			}
 		}
 		for (int j = 0; j < n; j++) {
 			int lvl = -1;

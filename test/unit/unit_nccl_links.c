@@ -98,6 +98,41 @@ int main(void)
 	sd_links_format(&a, buf, sizeof(buf));
 	ok(strncmp(buf, "0 1 nvswitch 18\n0 2 nvswitch 18\n", 32) == 0,
 	   "pairs as text");
+
+	/* the same box as NVML answers on sm_90 where it does not give the
+	 * far end's type: the NVSwitches are told by their PCI class, or by
+	 * having no bus id NVML can print (invisible, as in a VM), as NCCL
+	 * tells them; every pair is still NVSwitch */
+	nvswitch_box();
+	for (int i = 0; i < 8; i++)
+		for (int l = 0; l < 18; l++) {
+			struct sd_nvml_link *k = &a.gpu[i].link[l];
+			k->remote_type = -1;
+			k->remote_class = i < 4 ? SD_PCI_CLASS_NVSWITCH : 0;
+			if (i >= 4)
+				k->remote_bus_id[0] = '\0';
+		}
+	int all = 0;
+	for (int i = 0; i < 8; i++)
+		for (int j = i + 1; j < 8; j++) {
+			struct sd_link l;
+			sd_link_classify(&a, i, j, &l);
+			all += l.kind == SD_LINK_NVSWITCH && l.nvlinks == 18;
+		}
+	is_int(all, 28, "sm_90 NVSwitch box without NVML's remote type: all "
+	       "28 pairs are nvswitch with 18 links");
+	/* a far end with a GPU's class and no GPU of the answer at that bus
+	 * is not a switch */
+	a.gpu[0].link[0].remote_class = 0x030200;
+	snprintf(a.gpu[0].link[0].remote_bus_id, 32, "0000:c0:00.0");
+	ok(!sd_link_to_switch(&a.gpu[0].link[0]),
+	   "a far end of class 0x0302 (a 3D controller) is not an NVSwitch");
+	static const int sms[][2] = { { 52, 0 }, { 60, 4 }, { 70, 6 },
+				      { 80, 12 }, { 86, 12 }, { 90, 18 },
+				      { 100, 18 } };
+	for (size_t i = 0; i < sizeof(sms) / sizeof(sms[0]); i++)
+		is_int(sd_nvml_max_links(sms[i][0]), sms[i][1],
+		       "sm %d: NCCL probes %d NVLinks", sms[i][0], sms[i][1]);
 	int lines = 0;
 	for (char *p = buf; *p; p++)
 		lines += *p == '\n';
@@ -116,10 +151,12 @@ int main(void)
 	/* an NVLink bridge between GPUs 0 and 1 (4 links, NVML's bus id
 	 * spelling with an 8-digit domain and capitals) */
 	for (int l = 0; l < 4; l++) {
-		a.gpu[0].link[l] = (struct sd_nvml_link){ 1, SD_NVML_NVLINK_GPU,
-							  "00000000:05:00.0" };
-		a.gpu[1].link[l] = (struct sd_nvml_link){ 1, SD_NVML_NVLINK_GPU,
-							  "00000000:04:00.0" };
+		a.gpu[0].link[l] = (struct sd_nvml_link){
+			.active = 1, .remote_type = SD_NVML_NVLINK_GPU,
+			.remote_bus_id = "00000000:05:00.0" };
+		a.gpu[1].link[l] = (struct sd_nvml_link){
+			.active = 1, .remote_type = SD_NVML_NVLINK_GPU,
+			.remote_bus_id = "00000000:04:00.0" };
 	}
 	check_pairs("bridged pair", (const int[][4]){
 			    { 0, 1, SD_LINK_NVLINK, 4 }, { 1, 0, SD_LINK_NVLINK, 4 },
