@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,20 @@ static void leak_check(void)
 #endif
 
 static volatile sig_atomic_t launcher_signal;
+
+/* A child's exit wakes the launcher's poll at once (the self-pipe trick):
+ * with only a timeout, the end of every run waited up to one more tick. */
+static int chld_pipe[2] = { -1, -1 };
+
+static void on_child(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	if (chld_pipe[1] >= 0 && write(chld_pipe[1], "c", 1) < 0) {
+		/* full: a wake-up is already pending */
+	}
+	errno = saved;
+}
 
 static void on_launcher_signal(int sig)
 {
@@ -116,6 +131,15 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 	fflush(stdout);
 	fflush(stderr);
 	pid_t launcher = getpid();
+	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		fprintf(stderr, "shakedown: pipe: %s\n", strerror(errno));
+		free(kids);
+		return SD_EXIT_ENV;
+	}
+	struct sigaction sc = { .sa_handler = on_child,
+				.sa_flags = SA_RESTART | SA_NOCLDSTOP };
+	sigemptyset(&sc.sa_mask);
+	sigaction(SIGCHLD, &sc, NULL);
 	for (int r = 0; r < n; r++) {
 		int sv[2];
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
@@ -131,6 +155,10 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			if (getppid() != launcher)
 				_exit(SD_EXIT_CANCELLED);
+			signal(SIGCHLD, SIG_DFL);
+			close(chld_pipe[0]);
+			close(chld_pipe[1]);
+			chld_pipe[0] = chld_pipe[1] = -1;
 			for (int s = 0; s < r; s++)
 				close(kids[s].fd);
 			close(sv[0]);
@@ -172,13 +200,22 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 	double round_start = 0, kill_at = 0;
 	char why[300] = "";
 	while (alive > 0) {
-		struct pollfd pfd[n];
+		struct pollfd pfd[n + 1];
 		for (int r = 0; r < n; r++) {
 			pfd[r].fd = kids[r].contributed ? -1 : kids[r].fd;
 			pfd[r].events = POLLIN;
 			pfd[r].revents = 0;
 		}
-		int ready = poll(pfd, (nfds_t)n, 100);
+		pfd[n] = (struct pollfd){ .fd = chld_pipe[0], .events = POLLIN };
+		/* woken by a rank's data or exit; the tick only serves the
+		 * deadlines below (rendezvous timeout, kill after a grace) */
+		int ready = poll(pfd, (nfds_t)n + 1, 100);
+		if (ready > 0 && (pfd[n].revents & POLLIN)) {
+			char drain[64];
+			while (read(chld_pipe[0], drain, sizeof(drain)) > 0)
+				;
+			ready--;
+		}
 		for (int r = 0; ready > 0 && r < n; r++) {
 			if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
@@ -308,5 +345,9 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 		free(kids[r].data);
 	}
 	free(kids);
+	signal(SIGCHLD, SIG_DFL);
+	close(chld_pipe[0]);
+	close(chld_pipe[1]);
+	chld_pipe[0] = chld_pipe[1] = -1;
 	return rc;
 }
