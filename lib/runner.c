@@ -1029,6 +1029,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 				.root = t->root, .scope = t->scope,
 				.algo = t->algo, .nranks = tr.gsize[gi],
 				.group = gi, .members = mtext[gi],
+				.in_place = c->has_in_place && t->cfg.in_place,
 			};
 		if (r->on_test)
 			r->on_test(r->on_test_arg, ti, r->plan->ntests,

@@ -65,6 +65,8 @@ struct sd_test_info {
 	int group;            /* index of the group within its scope, 0.. */
 	const char *members;  /* the group's world ranks as ranges: "0-3",
 				 "4,6" */
+	int in_place;         /* in-place measurements follow each size's
+				 out-of-place one */
 };
 
 struct sd_measurement {

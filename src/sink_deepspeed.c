@@ -46,6 +46,19 @@ int sd_ds_devices(const struct sd_test_info *ti)
 	return ti->op == SD_OP_PT2PT ? 2 : ti->nranks;
 }
 
+int sd_ds_in_place(const struct sd_test_info *ti)
+{
+	switch (ti->op) {
+	case SD_OP_ALL_REDUCE:
+	case SD_OP_BROADCAST:
+	case SD_OP_REDUCE:
+	case SD_OP_PT2PT:
+		return ti->in_place;
+	default:
+		return 0;
+	}
+}
+
 void sd_ds_print_header(FILE *o, const char *op, int ndevices, int raw)
 {
 	_Static_assert(sizeof(dashes) - 1 == DS_RULE_DASHES, "100 dashes");

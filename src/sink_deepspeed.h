@@ -18,6 +18,14 @@
  * (print_header), any other op's the ranks taking part. */
 int sd_ds_devices(const struct sd_test_info *ti);
 
+/* Whether the DeepSpeed table shows test ti's in-place rows: where
+ * DeepSpeed's (or torch.distributed's) call works in place and ti
+ * measures in place.  all_reduce, broadcast, reduce and pt2pt work on one
+ * tensor (dist.all_reduce(t), dist.broadcast(t, src), dist.send/recv(t));
+ * all_gather, all_to_all and the others write a tensor of their own
+ * (all_gather_into_tensor, all_to_all_single, ...). */
+int sd_ds_in_place(const struct sd_test_info *ti);
+
 /* Print print_header's block: a blank line, "---- Performance of OP on N
  * devices ---...", the column names and the dash line.  op is the
  * operation's name; ndevices from sd_ds_devices. */

@@ -147,8 +147,9 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 	} else if (t->fmt == SD_FORMAT_DEEPSPEED) {
 		/* DeepSpeed's title names the op alone: what else tells the
 		 * tests apart is a comment line of shakedown's before it */
-		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s\n",
-			ti->index + 1, tt->label, ti->nranks, ti->algo);
+		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s; rows %s\n",
+			ti->index + 1, tt->label, ti->nranks, ti->algo,
+			sd_ds_in_place(ti) ? "in place" : "out of place");
 		sd_ds_print_header(o, ti->name, sd_ds_devices(ti), t->ds_raw);
 	}
 	return ferror(o) ? SD_ERR_IO : SD_OK;
@@ -318,7 +319,7 @@ static int t_measurement(void *self, const struct sd_test_info *ti,
 		json_line(t, ti, m);
 		break;
 	case SD_FORMAT_DEEPSPEED: {
-		if (m->in_place)
+		if (m->in_place != sd_ds_in_place(ti))
 			break;
 		sd_ds_print_row(o, m, t->ds_raw);
 		if (m->wrong)
