@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "shakedown/backend.h"
 #include "shakedown/pattern.h"
 
@@ -43,45 +44,202 @@ static inline void sd_pattern_format(enum sd_dtype t, uint64_t bits, char *buf, 
 			 sd_decode(t, bits), hex, bits);
 }
 
+/*
+ * Periods.  Every value of the pattern depends on its index only through
+ * a few residues (shakedown/pattern.h): a reduction input through
+ * (i + r) % n and residues modulo the spread of its values (2m+1, or m+1
+ * unsigned, m = min(4, the type's exact limit)), 5 (prod's signs) and 2
+ * and 3 (avg's k); data through its spread (2m+1 or m+1, m = min(100,
+ * limit)).  So the fill and the check compute one period of values with
+ * pattern.h's own functions and repeat it: a few nanoseconds an element
+ * instead of a reduction over n ranks for each, with every element still
+ * compared bit for bit.  unit_core checks these periods against the
+ * element-by-element functions for every op, type, reduction and rank
+ * count it tries; a change to pattern.h's residues must change them too.
+ */
+static inline uint64_t sd_gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static inline uint64_t sd_lcm_u64(uint64_t a, uint64_t b)
+{
+	return a && b ? a / sd_gcd_u64(a, b) * b : 0;
+}
+
+static inline uint64_t sd_spread_modulus(enum sd_dtype t, uint64_t m)
+{
+	return sd_dtype_is_unsigned(t) ? m + 1 : 2 * m + 1;
+}
+
+/* The period, in the element index, of what a rank sends and of what a
+ * rank expects (a reduction of all, or one rank's data). */
+static inline uint64_t sd_pattern_period(const struct sd_op_args *a, int n)
+{
+	uint64_t lim = sd_dtype_exact_limit(a->dtype);
+	if (!sd_op_is_reduction(a->op))
+		return sd_spread_modulus(a->dtype, sd_min_u64(100, lim));
+	uint64_t m = sd_spread_modulus(a->dtype, sd_min_u64(4, lim));
+	return sd_lcm_u64(sd_lcm_u64((uint64_t)(n > 0 ? n : 1), m), 30);
+}
+
+/* Store `count` elements of t into buf from index j0 on: table[x % len]
+ * for x = k0, k0+1, ... (one period of encoded values, k0 < len). */
+static inline void sd_store_periodic(enum sd_dtype t, void *buf, uint64_t j0,
+				     uint64_t count, const uint64_t *table,
+				     uint64_t len, uint64_t k0)
+{
+	uint64_t k = k0;
+#define SD_STORE_LOOP_(T)                                                    \
+	do {                                                                 \
+		T *p = (T *)buf + j0;                                        \
+		for (uint64_t j = 0; j < count; j++) {                       \
+			p[j] = (T)table[k];                                  \
+			if (++k == len)                                      \
+				k = 0;                                       \
+		}                                                            \
+	} while (0)
+	switch (sd_dtype_size(t)) {
+	case 1: SD_STORE_LOOP_(uint8_t); break;
+	case 2: SD_STORE_LOOP_(uint16_t); break;
+	case 4: SD_STORE_LOOP_(uint32_t); break;
+	default: SD_STORE_LOOP_(uint64_t); break;
+	}
+#undef SD_STORE_LOOP_
+}
+
+/* Count the elements of buf[j0, j0+count) that differ from table[x % len]
+ * (x from k0); the first wrong index goes into *first_j (when still
+ * UINT64_MAX). */
+static inline uint64_t sd_compare_periodic(enum sd_dtype t, const void *buf,
+					   uint64_t j0, uint64_t count,
+					   const uint64_t *table, uint64_t len,
+					   uint64_t k0, uint64_t *first_j)
+{
+	uint64_t wrong = 0, k = k0;
+#define SD_CMP_LOOP_(T)                                                      \
+	do {                                                                 \
+		const T *p = (const T *)buf + j0;                            \
+		for (uint64_t j = 0; j < count; j++) {                       \
+			if (p[j] != (T)table[k]) {                           \
+				if (*first_j == UINT64_MAX)                  \
+					*first_j = j0 + j;                   \
+				wrong++;                                     \
+			}                                                    \
+			if (++k == len)                                      \
+				k = 0;                                       \
+		}                                                            \
+	} while (0)
+	switch (sd_dtype_size(t)) {
+	case 1: SD_CMP_LOOP_(uint8_t); break;
+	case 2: SD_CMP_LOOP_(uint16_t); break;
+	case 4: SD_CMP_LOOP_(uint32_t); break;
+	default: SD_CMP_LOOP_(uint64_t); break;
+	}
+#undef SD_CMP_LOOP_
+	return wrong;
+}
+
 static inline void sd_pattern_fill_host(const struct sd_op_args *a, int me, int n)
 {
 	uint64_t poison = sd_poison_bits(a->dtype);
 	int sends = sd_pattern_sends(a, me);
-	if (sd_pattern_poisons_recv(a, me)) {
-		for (uint64_t j = 0; j < a->recv_count; j++)
-			sd_store_bits(a->dtype, a->recvbuf, j, poison);
-	}
+	if (sd_pattern_poisons_recv(a, me) && a->recv_count)
+		sd_store_periodic(a->dtype, a->recvbuf, 0, a->recv_count,
+				  &poison, 1, 0);
 	if (!sends) {
 		/* keep the (unused) send buffer defined but out of the way */
-		if (!a->in_place)
-			for (uint64_t i = 0; i < a->send_count; i++)
-				sd_store_bits(a->dtype, a->sendbuf, i, poison);
+		if (!a->in_place && a->send_count)
+			sd_store_periodic(a->dtype, a->sendbuf, 0,
+					  a->send_count, &poison, 1, 0);
 		return;
 	}
-	for (uint64_t i = 0; i < a->send_count; i++)
-		sd_store_bits(a->dtype, a->sendbuf, i,
-			      sd_encode(a->dtype, sd_pattern_send(a, me, n, i)));
+	uint64_t len = sd_pattern_period(a, n);
+	uint64_t *table = len && len < a->send_count
+				  ? (uint64_t *)malloc(len * sizeof(uint64_t))
+				  : NULL;
+	if (!table) { /* short (or no memory): element by element */
+		for (uint64_t i = 0; i < a->send_count; i++)
+			sd_store_bits(a->dtype, a->sendbuf, i,
+				      sd_encode(a->dtype,
+						sd_pattern_send(a, me, n, i)));
+		return;
+	}
+	for (uint64_t x = 0; x < len; x++)
+		table[x] = sd_encode(a->dtype, sd_pattern_send(a, me, n, x));
+	sd_store_periodic(a->dtype, a->sendbuf, 0, a->send_count, table, len,
+			  0);
+	free(table);
+}
+
+/* Verify recv[j0, j0+count), where the expected values repeat with period
+ * len from j0 on (one block of the op's receive buffer): expected values
+ * from sd_pattern_expect, one period of them. */
+static inline uint64_t sd_verify_block(const struct sd_op_args *a, int me,
+				       int n, uint64_t j0, uint64_t count,
+				       uint64_t len, uint64_t *table,
+				       uint64_t *first_j)
+{
+	double want;
+	uint64_t k = len < count ? len : count;
+	for (uint64_t x = 0; x < k; x++) {
+		sd_pattern_expect(a, me, n, j0 + x, &want);
+		table[x] = sd_encode(a->dtype, want);
+	}
+	return sd_compare_periodic(a->dtype, a->recvbuf, j0, count, table, k,
+				   0, first_j);
 }
 
 static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me, int n,
 				struct sd_mismatch *first)
 {
-	uint64_t wrong = 0;
+	uint64_t wrong = 0, first_j = UINT64_MAX, rc = a->recv_count;
 	double want;
-	for (uint64_t j = 0; j < a->recv_count; j++) {
-		if (!sd_pattern_expect(a, me, n, j, &want))
-			return 0; /* this rank receives nothing */
-		uint64_t exp_bits = sd_encode(a->dtype, want);
-		uint64_t got_bits = sd_load_bits(a->dtype, a->recvbuf, j);
-		if (exp_bits == got_bits)
-			continue;
-		if (wrong++ == 0 && first) {
-			first->index = j;
-			sd_pattern_format(a->dtype, exp_bits, first->expected,
-					  sizeof(first->expected));
-			sd_pattern_format(a->dtype, got_bits, first->got,
-					  sizeof(first->got));
+	if (!rc || !sd_pattern_expect(a, me, n, 0, &want))
+		return 0; /* this rank receives nothing */
+	/* the blocks within which the expected values follow one rank's
+	 * pattern (or the reduction's) with a step of one */
+	struct sd_coll c = sd_coll_desc(a->op);
+	uint64_t block = rc;
+	if (c.expect == SD_EXPECT_CONCAT)
+		block = a->send_count;
+	else if (c.expect == SD_EXPECT_TRANSPOSE)
+		block = rc / (uint64_t)n;
+	uint64_t len = sd_pattern_period(a, n);
+	uint64_t *table = len ? (uint64_t *)malloc(
+					(len < block ? len : block) *
+					sizeof(uint64_t))
+			      : NULL;
+	if (!block || !table) { /* element by element */
+		free(table);
+		for (uint64_t j = 0; j < rc; j++) {
+			sd_pattern_expect(a, me, n, j, &want);
+			uint64_t e = sd_encode(a->dtype, want);
+			if (e != sd_load_bits(a->dtype, a->recvbuf, j) &&
+			    wrong++ == 0)
+				first_j = j;
 		}
+	} else {
+		for (uint64_t j0 = 0; j0 < rc; j0 += block)
+			wrong += sd_verify_block(a, me, n, j0,
+						 rc - j0 < block ? rc - j0
+								 : block,
+						 len, table, &first_j);
+		free(table);
+	}
+	if (wrong && first) {
+		sd_pattern_expect(a, me, n, first_j, &want);
+		first->index = first_j;
+		sd_pattern_format(a->dtype, sd_encode(a->dtype, want),
+				  first->expected, sizeof(first->expected));
+		sd_pattern_format(a->dtype,
+				  sd_load_bits(a->dtype, a->recvbuf, first_j),
+				  first->got, sizeof(first->got));
 	}
 	return wrong;
 }

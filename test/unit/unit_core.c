@@ -319,6 +319,78 @@ static void test_fill_poisons(void)
 	}
 }
 
+/* The host fill and check repeat one period of values (pattern_host.h):
+ * for every op, type, reduction and several rank counts, the fill equals
+ * the element-by-element pattern, the check passes the element-by-element
+ * expectation and catches one wrong element anywhere, including past the
+ * first period. */
+static void test_periods(void)
+{
+	static const int ns[] = { 1, 2, 3, 4, 5, 7, 8, 16 };
+	int bad_fill = 0, bad_verify = 0, missed = 0, cases = 0;
+	for (int op = 0; op < SD_OP_COUNT; op++)
+	for (int t = 0; t < SD_DTYPE_COUNT; t++)
+	for (int rd = 0; rd < SD_REDOP_COUNT; rd++) {
+		const struct sd_coll *c = sd_coll_get(op);
+		if (!c->reduces && rd > 0)
+			continue;
+		for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+			int n = ns[k];
+			if (n < c->min_ranks)
+				continue;
+			struct sd_op_args a = { .op = op, .dtype = t,
+						.redop = rd, .root = n - 1,
+						.seed = 12345u };
+			uint64_t len = sd_pattern_period(&a, n);
+			size_t ts = sd_dtype_size(t), sc, rc;
+			sd_coll_counts(c, (size_t)(2 * len + 7) * (size_t)n,
+				       16, n, &sc, &rc);
+			size_t bytes = (sc > rc ? sc : rc) * ts + 8;
+			char *snd = malloc(bytes), *rcv = malloc(bytes),
+			     *ref = malloc(bytes);
+			a.send_count = sc;
+			a.recv_count = rc;
+			a.sendbuf = snd;
+			a.recvbuf = rcv;
+			int me = n > 1 ? 1 : 0;
+			sd_pattern_fill_host(&a, me, n);
+			if (sd_pattern_sends(&a, me))
+				for (uint64_t i = 0; i < sc; i++)
+					bad_fill += sd_load_bits(t, snd, i) !=
+						    sd_encode(t, sd_pattern_send(
+							    &a, me, n, i));
+			double want;
+			int receives = 0;
+			for (uint64_t j = 0; j < rc; j++)
+				if (sd_pattern_expect(&a, me, n, j, &want)) {
+					sd_store_bits(t, rcv, j,
+						      sd_encode(t, want));
+					receives = 1;
+				}
+			struct sd_mismatch mm;
+			if (receives) {
+				cases++;
+				bad_verify += sd_pattern_verify_host(&a, me, n,
+								     &mm) != 0;
+				uint64_t at = rc - 1 - (rc / 3);
+				sd_pattern_corrupt_host(&a, at);
+				missed += sd_pattern_verify_host(&a, me, n,
+								 &mm) != 1 ||
+					  mm.index != at;
+			}
+			free(snd);
+			free(rcv);
+			free(ref);
+		}
+	}
+	ok(cases > 1000, "%d op x type x reduction x rank-count cases", cases);
+	is_int(bad_fill, 0, "the periodic fill equals the pattern element by "
+	       "element");
+	is_int(bad_verify, 0, "the periodic check passes the expected data");
+	is_int(missed, 0, "the periodic check finds one wrong element past "
+	       "the first period, at its index");
+}
+
 /* The table is one source: its by-value form (for device code), its
  * host rows and the names parsed from the command line agree, and every
  * row's kinds are consistent with its flags. */
@@ -363,6 +435,7 @@ int main(void)
 	test_counts();
 	test_nccl_columns();
 	test_fill_poisons();
+	test_periods();
 	test_place();
 	test_series();
 	test_pattern_exact();
