@@ -80,37 +80,106 @@ static inline SD_HD uint64_t sd_poison_bits(enum sd_dtype t)
 	}
 }
 
-/* Encode an exactly representable value (a minifloat with `mbits` mantissa
- * bits and exponent bias `bias`).  Only normal numbers and zero occur. */
-static inline SD_HD uint64_t sd_encode_minifloat(double v, int ebits,
-						 int mbits, int bias)
+/*
+ * A binary floating-point format narrower than float: `ebits` exponent and
+ * `mbits` mantissa bits, exponent bias `bias`.  `ieee` formats keep their
+ * top exponent for infinity and NaN (float16, bfloat16, fp8 e5m2); fp8 e4m3
+ * has no infinity and uses only S.1111.111 for NaN.  `saturate`: a value
+ * past the largest finite one becomes that one, as NCCL's and CUDA's fp8
+ * conversions do (__NV_SATFINITE), rather than infinity (float16 and
+ * bfloat16 conversions).
+ */
+struct sd_minifloat {
+	int ebits, mbits, bias, ieee, saturate;
+};
+
+static inline SD_HD struct sd_minifloat sd_minifloat_of(enum sd_dtype t)
 {
-	uint64_t sign = v < 0 ? 1 : 0;
-	double a = v < 0 ? -v : v;
-	if (a == 0)
-		return sign << (ebits + mbits);
-	int e;
-	double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-	int exp = e - 1 + bias;
-	uint64_t mant = (uint64_t)((m * 2.0 - 1.0) * (double)(1u << mbits));
-	return (sign << (ebits + mbits)) | ((uint64_t)exp << mbits) | mant;
+	struct sd_minifloat f = { 5, 10, 15, 1, 0 }; /* float16 */
+	switch (t) {
+	case SD_BFLOAT16: f.ebits = 8; f.mbits = 7; f.bias = 127; break;
+	case SD_FP8_E4M3:
+		f.ebits = 4; f.mbits = 3; f.bias = 7; f.ieee = 0;
+		f.saturate = 1;
+		break;
+	case SD_FP8_E5M2:
+		f.ebits = 5; f.mbits = 2; f.bias = 15; f.saturate = 1;
+		break;
+	default: break;
+	}
+	return f;
 }
 
-static inline SD_HD double sd_decode_minifloat(uint64_t bits, int ebits,
-					       int mbits, int bias)
+/* The bits of v rounded to the nearest value of format f, ties to even,
+ * subnormals included: the rounding of the hardware's conversions, so that
+ * expected values that round (avg) come out as the GPU's do. */
+static inline SD_HD uint64_t sd_encode_minifloat(double v,
+						 struct sd_minifloat f)
 {
-	uint64_t sign = (bits >> (ebits + mbits)) & 1;
-	int exp = (int)((bits >> mbits) & ((1u << ebits) - 1));
-	double mant = (double)(bits & ((1u << mbits) - 1));
+	uint64_t sign = (signbit(v) ? 1ull : 0ull) << (f.ebits + f.mbits);
+	uint64_t one = 1ull << f.mbits;
+	uint64_t top = f.ieee ? (1u << f.ebits) - 2 : (1u << f.ebits) - 1;
+	uint64_t top_mant = f.ieee ? one - 1 : one - 2; /* largest finite */
+	uint64_t field = top + 1, mant = 0; /* infinity, unless it fits */
+	double a = fabs(v);
+	if (v != v) /* NaN: the quiet one */
+		return f.ieee ? sign | (field << f.mbits) | (one >> 1)
+			      : sign | (top << f.mbits) | (one - 1);
+	if (a == 0)
+		return sign;
+	if (!isinf(a)) {
+		int e;
+		frexp(a, &e); /* a in [2^(e-1), 2^e) */
+		e -= 1;
+		if (e < 1 - f.bias)
+			e = 1 - f.bias; /* subnormal: the quantum stops */
+		/* a in quanta of 2^(e - mbits): exact, below 2^(mbits+1) */
+		double m = ldexp(a, f.mbits - e);
+		double q = floor(m), rest = m - q;
+		if (rest > 0.5 || (rest == 0.5 && fmod(q, 2.0) != 0))
+			q += 1;
+		uint64_t qi = (uint64_t)q;
+		if (qi == 2 * one) { /* rounded up into the next binade */
+			qi = one;
+			e++;
+		}
+		if (qi < one) { /* subnormal, or rounded down to zero */
+			field = 0;
+			mant = qi;
+		} else {
+			field = (uint64_t)(e + f.bias);
+			mant = qi - one;
+		}
+	}
+	if (field < top || (field == top && mant <= top_mant))
+		return sign | (field << f.mbits) | mant;
+	if (f.saturate || !f.ieee)
+		return sign | (top << f.mbits) | top_mant;
+	return sign | ((top + 1) << f.mbits); /* infinity */
+}
+
+static inline SD_HD double sd_decode_minifloat(uint64_t bits,
+					       struct sd_minifloat f)
+{
+	uint64_t sign = (bits >> (f.ebits + f.mbits)) & 1;
+	int exp = (int)((bits >> f.mbits) & ((1u << f.ebits) - 1));
+	uint64_t mbits = bits & ((1u << f.mbits) - 1);
+	double mant = (double)mbits;
 	double a;
-	if (exp == 0)
-		a = ldexp(mant, 1 - bias - mbits);
+	if (f.ieee && exp == (1 << f.ebits) - 1)
+		a = mbits ? NAN : INFINITY;
+	else if (!f.ieee && exp == (1 << f.ebits) - 1 &&
+		 mbits == (1u << f.mbits) - 1)
+		a = NAN;
+	else if (exp == 0)
+		a = ldexp(mant, 1 - f.bias - f.mbits);
 	else
-		a = ldexp(1.0 + mant / (double)(1u << mbits), exp - bias);
+		a = ldexp(1.0 + mant / (double)(1u << f.mbits), exp - f.bias);
 	return sign ? -a : a;
 }
 
-/* The bit pattern of value v in type t (v must be exact in t). */
+/* The bit pattern of v in type t: floats rounded to nearest, ties to even
+ * (as the GPU converts), integers truncated towards zero and wrapped. */
 static inline SD_HD uint64_t sd_encode(enum sd_dtype t, double v)
 {
 	switch (t) {
@@ -120,10 +189,8 @@ static inline SD_HD uint64_t sd_encode(enum sd_dtype t, double v)
 	case SD_UINT32: return (uint64_t)v & 0xffffffffu;
 	case SD_INT64: return (uint64_t)(int64_t)v;
 	case SD_UINT64: return (uint64_t)v;
-	case SD_FLOAT16: return sd_encode_minifloat(v, 5, 10, 15);
-	case SD_BFLOAT16: return sd_encode_minifloat(v, 8, 7, 127);
-	case SD_FP8_E4M3: return sd_encode_minifloat(v, 4, 3, 7);
-	case SD_FP8_E5M2: return sd_encode_minifloat(v, 5, 2, 15);
+	case SD_FLOAT16: case SD_BFLOAT16: case SD_FP8_E4M3: case SD_FP8_E5M2:
+		return sd_encode_minifloat(v, sd_minifloat_of(t));
 	case SD_FLOAT32: {
 		float f = (float)v;
 		uint32_t u;
@@ -148,10 +215,8 @@ static inline SD_HD double sd_decode(enum sd_dtype t, uint64_t bits)
 	case SD_UINT32: return (double)(uint32_t)bits;
 	case SD_INT64: return (double)(int64_t)bits;
 	case SD_UINT64: return (double)bits;
-	case SD_FLOAT16: return sd_decode_minifloat(bits, 5, 10, 15);
-	case SD_BFLOAT16: return sd_decode_minifloat(bits, 8, 7, 127);
-	case SD_FP8_E4M3: return sd_decode_minifloat(bits, 4, 3, 7);
-	case SD_FP8_E5M2: return sd_decode_minifloat(bits, 5, 2, 15);
+	case SD_FLOAT16: case SD_BFLOAT16: case SD_FP8_E4M3: case SD_FP8_E5M2:
+		return sd_decode_minifloat(bits, sd_minifloat_of(t));
 	case SD_FLOAT32: {
 		uint32_t u = (uint32_t)bits;
 		float f;
@@ -164,6 +229,15 @@ static inline SD_HD double sd_decode(enum sd_dtype t, uint64_t bits)
 		return d;
 	}
 	}
+}
+
+/* v rounded to a float type t as the hardware converts (integer types:
+ * v itself, which the pattern keeps integral). */
+static inline SD_HD double sd_round(enum sd_dtype t, double v)
+{
+	if (!sd_dtype_is_float(t) || t == SD_FLOAT64)
+		return v;
+	return sd_decode(t, sd_encode(t, v));
 }
 
 static inline SD_HD uint64_t sd_load_bits(enum sd_dtype t, const void *buf,
