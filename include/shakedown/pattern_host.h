@@ -10,7 +10,10 @@
  *                            for this op only poison;
  *   sd_pattern_verify_host   count elements of a->recvbuf that differ from
  *                            the expected bits; the first is described in
- *                            *first (when first != NULL);
+ *                            *first (when first != NULL); avg expects a
+ *                            sum then a division (Gloo);
+ *   sd_pattern_verify_host_rule  the same for a backend that averages by
+ *                            another enum sd_avg_rule (NCCL's);
  *   sd_pattern_format        describe the value with bits `bits` of type t:
  *                            "3 (0x4200)";
  *   sd_pattern_corrupt_host  flip the lowest bit of recvbuf[index] (fault
@@ -63,13 +66,15 @@ static inline void sd_pattern_fill_host(const struct sd_op_args *a, int me, int 
 			      sd_encode(a->dtype, sd_pattern_send(a, me, n, i)));
 }
 
-static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me, int n,
-				struct sd_mismatch *first)
+static inline uint64_t sd_pattern_verify_host_rule(const struct sd_op_args *a,
+						   enum sd_avg_rule rule,
+						   int me, int n,
+						   struct sd_mismatch *first)
 {
 	uint64_t wrong = 0;
 	double want;
 	for (uint64_t j = 0; j < a->recv_count; j++) {
-		if (!sd_pattern_expect(a, me, n, j, &want))
+		if (!sd_pattern_expect_rule(a, rule, me, n, j, &want))
 			return 0; /* this rank receives nothing */
 		uint64_t exp_bits = sd_encode(a->dtype, want);
 		uint64_t got_bits = sd_load_bits(a->dtype, a->recvbuf, j);
@@ -84,6 +89,12 @@ static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me
 		}
 	}
 	return wrong;
+}
+
+static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me, int n,
+				struct sd_mismatch *first)
+{
+	return sd_pattern_verify_host_rule(a, SD_AVG_SUM_DIVIDE, me, n, first);
 }
 
 static inline void sd_pattern_corrupt_host(const struct sd_op_args *a, uint64_t index)
