@@ -3,9 +3,14 @@
  *
  * Values are small integers (or, for prod, +-1 and 2) chosen per data type so
  * that every partial sum or product is exactly representable: any reduction
- * order gives the same bits.  The functions are static inline and marked
- * SD_HD so the host reference (src/pattern.c, the Gloo plugin) and the CUDA
- * kernels of the NCCL plugin compute the very same values.
+ * order gives the same bits.  Avg is the exception that rounds: one rank
+ * per element sends n x k (k = +-1 or +-2), the others 0, and the expected
+ * mean is what the backend's arithmetic makes of that (enum sd_avg_rule):
+ * k exactly where it sums then divides, and NCCL's rounded product with
+ * its rounded 1/n, which is not always k, where it is NCCL.  The functions
+ * are static inline and marked SD_HD so the host reference (the Gloo
+ * plugin, the core's tests) and the CUDA kernels of the NCCL plugin compute
+ * the very same values.
  *
  * Layout conventions follow nccl-tests: for each op, send_count and
  * recv_count are the per-rank element counts of struct sd_op_args, and the
@@ -80,37 +85,106 @@ static inline SD_HD uint64_t sd_poison_bits(enum sd_dtype t)
 	}
 }
 
-/* Encode an exactly representable value (a minifloat with `mbits` mantissa
- * bits and exponent bias `bias`).  Only normal numbers and zero occur. */
-static inline SD_HD uint64_t sd_encode_minifloat(double v, int ebits,
-						 int mbits, int bias)
+/*
+ * A binary floating-point format narrower than float: `ebits` exponent and
+ * `mbits` mantissa bits, exponent bias `bias`.  `ieee` formats keep their
+ * top exponent for infinity and NaN (float16, bfloat16, fp8 e5m2); fp8 e4m3
+ * has no infinity and uses only S.1111.111 for NaN.  `saturate`: a value
+ * past the largest finite one becomes that one, as NCCL's and CUDA's fp8
+ * conversions do (__NV_SATFINITE), rather than infinity (float16 and
+ * bfloat16 conversions).
+ */
+struct sd_minifloat {
+	int ebits, mbits, bias, ieee, saturate;
+};
+
+static inline SD_HD struct sd_minifloat sd_minifloat_of(enum sd_dtype t)
 {
-	uint64_t sign = v < 0 ? 1 : 0;
-	double a = v < 0 ? -v : v;
-	if (a == 0)
-		return sign << (ebits + mbits);
-	int e;
-	double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-	int exp = e - 1 + bias;
-	uint64_t mant = (uint64_t)((m * 2.0 - 1.0) * (double)(1u << mbits));
-	return (sign << (ebits + mbits)) | ((uint64_t)exp << mbits) | mant;
+	struct sd_minifloat f = { 5, 10, 15, 1, 0 }; /* float16 */
+	switch (t) {
+	case SD_BFLOAT16: f.ebits = 8; f.mbits = 7; f.bias = 127; break;
+	case SD_FP8_E4M3:
+		f.ebits = 4; f.mbits = 3; f.bias = 7; f.ieee = 0;
+		f.saturate = 1;
+		break;
+	case SD_FP8_E5M2:
+		f.ebits = 5; f.mbits = 2; f.bias = 15; f.saturate = 1;
+		break;
+	default: break;
+	}
+	return f;
 }
 
-static inline SD_HD double sd_decode_minifloat(uint64_t bits, int ebits,
-					       int mbits, int bias)
+/* The bits of v rounded to the nearest value of format f, ties to even,
+ * subnormals included: the rounding of the hardware's conversions, so that
+ * expected values that round (avg) come out as the GPU's do. */
+static inline SD_HD uint64_t sd_encode_minifloat(double v,
+						 struct sd_minifloat f)
 {
-	uint64_t sign = (bits >> (ebits + mbits)) & 1;
-	int exp = (int)((bits >> mbits) & ((1u << ebits) - 1));
-	double mant = (double)(bits & ((1u << mbits) - 1));
+	uint64_t sign = (signbit(v) ? 1ull : 0ull) << (f.ebits + f.mbits);
+	uint64_t one = 1ull << f.mbits;
+	uint64_t top = f.ieee ? (1u << f.ebits) - 2 : (1u << f.ebits) - 1;
+	uint64_t top_mant = f.ieee ? one - 1 : one - 2; /* largest finite */
+	uint64_t field = top + 1, mant = 0; /* infinity, unless it fits */
+	double a = fabs(v);
+	if (v != v) /* NaN: the quiet one */
+		return f.ieee ? sign | (field << f.mbits) | (one >> 1)
+			      : sign | (top << f.mbits) | (one - 1);
+	if (a == 0)
+		return sign;
+	if (!isinf(a)) {
+		int e;
+		frexp(a, &e); /* a in [2^(e-1), 2^e) */
+		e -= 1;
+		if (e < 1 - f.bias)
+			e = 1 - f.bias; /* subnormal: the quantum stops */
+		/* a in quanta of 2^(e - mbits): exact, below 2^(mbits+1) */
+		double m = ldexp(a, f.mbits - e);
+		double q = floor(m), rest = m - q;
+		if (rest > 0.5 || (rest == 0.5 && fmod(q, 2.0) != 0))
+			q += 1;
+		uint64_t qi = (uint64_t)q;
+		if (qi == 2 * one) { /* rounded up into the next binade */
+			qi = one;
+			e++;
+		}
+		if (qi < one) { /* subnormal, or rounded down to zero */
+			field = 0;
+			mant = qi;
+		} else {
+			field = (uint64_t)(e + f.bias);
+			mant = qi - one;
+		}
+	}
+	if (field < top || (field == top && mant <= top_mant))
+		return sign | (field << f.mbits) | mant;
+	if (f.saturate || !f.ieee)
+		return sign | (top << f.mbits) | top_mant;
+	return sign | ((top + 1) << f.mbits); /* infinity */
+}
+
+static inline SD_HD double sd_decode_minifloat(uint64_t bits,
+					       struct sd_minifloat f)
+{
+	uint64_t sign = (bits >> (f.ebits + f.mbits)) & 1;
+	int exp = (int)((bits >> f.mbits) & ((1u << f.ebits) - 1));
+	uint64_t mbits = bits & ((1u << f.mbits) - 1);
+	double mant = (double)mbits;
 	double a;
-	if (exp == 0)
-		a = ldexp(mant, 1 - bias - mbits);
+	if (f.ieee && exp == (1 << f.ebits) - 1)
+		a = mbits ? NAN : INFINITY;
+	else if (!f.ieee && exp == (1 << f.ebits) - 1 &&
+		 mbits == (1u << f.mbits) - 1)
+		a = NAN;
+	else if (exp == 0)
+		a = ldexp(mant, 1 - f.bias - f.mbits);
 	else
-		a = ldexp(1.0 + mant / (double)(1u << mbits), exp - bias);
+		a = ldexp(1.0 + mant / (double)(1u << f.mbits), exp - f.bias);
 	return sign ? -a : a;
 }
 
-/* The bit pattern of value v in type t (v must be exact in t). */
+/* The bit pattern of v in type t: floats rounded to nearest, ties to even
+ * (as the GPU converts), integers truncated towards zero and wrapped. */
 static inline SD_HD uint64_t sd_encode(enum sd_dtype t, double v)
 {
 	switch (t) {
@@ -120,10 +194,8 @@ static inline SD_HD uint64_t sd_encode(enum sd_dtype t, double v)
 	case SD_UINT32: return (uint64_t)v & 0xffffffffu;
 	case SD_INT64: return (uint64_t)(int64_t)v;
 	case SD_UINT64: return (uint64_t)v;
-	case SD_FLOAT16: return sd_encode_minifloat(v, 5, 10, 15);
-	case SD_BFLOAT16: return sd_encode_minifloat(v, 8, 7, 127);
-	case SD_FP8_E4M3: return sd_encode_minifloat(v, 4, 3, 7);
-	case SD_FP8_E5M2: return sd_encode_minifloat(v, 5, 2, 15);
+	case SD_FLOAT16: case SD_BFLOAT16: case SD_FP8_E4M3: case SD_FP8_E5M2:
+		return sd_encode_minifloat(v, sd_minifloat_of(t));
 	case SD_FLOAT32: {
 		float f = (float)v;
 		uint32_t u;
@@ -148,10 +220,8 @@ static inline SD_HD double sd_decode(enum sd_dtype t, uint64_t bits)
 	case SD_UINT32: return (double)(uint32_t)bits;
 	case SD_INT64: return (double)(int64_t)bits;
 	case SD_UINT64: return (double)bits;
-	case SD_FLOAT16: return sd_decode_minifloat(bits, 5, 10, 15);
-	case SD_BFLOAT16: return sd_decode_minifloat(bits, 8, 7, 127);
-	case SD_FP8_E4M3: return sd_decode_minifloat(bits, 4, 3, 7);
-	case SD_FP8_E5M2: return sd_decode_minifloat(bits, 5, 2, 15);
+	case SD_FLOAT16: case SD_BFLOAT16: case SD_FP8_E4M3: case SD_FP8_E5M2:
+		return sd_decode_minifloat(bits, sd_minifloat_of(t));
 	case SD_FLOAT32: {
 		uint32_t u = (uint32_t)bits;
 		float f;
@@ -164,6 +234,15 @@ static inline SD_HD double sd_decode(enum sd_dtype t, uint64_t bits)
 		return d;
 	}
 	}
+}
+
+/* v rounded to a float type t as the hardware converts (integer types:
+ * v itself, which the pattern keeps integral). */
+static inline SD_HD double sd_round(enum sd_dtype t, double v)
+{
+	if (!sd_dtype_is_float(t) || t == SD_FLOAT64)
+		return v;
+	return sd_decode(t, sd_encode(t, v));
 }
 
 static inline SD_HD uint64_t sd_load_bits(enum sd_dtype t, const void *buf,
@@ -208,6 +287,99 @@ static inline SD_HD double sd_spread(enum sd_dtype t, uint64_t h, uint64_t m)
 }
 
 /*
+ * How a backend averages, which decides the mean a check expects: the same
+ * inputs give different bits under different arithmetic.
+ *   SD_AVG_SUM_DIVIDE  sum, then one division by n in the element type,
+ *                      rounded to nearest (integers: truncated towards
+ *                      zero).  Gloo, and the default of every backend.
+ *   SD_AVG_NCCL        ncclAvg of NCCL 2.28 (src/enqueue.cc, the ncclAvg
+ *                      case of the reduction-op translation; the device
+ *                      side in src/device/reduce_kernel.h): integers
+ *                      FuncSumPostDiv, a sum then a division truncating
+ *                      towards zero; floats FuncPreMulSum, each input
+ *                      times a scalar s, then a sum in the type, where s
+ *                      is 1.0/n computed in double, converted to float
+ *                      and then to the type (fp8 saturating), and each
+ *                      product is rounded to the type once (__hmul for
+ *                      half and bfloat16; fp8 multiplies in half, rounded
+ *                      to half, then to fp8).  n x k x s rounds to k for
+ *                      most n, but to the value next to k towards zero
+ *                      for float32 at n = 41, 47, 55, 61, 82, ..., float64
+ *                      at 49, 98, 103, ..., float16 at 11, 22, 41, 44, 88,
+ *                      ..., bfloat16 at 61, 75, 83, ... (test/unit/unit_avg.c
+ *                      checks n = 1..512 against an exact model).
+ */
+enum sd_avg_rule {
+	SD_AVG_SUM_DIVIDE = 0,
+	SD_AVG_NCCL = 1,
+};
+
+/* The one rank that sends a non-zero avg input at send index i: one per
+ * element, so that no sum of rounded products depends on the order, and
+ * each rank in turn, so that every rank's data is checked. */
+static inline SD_HD int sd_pattern_avg_sender(int n, uint64_t i)
+{
+	return (int)(((uint64_t)n - i % (uint64_t)n) % (uint64_t)n);
+}
+
+/* The largest avg input magnitude of type t: in range for integers, at
+ * most the largest finite value for float16 and fp8 (past it, and past
+ * what is exact in t, the input is n x k rounded), 2^24 for the others. */
+static inline SD_HD double sd_avg_input_cap(enum sd_dtype t)
+{
+	switch (t) {
+	case SD_FLOAT16: return 65504;
+	case SD_FP8_E4M3: return 448;
+	case SD_FP8_E5M2: return 57344;
+	case SD_INT8: case SD_UINT8: return (double)sd_dtype_exact_limit(t);
+	default: return 16777216.0;
+	}
+}
+
+/* 1/n as NCCL rounds it for type t (enqueue.cc: float(1.0/nRanks), then
+ * __float2half, __float2bfloat16 or __nv_cvt_float_to_fp8 with
+ * __NV_SATFINITE): double, then float, then t, each to nearest even. */
+static inline SD_HD double sd_avg_nccl_scalar(enum sd_dtype t, int n)
+{
+	double d = 1.0 / (double)n;
+	if (t == SD_FLOAT64)
+		return d;
+	float f = (float)d;
+	return sd_round(t, (double)f);
+}
+
+/*
+ * The avg of x (the one non-zero input, or 0) over n ranks under `rule`,
+ * as a value of type t.  Integers: the sum, then a division truncating
+ * towards zero, under both rules.  No product here meets an addition, so
+ * no compiler may fuse the two into one rounding.
+ */
+static inline SD_HD double sd_pattern_avg(enum sd_dtype t,
+					  enum sd_avg_rule rule, double x,
+					  int n)
+{
+	if (!sd_dtype_is_float(t)) {
+		double q = trunc(x / (double)n);
+		return q == 0 ? 0.0 : q; /* not -0: the bits are an integer's */
+	}
+	if (rule != SD_AVG_NCCL)
+		/* x / n in double, then t: a second rounding that never
+		 * changes a quotient, as double carries more than twice
+		 * the bits of float and of every narrower type */
+		return sd_round(t, x / (double)n);
+	double s = sd_avg_nccl_scalar(t, n);
+	/* the product of two values of t: exact in double but for float64,
+	 * which rounds it once, as NCCL's does */
+	double p = x * s;
+	if (t == SD_FP8_E4M3 || t == SD_FP8_E5M2)
+		p = sd_round(SD_FLOAT16, p); /* NCCL multiplies fp8 in half */
+	p = sd_round(t, p);
+	/* the other ranks add +0, which turns a product that rounded to -0
+	 * into +0 */
+	return n > 1 && p == 0 ? 0.0 : p;
+}
+
+/*
  * The value rank `r` of `n` contributes at index i of its send buffer for a
  * reduction with `redop`.
  */
@@ -229,18 +401,20 @@ static inline SD_HD double sd_pattern_reduce_input(enum sd_dtype t,
 	case SD_MAX:
 		return sd_spread(t, h, sd_min_u64(4, lim));
 	case SD_AVG: {
-		/* n * k with k in {+-1, +-2} on at most kk ranks per element:
-		 * sum-then-divide gives the mean exactly, and so does NCCL's
-		 * float avg, which multiplies each input by a rounded 1/n
-		 * (n * k * fl(1/n) rounds to k for any n) */
-		uint64_t kk = sd_min_u64((uint64_t)n, lim / (2 * (uint64_t)n));
-		if (kk == 0 || (i + (uint64_t)r) % (uint64_t)n >= kk)
+		/* n x k on one rank, 0 on the others: summing then dividing
+		 * gives k exactly while n x k is exact in t; NCCL's
+		 * premultiplied sum rounds (sd_pattern_avg) */
+		if (r != sd_pattern_avg_sender(n, i))
 			return 0;
+		double cap = sd_avg_input_cap(t);
 		double k = ((i * 3 + (uint64_t)r * 5 + seed) % 2) ? 2.0 : 1.0;
+		if ((double)n * k > cap)
+			k = 1;
+		double v = (double)n * k > cap ? cap : (double)n * k;
 		if (!sd_dtype_is_unsigned(t) &&
 		    (i * 7 + (uint64_t)r * 3 + seed) % 3 == 0)
-			k = -k;
-		return (double)n * k;
+			v = -v;
+		return sd_round(t, v);
 	}
 	default: { /* SD_SUM: at most k ranks are non-zero per element */
 		uint64_t m = sd_min_u64(4, lim);
@@ -270,10 +444,16 @@ static inline SD_HD double sd_pattern_send(const struct sd_op_args *a, int r,
 	return sd_pattern_data(a->dtype, r, i, a->seed);
 }
 
-/* Reduce the inputs of all ranks at send index i. */
-static inline SD_HD double sd_pattern_reduced(const struct sd_op_args *a, int n,
-					      uint64_t i)
+/* Reduce the inputs of all ranks at send index i, averaging by `rule`. */
+static inline SD_HD double sd_pattern_reduced_rule(const struct sd_op_args *a,
+						   enum sd_avg_rule rule,
+						   int n, uint64_t i)
 {
+	if (a->redop == SD_AVG)
+		return sd_pattern_avg(
+			a->dtype, rule,
+			sd_pattern_send(a, sd_pattern_avg_sender(n, i), n, i),
+			n);
 	double acc = sd_pattern_send(a, 0, n, i);
 	for (int r = 1; r < n; r++) {
 		double v = sd_pattern_send(a, r, n, i);
@@ -284,19 +464,25 @@ static inline SD_HD double sd_pattern_reduced(const struct sd_op_args *a, int n,
 		default: acc += v; break;
 		}
 	}
-	if (a->redop == SD_AVG)
-		acc /= n; /* exact: the pattern's inputs are multiples of n */
 	return acc;
+}
+
+/* The same for a backend that sums then divides (SD_AVG_SUM_DIVIDE). */
+static inline SD_HD double sd_pattern_reduced(const struct sd_op_args *a, int n,
+					      uint64_t i)
+{
+	return sd_pattern_reduced_rule(a, SD_AVG_SUM_DIVIDE, n, i);
 }
 
 /*
  * Whether rank `me` checks recv index j at all, and the value expected there
- * (the op's row in shakedown/coll.h says which).  Returns 0 when the rank
- * receives nothing for this op (non-root of reduce and gather, idle ranks
- * of pt2pt).
+ * (the op's row in shakedown/coll.h says which), for a backend that
+ * averages by `rule`.  Returns 0 when the rank receives nothing for this op
+ * (non-root of reduce and gather, idle ranks of pt2pt).
  */
-static inline SD_HD int sd_pattern_expect(const struct sd_op_args *a, int me,
-					  int n, uint64_t j, double *out)
+static inline SD_HD int sd_pattern_expect_rule(const struct sd_op_args *a,
+					       enum sd_avg_rule rule, int me,
+					       int n, uint64_t j, double *out)
 {
 	struct sd_coll c = sd_coll_desc(a->op);
 	uint64_t sc = a->send_count, rc = a->recv_count;
@@ -304,10 +490,11 @@ static inline SD_HD int sd_pattern_expect(const struct sd_op_args *a, int me,
 		return 0;
 	switch (c.expect) {
 	case SD_EXPECT_REDUCED:
-		*out = sd_pattern_reduced(a, n, j);
+		*out = sd_pattern_reduced_rule(a, rule, n, j);
 		return 1;
 	case SD_EXPECT_REDUCED_BLOCK:
-		*out = sd_pattern_reduced(a, n, (uint64_t)me * rc + j);
+		*out = sd_pattern_reduced_rule(a, rule, n,
+					       (uint64_t)me * rc + j);
 		return 1;
 	case SD_EXPECT_CONCAT:
 		*out = sd_pattern_data(a->dtype, (int)(j / sc), j % sc, a->seed);
@@ -335,6 +522,13 @@ static inline SD_HD int sd_pattern_expect(const struct sd_op_args *a, int me,
 	default:
 		return 0;
 	}
+}
+
+/* The same for a backend that sums then divides (SD_AVG_SUM_DIVIDE). */
+static inline SD_HD int sd_pattern_expect(const struct sd_op_args *a, int me,
+					  int n, uint64_t j, double *out)
+{
+	return sd_pattern_expect_rule(a, SD_AVG_SUM_DIVIDE, me, n, j, out);
 }
 
 /* Whether rank `me` sends anything (broadcast and scatter: root only;

@@ -10,7 +10,10 @@
  *                            for this op only poison;
  *   sd_pattern_verify_host   count elements of a->recvbuf that differ from
  *                            the expected bits; the first is described in
- *                            *first (when first != NULL);
+ *                            *first (when first != NULL); avg expects a
+ *                            sum then a division (Gloo);
+ *   sd_pattern_verify_host_rule  the same for a backend that averages by
+ *                            another enum sd_avg_rule (NCCL's);
  *   sd_pattern_format        describe the value with bits `bits` of type t:
  *                            "3 (0x4200)";
  *   sd_pattern_corrupt_host  flip the lowest bit of recvbuf[index] (fault
@@ -180,27 +183,30 @@ static inline void sd_pattern_fill_host(const struct sd_op_args *a, int me, int 
 /* Verify recv[j0, j0+count), where the expected values repeat with period
  * len from j0 on (one block of the op's receive buffer): expected values
  * from sd_pattern_expect, one period of them. */
-static inline uint64_t sd_verify_block(const struct sd_op_args *a, int me,
-				       int n, uint64_t j0, uint64_t count,
+static inline uint64_t sd_verify_block(const struct sd_op_args *a,
+				       enum sd_avg_rule rule, int me, int n,
+				       uint64_t j0, uint64_t count,
 				       uint64_t len, uint64_t *table,
 				       uint64_t *first_j)
 {
 	double want;
 	uint64_t k = len < count ? len : count;
 	for (uint64_t x = 0; x < k; x++) {
-		sd_pattern_expect(a, me, n, j0 + x, &want);
+		sd_pattern_expect_rule(a, rule, me, n, j0 + x, &want);
 		table[x] = sd_encode(a->dtype, want);
 	}
 	return sd_compare_periodic(a->dtype, a->recvbuf, j0, count, table, k,
 				   0, first_j);
 }
 
-static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me, int n,
-				struct sd_mismatch *first)
+static inline uint64_t sd_pattern_verify_host_rule(const struct sd_op_args *a,
+						   enum sd_avg_rule rule,
+						   int me, int n,
+						   struct sd_mismatch *first)
 {
 	uint64_t wrong = 0, first_j = UINT64_MAX, rc = a->recv_count;
 	double want;
-	if (!rc || !sd_pattern_expect(a, me, n, 0, &want))
+	if (!rc || !sd_pattern_expect_rule(a, rule, me, n, 0, &want))
 		return 0; /* this rank receives nothing */
 	/* the blocks within which the expected values follow one rank's
 	 * pattern (or the reduction's) with a step of one */
@@ -218,7 +224,7 @@ static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me
 	if (!block || !table) { /* element by element */
 		free(table);
 		for (uint64_t j = 0; j < rc; j++) {
-			sd_pattern_expect(a, me, n, j, &want);
+			sd_pattern_expect_rule(a, rule, me, n, j, &want);
 			uint64_t e = sd_encode(a->dtype, want);
 			if (e != sd_load_bits(a->dtype, a->recvbuf, j) &&
 			    wrong++ == 0)
@@ -226,14 +232,14 @@ static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me
 		}
 	} else {
 		for (uint64_t j0 = 0; j0 < rc; j0 += block)
-			wrong += sd_verify_block(a, me, n, j0,
+			wrong += sd_verify_block(a, rule, me, n, j0,
 						 rc - j0 < block ? rc - j0
 								 : block,
 						 len, table, &first_j);
 		free(table);
 	}
 	if (wrong && first) {
-		sd_pattern_expect(a, me, n, first_j, &want);
+		sd_pattern_expect_rule(a, rule, me, n, first_j, &want);
 		first->index = first_j;
 		sd_pattern_format(a->dtype, sd_encode(a->dtype, want),
 				  first->expected, sizeof(first->expected));
@@ -242,6 +248,12 @@ static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me
 				  first->got, sizeof(first->got));
 	}
 	return wrong;
+}
+
+static inline uint64_t sd_pattern_verify_host(const struct sd_op_args *a, int me, int n,
+				struct sd_mismatch *first)
+{
+	return sd_pattern_verify_host_rule(a, SD_AVG_SUM_DIVIDE, me, n, first);
 }
 
 static inline void sd_pattern_corrupt_host(const struct sd_op_args *a, uint64_t index)

@@ -25,7 +25,8 @@ int sd_cu_fill(const struct sd_op_args *a, int me, int n, void *stream);
  * Compare a->recvbuf with what rank me of n expects.  `result` is device
  * memory of two uint64_t: result[0] receives the count of wrong elements,
  * result[1] the lowest wrong index (UINT64_MAX when none); both are reset
- * first.  The check is bit for bit.
+ * first.  The check is bit for bit; avg expects NCCL's own arithmetic
+ * (SD_AVG_NCCL in shakedown/pattern.h), not the exact mean.
  */
 int sd_cu_verify(const struct sd_op_args *a, int me, int n, uint64_t *result,
 		 void *stream);

@@ -858,7 +858,8 @@ static int nccl_verify(struct sd_comm *c, const struct sd_op_args *a,
 		uint64_t got = 0;
 		cudaMemcpy(&got, (char *)a->recvbuf + res[1] * ts, ts,
 			   cudaMemcpyDeviceToHost);
-		sd_pattern_expect(a, c->rank, c->size, res[1], &want);
+		sd_pattern_expect_rule(a, SD_AVG_NCCL, c->rank, c->size, res[1],
+				       &want);
 		first->index = res[1];
 		sd_pattern_format(a->dtype, sd_encode(a->dtype, want),
 				  first->expected, sizeof(first->expected));
