@@ -39,6 +39,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <gloo/algorithm.h>
@@ -521,9 +522,18 @@ int auto_algo(enum sd_op op, size_t bytes, int n)
 template <typename T>
 void divide(void *buf, size_t count, int n)
 {
+	/* integers divide by n as an integer of their own width or wider:
+	 * (T)n wraps for int8 past 127 ranks, uint8 past 255 */
 	T *p = static_cast<T *>(buf);
-	for (size_t i = 0; i < count; i++)
-		p[i] = (T)(p[i] / (T)n);
+	for (size_t i = 0; i < count; i++) {
+		if (std::is_integral<T>::value && std::is_signed<T>::value)
+			p[i] = (T)((long long)p[i] / (long long)n);
+		else if (std::is_integral<T>::value)
+			p[i] = (T)((unsigned long long)p[i] /
+				   (unsigned long long)n);
+		else
+			p[i] = (T)(p[i] / (T)n);
+	}
 }
 
 template <>
