@@ -81,7 +81,7 @@ is "$rc" 2 "bfloat16 on Gloo: exit 2"
 like "$err" "does not support data type bfloat16; use one of" "names what Gloo supports"
 
 # a test with its own env runs on a fresh communicator made for it
-printf 'tests:\n  - {op: all_reduce, max_bytes: 16K}\n  - {op: all_gather, max_bytes: 16K, env: {NCCL_ALGO: Ring}}\n  - {op: sendrecv, max_bytes: 16K}\n' >"$TMPD/env.yaml"
+printf 'tests:\n  - {op: all_reduce, max_bytes: 16K}\n  - {op: all_gather, max_bytes: 16K, env: {NCCL_MIN_CTAS: 2}}\n  - {op: sendrecv, max_bytes: 16K}\n' >"$TMPD/env.yaml"
 run -t 60 $S --local 3 --plan "$TMPD/env.yaml" -n 2
 is "$rc" 0 "a plan with a per-test env: exit 0"
 like "$out" "3 of 3 tests passed" "the tests before, on and after the fresh communicator pass"
