@@ -193,30 +193,6 @@ static void test_unique(void)
 		   NULL, "message names ranks, GPU and host: %s", err);
 }
 
-static void test_env(void)
-{
-	struct sd_env_saved s;
-	char err[256] = "";
-	setenv("NCCL_PROTO", "Simple", 1);
-	unsetenv("NCCL_ALGO");
-	is_int(sd_nccl_env_apply("NCCL_ALGO=Ring;NCCL_PROTO=LL", &s, err,
-				 sizeof(err)), SD_OK, "env applied");
-	ok(getenv("NCCL_ALGO") && strcmp(getenv("NCCL_ALGO"), "Ring") == 0,
-	   "NCCL_ALGO set for the communicator");
-	ok(strcmp(getenv("NCCL_PROTO"), "LL") == 0, "NCCL_PROTO replaced");
-	sd_nccl_env_restore(&s);
-	ok(getenv("NCCL_ALGO") == NULL, "NCCL_ALGO unset again");
-	ok(strcmp(getenv("NCCL_PROTO"), "Simple") == 0, "NCCL_PROTO restored");
-	is_int(sd_nccl_env_apply("NCCL_ALGO=Tree PATH=/x", &s, err,
-				 sizeof(err)), SD_ERR_INVALID,
-	       "non-NCCL names are refused");
-	ok(getenv("NCCL_ALGO") == NULL, "nothing applied on error");
-	ok(strstr(err, "'PATH=/x'") != NULL, "message names the pair: %s", err);
-	is_int(sd_nccl_env_apply(NULL, &s, err, sizeof(err)), SD_OK,
-	       "no environment is fine");
-	sd_nccl_env_restore(&s);
-}
-
 /* What NCCL reads once per process (all a plan is likely to try), and
  * the rest with a reason of their own: refused, saying why and what to
  * do instead. */
@@ -504,7 +480,6 @@ int main(void)
 	test_capping();
 	test_pick();
 	test_unique();
-	test_env();
 	test_env_refused();
 	test_env_taken();
 	test_env_config();
