@@ -17,6 +17,10 @@
 #include "plugin.h"
 #include "shakedown/coll.h"
 #include "util.h"
+/* env: is NCCL's: which of its variables a test may set is the NCCL
+ * plugin's table, built into the core too so that a plan check needs
+ * no backend */
+#include "../plugins/nccl/nccl_env.h"
 
 const char sd_default_plan[] =
 	"# shakedown built-in plan: every collective, float32, sum\n"
@@ -136,12 +140,15 @@ static int list_value(struct parse *p, yaml_node_t *n, char *out, size_t len,
 }
 
 /* env: a mapping of NCCL_* names to plain values, kept as "N=V N=V" and
- * appended to what the defaults set (a later pair wins when applied). */
+ * appended to what the defaults set (a later pair wins when applied).
+ * Only what NCCL takes per communicator, as an ncclConfig_t field: the
+ * rest it reads once per process, or from an environment nothing may
+ * change while NCCL runs (plugins/nccl/nccl_env.c). */
 static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
 {
 	if (v->type != YAML_MAPPING_NODE)
 		return fail(p, v, "'env' must be a mapping of NCCL_* names to "
-			    "values, e.g. env: {NCCL_ALGO: Ring}");
+			    "values, e.g. env: {NCCL_MIN_CTAS: 4}");
 	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
 	     pr < v->data.mapping.pairs.top; pr++) {
 		yaml_node_t *kn = yaml_document_get_node(&p->doc, pr->key);
@@ -164,6 +171,10 @@ static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
 			     name, val) >= (int)(len - used))
 			return fail(p, kn, "env: too long (at most %zu "
 				    "characters)", len - 1);
+		char why[768];
+		const struct sd_nccl_env_rule *r = sd_nccl_env_rule(name);
+		if (sd_nccl_env_check(name, val, why, sizeof(why)))
+			return fail(p, r && r->field ? vn : kn, "env: %s", why);
 	}
 	return 0;
 }
@@ -667,6 +678,13 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 	 * each group's rank 0 */
 	int from_hosts = gsize == SD_GROUPS_FROM_HOSTS;
 	int ranks = from_hosts ? 1 : gsize;   /* roots there are */
+	/* the test's env with its defaults', as NCCL will take it */
+	struct sd_nccl_config nc;
+	char why[768];
+	if (sd_nccl_env_config(r->env, &nc, why, sizeof(why))) {
+		snprintf(e->err, e->errlen, "%s: env: %s", e->where, why);
+		return SD_ERR_INVALID;
+	}
 	if (!from_hosts && e->nranks % gsize) {
 		if (!e->strict)
 			return SD_OK; /* the scope does not fit this job */

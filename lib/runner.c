@@ -168,10 +168,49 @@ int sd_runner_algo_index(const struct sd_backend_ops *ops, enum sd_op op,
 	return -2;
 }
 
+/* Whether the backend applies each pair of test i's env as given: a
+ * backend that applied none, or another value, would run the test as
+ * otherwise than the plan it records says. */
+static int check_env(const struct sd_backend_ops *ops, size_t i,
+		     const struct sd_test_spec *t, char *err, size_t errlen)
+{
+	const char *c = sd_coll_get(t->op)->name;
+	for (const char *e = t->env; *e;) {
+		size_t n = strcspn(e, " ");
+		const char *eq = memchr(e, '=', n);
+		char name[128], value[256], why[768] = "";
+		if (!eq || (size_t)(eq - e) >= sizeof(name) ||
+		    n - (size_t)(eq - e) > sizeof(value)) {
+			snprintf(err, errlen, "test %zu (%s): env pair '%.*s' "
+				 "is not NAME=VALUE", i + 1, c, (int)n, e);
+			return SD_ERR_INVALID;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - e), e);
+		snprintf(value, sizeof(value), "%.*s", (int)(n - (eq - e) - 1),
+			 eq + 1);
+		if (!ops->env_check) {
+			snprintf(err, errlen, "test %zu (%s): env sets %s, but "
+				 "the %s backend applies no NCCL settings, so the "
+				 "test would run without it; drop env from the "
+				 "test or run it with --backend nccl", i + 1, c,
+				 name, ops->name);
+			return SD_ERR_INVALID;
+		}
+		if (ops->env_check(name, value, why, sizeof(why)) != SD_OK) {
+			snprintf(err, errlen, "test %zu (%s): env: %s", i + 1, c,
+				 why[0] ? why : "refused by the backend");
+			return SD_ERR_INVALID;
+		}
+		e += n + (e[n] == ' ');
+	}
+	return SD_OK;
+}
+
 int sd_runner_check_plan(const struct sd_backend_ops *ops,
 			 const struct sd_plan *plan, char *err, size_t errlen)
 {
 	char have[512];
+	int rc;
 	for (size_t i = 0; i < plan->ntests; i++) {
 		const struct sd_test_spec *t = &plan->tests[i];
 		const struct sd_coll *c = sd_coll_get(t->op);
@@ -221,6 +260,8 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
 				 c->name, have);
 			return SD_ERR_INVALID;
 		}
+		if (t->env[0] && (rc = check_env(ops, i, t, err, errlen)))
+			return rc;
 	}
 	return SD_OK;
 }
@@ -1041,9 +1082,10 @@ static int run_round(struct sd_runner *r, size_t ti,
 			skip_test(r, &tr);
 		goto out;
 	}
-	/* a test with its own library environment (NCCL_*) runs on a fresh
-	 * communicator made with it, and groups smaller than the job on a
-	 * split (both collective) */
+	/* a test with its own library settings (env: NCCL_* pairs, each
+	 * taken by the backend's env_check) runs on a fresh communicator
+	 * made with them, and groups smaller than the job on a split of it
+	 * (both collective) */
 	char what[160];
 	snprintf(what, sizeof(what), "setting up test %zu (%s)", ti + 1,
 		 c->name);

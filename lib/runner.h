@@ -81,8 +81,10 @@ int sd_runner_algo_index(const struct sd_backend_ops *ops, enum sd_op op,
 			 const char *name);
 
 /*
- * Check that the backend supports every test of the plan; returns SD_OK or
- * SD_ERR_INVALID with err naming the test and what the backend offers.
+ * Check that the backend supports every test of the plan, its env pairs
+ * included (the backend's env_check, on this rank: call it before init);
+ * returns SD_OK or SD_ERR_INVALID with err naming the test and what the
+ * backend offers.
  */
 int sd_runner_check_plan(const struct sd_backend_ops *ops,
 			 const struct sd_plan *plan, char *err, size_t errlen);

@@ -149,9 +149,11 @@ struct sd_op_args {
 struct sd_comm_config {
 	int timeout_ms;      /* default per-operation timeout */
 	const char *iface;   /* network interface to bind, or NULL: choose */
-	/* NAME=VALUE pairs separated by spaces that the backend's library
-	 * must see while this communicator is made (a plan's per-test
-	 * NCCL_* settings), or NULL */
+	/* NAME=VALUE pairs separated by spaces (a plan's per-test NCCL_*
+	 * settings, a later pair of a name winning), each accepted by
+	 * env_check, that this communicator is made with, or NULL; the
+	 * backend applies them to it alone and leaves the process
+	 * environment as it is */
 	const char *env;
 };
 
@@ -286,6 +288,21 @@ struct sd_backend_ops {
 	 * measurements say "auto".
 	 */
 	int (*algo_auto)(const struct sd_op_args *a, int nranks);
+
+	/*
+	 * Optional: whether this process applies a test's own setting
+	 * NAME=VALUE (a pair of a plan's env: an NCCL_* name and a plain
+	 * value) to the communicators it makes for that test, through
+	 * sd_comm_config.env, exactly as given.  Called on every rank for
+	 * every pair before init(), while the backend's library runs no
+	 * thread; nothing may be changed.  Returns SD_OK, or
+	 * SD_ERR_INVALID with err saying why not and what to do instead
+	 * (the run then stops with exit status 2 before anything starts).
+	 * NULL: the backend applies no such setting, and the core refuses
+	 * a plan whose tests have an env.
+	 */
+	int (*env_check)(const char *name, const char *value, char *err,
+			 size_t errlen);
 };
 
 #ifdef __cplusplus

@@ -1645,5 +1645,6 @@ const struct sd_backend_ops shakedown_backend = {
 	.iter_times = nullptr, /* host timing after wait() */
 	.describe_links = nullptr, /* CPUs: the NUMA layout is the topology */
 	.algo_auto = g_algo_auto,
+	.env_check = nullptr, /* no NCCL: the core refuses a test's env */
 };
 }

@@ -2,8 +2,8 @@
  * nccl_host.h - the host-side decisions of the NCCL plugin, as pure C
  * functions without CUDA or NCCL, so the unit tests (test/unit_nccl.c) run
  * them on any machine: type and reduction mapping, the support rules for fp8
- * and avg, memory capping, GPU choice from the environment, and the
- * per-communicator NCCL_* environment hook.
+ * and avg, memory capping and GPU choice from the environment.  A test's
+ * own NCCL_* settings are nccl_env.h's.
  *
  * Numbers returned by sd_nccl_dtype() and sd_nccl_redop() are the values of
  * ncclDataType_t and ncclRedOp_t; nccl_plugin.c checks them against nccl.h
@@ -102,23 +102,6 @@ struct sd_gpu_id {
  */
 int sd_nccl_check_unique(const struct sd_gpu_id *ids, int n, char *err,
 			 size_t errlen);
-
-/*
- * Per-communicator NCCL environment.  `spec` holds "NAME=VALUE" pairs
- * separated by spaces or semicolons (e.g. "NCCL_ALGO=Ring NCCL_PROTO=LL");
- * only NCCL_* names are accepted.  sd_nccl_env_apply() sets them in the
- * process environment and records the previous values in *saved (freed and
- * restored by sd_nccl_env_restore()).  Returns SD_OK or SD_ERR_INVALID
- * naming the bad pair (nothing is changed then).
- */
-struct sd_env_saved {
-	int n;
-	char *name[32];
-	char *old[32]; /* NULL: was unset */
-};
-int sd_nccl_env_apply(const char *spec, struct sd_env_saved *saved, char *err,
-		      size_t errlen);
-void sd_nccl_env_restore(struct sd_env_saved *saved);
 
 #ifdef __cplusplus
 }

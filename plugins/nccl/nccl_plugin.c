@@ -40,6 +40,7 @@
 #include "shakedown/pattern_host.h"
 #include "kernels.h"
 #include "links.h"
+#include "nccl_env.h"
 #include "nccl_host.h"
 #include "probe.h"
 
@@ -52,6 +53,12 @@ _Static_assert(ncclInt8 == 0 && ncclUint8 == 1 && ncclInt32 == 2 &&
 _Static_assert(ncclSum == 0 && ncclProd == 1 && ncclMax == 2 &&
 		       ncclMin == 3 && ncclAvg == 4,
 	       "ncclRedOp_t values changed");
+/* nccl_env.c's unset field and version codes are NCCL's. */
+_Static_assert(SD_NCCL_UNDEF == NCCL_CONFIG_UNDEF_INT,
+	       "NCCL_CONFIG_UNDEF_INT changed");
+_Static_assert(SD_NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) ==
+		       NCCL_VERSION_CODE,
+	       "NCCL's version code changed");
 #ifdef HAVE_NCCL_FP8
 _Static_assert(ncclFloat8e4m3 == 10 && ncclFloat8e5m2 == 11,
 	       "ncclDataType_t fp8 values changed");
@@ -83,6 +90,8 @@ struct sd_comm {
 	cudaEvent_t *ev_start, *ev_stop;
 	long ev_cap;             /* pairs created */
 	long ev_n;               /* run() calls recorded since the reset */
+	struct sd_nccl_config env; /* the test's ncclConfig_t fields (a
+				      plan's env), which its splits keep */
 };
 
 /* The most iterations whose device times are kept for --per-iter. */
@@ -337,7 +346,8 @@ static const char *nccl_what(ncclResult_t r)
 }
 
 /*
- * Wait until a non-blocking NCCL call has finished: `r` is what the call
+ * Wait until an NCCL call has finished (only a non-blocking call returns
+ * ncclInProgress; on the blocking communicators this returns at once): `r` is what the call
  * returned.  Returns SD_OK, SD_ERR_TIMEOUT, or SD_ERR_BACKEND/SD_ERR_PEER
  * with err naming `what`.
  */
@@ -427,6 +437,64 @@ static struct sd_comm *comm_new(int timeout_ms)
 	return c;
 }
 
+/* The NCCL this plugin can apply a test's settings with: the older of
+ * the nccl.h it was built with (the fields it can set) and the library
+ * loaded (the fields NCCL reads). */
+static int nccl_env_version(void)
+{
+	int loaded = 0;
+	ncclGetVersion(&loaded);
+	return loaded < NCCL_VERSION_CODE ? loaded : NCCL_VERSION_CODE;
+}
+
+/* The job's environment as NCCL reads it.  Only read: NCCL itself sets
+ * nothing there after its first call (misc/param.cc initEnv). */
+static const char *job_env(const char *name)
+{
+	return getenv(name);
+}
+
+/*
+ * A test's settings go into ncclConfig_t, the one thing NCCL reads per
+ * communicator; the process environment is never changed, since NCCL's
+ * threads read it (nccl_env.h).  nccl_env_check() refused what this
+ * nccl.h has no field for, and configure asks for NCCL 2.18 or newer.
+ */
+static void config_from_env(ncclConfig_t *config,
+			    const struct sd_nccl_config *e)
+{
+#define SET(field, v)                                                        \
+	do {                                                                 \
+		if ((v) != SD_NCCL_UNDEF)                                    \
+			config->field = (v);                                 \
+	} while (0)
+	SET(cgaClusterSize, e->cga_cluster_size);
+	SET(minCTAs, e->min_ctas);
+	SET(maxCTAs, e->max_ctas);
+	if (e->net_name[0])
+		config->netName = e->net_name;
+	SET(splitShare, e->split_share);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+	SET(collnetEnable, e->collnet_enable);
+	SET(CTAPolicy, e->cta_policy);
+	SET(nvlsCTAs, e->nvls_ctas);
+#endif
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+	SET(nChannelsPerNetPeer, e->nchannels_per_net_peer);
+	SET(nvlinkCentricSched, e->nvlink_centric_sched);
+#endif
+#undef SET
+}
+
+/* Whether this process applies a test's name=value: the core asks
+ * before init, and refuses the plan otherwise (exit 2). */
+static int nccl_env_check(const char *name, const char *value, char *err,
+			  size_t errlen)
+{
+	return sd_nccl_env_runtime(name, value, nccl_env_version(), job_env,
+				   err, errlen);
+}
+
 static int nccl_comm_create(struct sd_bootstrap *bs,
 			    const struct sd_comm_config *cfg,
 			    struct sd_comm **out, char *err, size_t errlen)
@@ -436,7 +504,6 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 		char reason[124];
 		ncclUniqueId id;
 	} u;
-	struct sd_env_saved saved = { 0 };
 	int rc = SD_OK;
 	ncclResult_t r;
 
@@ -462,10 +529,17 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 		set_transport();
 	}
 	g.made = 1;
-	/* NCCL reads NCCL_* when a communicator is made: a test's own
-	 * environment needs its own communicator */
-	if (cfg && cfg->env &&
-	    (rc = sd_nccl_env_apply(cfg->env, &saved, err, errlen))) {
+	/* a test's own settings (the core passes only what env_check
+	 * took) as ncclConfig_t fields of its own communicator; checked
+	 * again against the environment, which NCCL's first init may have
+	 * filled from its config files (misc/param.cc initEnv), and which
+	 * it lets override them.  Reading it is safe: NCCL sets nothing
+	 * there after that first init. */
+	sd_nccl_config_init(&c->env);
+	if (cfg && cfg->env && *cfg->env &&
+	    ((rc = sd_nccl_env_config(cfg->env, &c->env, err, errlen)) ||
+	     (rc = sd_nccl_env_applies(cfg->env, nccl_env_version(), job_env,
+				       err, errlen)))) {
 		comm_free(c);
 		return rc;
 	}
@@ -488,6 +562,7 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 		goto out;
 	}
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+	config_from_env(&config, &c->env);
 	config.blocking = 1;
 	r = ncclCommInitRankConfig(&c->nccl, bs->size, u.id, bs->rank,
 				   &config);
@@ -509,7 +584,6 @@ static int nccl_comm_create(struct sd_bootstrap *bs,
 	}
 	rc = comm_setup(c, err, errlen);
 out:
-	sd_nccl_env_restore(&saved);
 	if (rc) {
 		if (c->nccl && !c->aborted)
 			ncclCommAbort(c->nccl);
@@ -526,6 +600,9 @@ static int nccl_comm_split(struct sd_comm *parent, int color, int key,
 {
 	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 	ncclComm_t nc = NULL;
+	/* a config given to ncclCommSplit replaces the parent's, field by
+	 * field (init.cc ncclCommInitChildComm): pass the test's again */
+	config_from_env(&config, &parent->env);
 	config.blocking = 1;
 	*out = NULL;
 	pthread_mutex_lock(&parent->mu);
@@ -555,6 +632,7 @@ static int nccl_comm_split(struct sd_comm *parent, int color, int key,
 		return SD_ERR_NOMEM;
 	}
 	c->nccl = nc;
+	c->env = parent->env;
 	if ((rc = comm_setup(c, err, errlen))) {
 		ncclCommAbort(nc);
 		c->nccl = NULL;
@@ -1219,4 +1297,5 @@ const struct sd_backend_ops shakedown_backend = {
 	.abort = nccl_abort,
 	.iter_times = nccl_iter_times,
 	.describe_links = nccl_describe_links,
+	.env_check = nccl_env_check,
 };

@@ -130,6 +130,15 @@ step "two ranks on one GPU are refused (exit 3)" 3 "both use GPU" -- \
 	env CUDA_VISIBLE_DEVICES=0 \
 	"$sd" run --local 2 $common --op all_reduce -b 8 -e 1K
 
+# -- a test's env reaches NCCL as ncclConfig_t fields -------------------
+# (NCCL logs each field a config sets: init.cc parseCommConfig)
+printf 'tests:\n  - {op: all_reduce, max_bytes: 1M}\n  - {op: all_reduce, max_bytes: 1M, env: {NCCL_MIN_CTAS: 2, NCCL_MAX_CTAS: 4}}\n' \
+	>"$TMPD/env.yaml"
+step "a test's env is its communicator's ncclConfig_t" 0 \
+	"Comm config Min CTAs set to 2" -- \
+	env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV \
+	"$sd" run --local 1 $common --plan "$TMPD/env.yaml"
+
 # -- two GPUs: every op across ranks -----------------------------------
 ops2="all_reduce all_gather reduce_scatter all_to_all broadcast reduce gather
 scatter sendrecv pt2pt"
@@ -139,8 +148,18 @@ if [ "$ngpu" -ge 2 ]; then
 			"$sd" run --local 2 $common --op $op -d float32,bfloat16 \
 			-o sum,avg -b 8 -e 64M -f 8
 	done
+	# a split of the test's communicator keeps its fields: 2 ranks x
+	# (the fresh communicator + its split) = 4 config lines
+	printf 'tests:\n  - {op: all_reduce, max_bytes: 1M, scope: split:1, env: {NCCL_MIN_CTAS: 2}}\n' \
+		>"$TMPD/envsplit.yaml"
+	step "2 ranks: a split keeps the test's ncclConfig_t" 0 \
+		"Comm config Min CTAs set to 2" -- \
+		env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV \
+		"$sd" run --local 2 $common --plan "$TMPD/envsplit.yaml"
+	ok '[ "$(grep -c "Comm config Min CTAs set to 2" "$step_out")" -ge 4 ]' \
+		"the fresh communicator and its split both got minCTAs 2"
 else
-	skip "$(echo $ops2 | wc -w)" "one GPU: the 2-rank runs need two"
+	skip "$(( $(echo $ops2 | wc -w) + 2 ))" "one GPU: the 2-rank runs need two"
 fi
 
 tap_summary

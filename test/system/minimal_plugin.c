@@ -6,10 +6,16 @@
  * pattern says, so "run this op" is a copy, and the data pattern, the
  * counts and the expected values all come from the kit.
  *
+ * A test's env is taken only as NCCL_MIN_CTAS, to prove the env_check
+ * slot and the fresh communicator the core makes for such a test; there is
+ * no library to give it to, so comm_create() only checks that the core
+ * passed nothing else.
+ *
  * Built three ways (test/system/plugin_kit.t):
  *   default             backend "minimal", this kit's table;
  *   SD_MINIMAL_OLD=1    backend "minimalold", a table as an older build
- *                       would have it, without the optional iter_times;
+ *                       would have it, without the optional iter_times
+ *                       and env_check;
  *   SD_MINIMAL_OLD=2    backend "minimalbroken", a table so old that it
  *                       lacks barrier and abort (the loader refuses it).
  */
@@ -62,6 +68,16 @@ static int m_comm_create(struct sd_bootstrap *bs,
 			 const struct sd_comm_config *cfg,
 			 struct sd_comm **out, char *err, size_t errlen)
 {
+	/* only pairs env_check took: "NCCL_MIN_CTAS=N ..." */
+	for (const char *e = cfg && cfg->env ? cfg->env : ""; *e;) {
+		if (strncmp(e, "NCCL_MIN_CTAS=", 14) != 0) {
+			put(err, errlen, "minimal: comm_create got an env pair "
+				"env_check did not take");
+			return SD_ERR_INVALID;
+		}
+		e += strcspn(e, " ");
+		e += *e == ' ';
+	}
 	struct sd_comm *c = calloc(1, sizeof(*c));
 	if (!c)
 		return SD_ERR_NOMEM;
@@ -139,6 +155,16 @@ static int m_iter_times(struct sd_comm *c, double *time_us, long iters,
 	return SD_ERR_BACKEND;
 }
 
+static int m_env_check(const char *name, const char *value, char *err,
+		       size_t errlen)
+{
+	(void)value;
+	if (strcmp(name, "NCCL_MIN_CTAS") == 0)
+		return SD_OK;
+	put(err, errlen, "the minimal backend takes only NCCL_MIN_CTAS");
+	return SD_ERR_INVALID;
+}
+
 const struct sd_backend_ops shakedown_backend = {
 	.magic = SD_BACKEND_MAGIC,
 	.abi_version = SD_BACKEND_ABI_VERSION,
@@ -162,4 +188,5 @@ const struct sd_backend_ops shakedown_backend = {
 	/* set in every variant: a loader that honours table_size never
 	 * calls it for the older one */
 	.iter_times = m_iter_times,
+	.env_check = m_env_check,
 };

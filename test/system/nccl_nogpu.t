@@ -1,8 +1,9 @@
 #!/bin/sh
 # nccl_nogpu.t - the NCCL plugin on a machine without a GPU or driver: it
 # loads, and `shakedown run --backend nccl` says in one line that no CUDA
-# device or driver was found, and exits 3.  On a machine with a GPU the
-# checks are in test/gpu/check.sh instead.
+# device or driver was found, and exits 3; a test's env is checked against
+# the plugin's table and the job's environment before that.  On a machine
+# with a GPU the checks are in test/gpu/check.sh instead.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 
 so="$top_builddir/plugins/nccl/.libs/backend_nccl.so"
@@ -11,7 +12,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 	skip_all "this machine has a GPU; run test/gpu/check.sh"
 fi
 
-plan 9
+plan 17
 
 # the plugin exports exactly the one symbol the loader looks up
 syms=$(nm -D --defined-only "$so" | awk '$2 ~ /^[A-Z]$/ && $3 !~ /^_/ { print $3 }' | sort | tr '\n' ' ')
@@ -36,5 +37,28 @@ ok '[ "$rc" = 2 ] || [ "$rc" = 3 ]' "pt2pt on one rank: refused (exit $rc)"
 
 run -t 60 "$SHAKEDOWN" run --backend nccl --local 1 -d fp8_e4m3 --op all_reduce -b 8 -e 8 --db none
 is "$rc" 3 "fp8 is accepted by the plan; the missing GPU is what fails"
+
+# a test's env: what NCCL takes per communicator passes the plugin's
+# env_check (the missing GPU is what fails); what it reads once per
+# process, or a variable the job's environment already sets to another
+# value (NCCL would let that override the test's), stops the run with
+# exit 2 before the plugin looks for a device
+printf 'tests:\n  - op: all_reduce\n    env: {NCCL_MIN_CTAS: 2, NCCL_NET: Socket}\n' >"$TMPD/env.yaml"
+printf 'tests:\n  - op: all_reduce\n    env: {NCCL_P2P_DISABLE: 1}\n' >"$TMPD/once.yaml"
+nrun="run --backend nccl --local 1 -b 8 -e 8 --db none"
+run -t 60 "$SHAKEDOWN" $nrun --plan "$TMPD/env.yaml"
+is "$rc" 3 "NCCL_MIN_CTAS and NCCL_NET are taken; the missing GPU fails"
+like "$err" "no CUDA device or driver found" "at the device, after the check"
+run -t 60 env NCCL_MIN_CTAS=4 "$SHAKEDOWN" $nrun --plan "$TMPD/env.yaml"
+is "$rc" 2 "the job sets NCCL_MIN_CTAS to another value: exit 2"
+like "$err" "test 1 \(all_reduce\): env: NCCL_MIN_CTAS is also set in this process's environment \(4\), .* and NCCL lets that override the test's 2; unset it there or drop it from the test" \
+	"names the test, both values and the fix"
+unlike "$err" "no CUDA device" "before the device is looked for"
+run -t 60 env NCCL_MIN_CTAS=2 "$SHAKEDOWN" $nrun --plan "$TMPD/env.yaml"
+is "$rc" 3 "the job's same value is no conflict"
+run -t 60 "$SHAKEDOWN" $nrun --plan "$TMPD/once.yaml"
+is "$rc" 2 "NCCL_P2P_DISABLE in a test: exit 2"
+like "$err" "once.yaml:3: env: NCCL_P2P_DISABLE is read once per process by NCCL, so a test cannot change it; set it in the job's environment instead" \
+	"names the line, the variable, the reason and the fix"
 
 done_testing

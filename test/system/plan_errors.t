@@ -30,10 +30,19 @@ good='name: t\ntests:\n  - op: all_reduce\n'
 cat >rows <<'ROWS'
 '%s' must be a name or a list of names|-|name: t\ntests:\n  - op: all_reduce\n    dtype: {a: b}\n|@F:4: 'dtype' must be a name or a list of names$
 '%s' must list plain names|-|name: t\ntests:\n  - op: all_reduce\n    redop: [sum, [max]]\n|@F:4: 'redop' must list plain names$
-"'env' must be a mapping of NCCL_* names to "|-|name: t\ntests:\n  - op: all_reduce\n    env: NCCL_ALGO=Ring\n|@F:4: 'env' must be a mapping of NCCL_\* names to values, e\.g\. env: \{NCCL_ALGO: Ring\}$
-"env: '%s' is not an NCCL_* name with "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_PROTO: Simple\n      CUDA_VISIBLE_DEVICES: 0\n|@F:6: env: 'CUDA_VISIBLE_DEVICES' is not an NCCL_\* name with a plain value \(no spaces, ';' or '='\)$
-"env: %s's value '%s' must be plain "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_ALGO: "Ring Tree"\n|@F:5: env: NCCL_ALGO's value 'Ring Tree' must be plain \(no spaces, ';' or '='\)$
+"'env' must be a mapping of NCCL_* names to "|-|name: t\ntests:\n  - op: all_reduce\n    env: NCCL_MIN_CTAS=4\n|@F:4: 'env' must be a mapping of NCCL_\* names to values, e\.g\. env: \{NCCL_MIN_CTAS: 4\}$
+"env: '%s' is not an NCCL_* name with "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_MIN_CTAS: 4\n      CUDA_VISIBLE_DEVICES: 0\n|@F:6: env: 'CUDA_VISIBLE_DEVICES' is not an NCCL_\* name with a plain value \(no spaces, ';' or '='\)$
+"env: %s's value '%s' must be plain "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_NET: "IB Socket"\n|@F:5: env: NCCL_NET's value 'IB Socket' must be plain \(no spaces, ';' or '='\)$
 "env: too long (at most %zu "|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_BUFFSIZE: @LONG}\n|@F:4: env: too long \(at most 511 characters\)$
+"env: %s", why|-|name: t\ntests:\n  - op: all_reduce\n  - op: all_gather\n    env: {NCCL_P2P_DISABLE: 1}\n|@F:5: env: NCCL_P2P_DISABLE is read once per process by NCCL, so a test cannot change it; set it in the job's environment instead, e\.g\. NCCL_P2P_DISABLE=1 srun \.\.\. shakedown run$
+"env: %s", why|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_MIN_CTAS: 4\n      NCCL_ALGO: Ring\n|@F:6: env: NCCL_ALGO is read by NCCL only from the process environment, which shakedown does not change while NCCL's threads run; set it in the job's environment instead, e\.g\. NCCL_ALGO=Ring srun \.\.\. shakedown run, one run per value$
+"env: %s", why|-|name: t\ndefaults:\n  env: {NCCL_DEBUG: INFO}\ntests:\n  - op: all_reduce\n|@F:3: env: NCCL_DEBUG is read once per process by NCCL, so a test cannot change it; set it in the job's environment instead, e\.g\. NCCL_DEBUG=INFO srun \.\.\. shakedown run$
+"env: %s", why|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_SOCKET_IFNAME: eth0}\n|@F:4: env: NCCL_SOCKET_IFNAME is read once per process by NCCL, so a test cannot change it; set it in the job's environment instead, e\.g\. NCCL_SOCKET_IFNAME=eth0 srun \.\.\. shakedown run, or --iface NAME$
+"env: %s", why|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_COMM_BLOCKING: 1}\n|@F:4: env: NCCL_COMM_BLOCKING is shakedown's to set: its communicators are blocking, as nccl-tests makes them, and --timeout is kept by polling the stream; drop it$
+"env: %s", why|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_NTHREADS: 256}\n|@F:4: env: NCCL_NTHREADS is not one NCCL takes per communicator \(a test can set only NCCL_CGA_CLUSTER_SIZE, NCCL_MIN_CTAS, .*, which become ncclConfig_t fields\); set it in the job's environment instead, e\.g\. NCCL_NTHREADS=256 srun \.\.\. shakedown run$
+"env: %s", why|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_MIN_CTAS: 0\n|@F:5: env: NCCL_MIN_CTAS '0' must be a whole number from 1 to 64 \(it becomes ncclConfig_t's minCTAs\)$
+"env: %s", why|run --backend nccl --plan FILE|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_SHM_DISABLE: 1}\n|@F:4: env: NCCL_SHM_DISABLE is read once per process by NCCL, so a test cannot change it; set it in the job's environment instead, e\.g\. NCCL_SHM_DISABLE=1 srun \.\.\. shakedown run$
+"%s: env: %s"|-|name: t\ndefaults:\n  env: {NCCL_MAX_CTAS: 2}\ntests:\n  - op: all_reduce\n  - op: broadcast\n    env: {NCCL_MIN_CTAS: 8}\n|@F:6: env: NCCL_MIN_CTAS 8 is more than NCCL_MAX_CTAS 2, which NCCL refuses; make the minimum at most the maximum$
 "'expect' must be a mapping, e.g. expect: "|-|name: t\ntests:\n  - op: all_reduce\n    expect: 20\n|@F:4: 'expect' must be a mapping, e\.g\. expect: \{busbw: 20, at: 64M, peers: 0\.8\}$
 "unknown expectation '%s'; "|-|name: t\ntests:\n  - op: all_reduce\n    expect:\n      at: 1M\n      peer: 0.8\n|@F:6: unknown expectation 'peer'; did you mean 'peers'\?$
 "unknown expectation '%s'; expect "|-|name: t\ntests:\n  - op: all_reduce\n    expect: {floor: 20}\n|@F:4: unknown expectation 'floor'; expect knows busbw, time, at, peers, mad and baseline$
@@ -194,6 +203,25 @@ is "$(sort -u where | wc -l | tr -d ' ')" "$(wc -l <sites | tr -d ' ')" \
 is "$(wc -l <sites | tr -d ' ')" "$nsites" \
 	"the table covers all $nsites message sites of lib/plan.c and src/cmd_plan.c"
 ok "[ $n -ge $nsites ]" "$n rows for $nsites sites"
+
+# A test may set what NCCL takes per communicator: it checks, and the
+# canonical text holds the test's env after its defaults'.
+cat >env.yaml <<'EOF'
+name: env
+defaults:
+  env: {NCCL_MAX_CTAS: 16}
+tests:
+  - op: all_reduce
+    env: {NCCL_MIN_CTAS: 4, NCCL_NET: Socket, NCCL_CGA_CLUSTER_SIZE: 2}
+  - op: broadcast
+EOF
+run -t 30 $SHAKEDOWN plan check --ranks 4 env.yaml
+is "$rc" 0 "a plan whose env NCCL takes per communicator checks"
+is "$err" "" "without a word on stderr"
+run -t 30 $SHAKEDOWN plan expand --ranks 4 env.yaml
+like "$out" "all_reduce.*env: \{NCCL_MAX_CTAS: 16, NCCL_MIN_CTAS: 4, NCCL_NET: Socket, NCCL_CGA_CLUSTER_SIZE: 2\}\}" \
+	"its text holds the defaults' env and then the test's"
+like "$out" "broadcast.*env: \{NCCL_MAX_CTAS: 16\}\}" "and the defaults' alone"
 
 # Good plans: expect and retries check, merge over the defaults key by
 # key, and are held by the canonical text.

@@ -2,8 +2,9 @@
 # plugin_kit.t - the installed plugin kit is enough to build a backend:
 # the headers `make install` puts in include/shakedown/ compile a minimal
 # plugin (test/system/minimal_plugin.c) with nothing from this tree, and
-# shakedown loads and runs it.  The loader accepts a table from an older
-# build when the slots it lacks are optional, refuses one that lacks a
+# shakedown loads and runs it, a test's env included.  The loader accepts
+# a table from an older build when the slots it lacks are optional (and
+# the core then refuses a test's env, which needs env_check), refuses one that lacks a
 # slot the core needs (naming the file, both ABI tables and the slot), and
 # refuses a plugin whose own name is not the backend asked for.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
@@ -40,11 +41,29 @@ is "$rc" 0 "shakedown runs every op, type and reduction on it"
 like "$out" "tests passed; run passed" "and every check passes"
 unlike "$out" "FAILED" "no wrong data"
 
+# a test's env: the backend's env_check takes each pair before anything
+# starts, and the test runs on a fresh communicator made with it
+printf 'tests:\n  - {op: all_reduce}\n  - {op: all_gather, env: {NCCL_MIN_CTAS: 2}}\n  - {op: broadcast}\n' >"$TMPD/env.yaml"
+run -t 60 $S --backend minimal --plan "$TMPD/env.yaml"
+is "$rc" 0 "a test with an env the backend takes runs"
+like "$out" "3 of 3 tests passed" \
+	"the tests before, on and after the fresh communicator pass"
+printf 'tests:\n  - {op: all_reduce}\n  - {op: all_gather, env: {NCCL_NET: IB}}\n' >"$TMPD/envno.yaml"
+run -t 60 $S --backend minimal --plan "$TMPD/envno.yaml"
+is "$rc" 2 "an env pair the backend refuses: exit 2"
+like "$err" "test 2 \(all_gather\): env: the minimal backend takes only NCCL_MIN_CTAS" \
+	"names the test and says why"
+unlike "$out" "all_reduce" "before anything runs"
+
 build minimalold -DSD_MINIMAL_OLD=1
-is "$?" 0 "a plugin with an older table (no iter_times) builds"
+is "$?" 0 "a plugin with an older table (no iter_times, no env_check) builds"
 run -t 60 $S --backend minimalold --op all_reduce --per-iter
 is "$rc" 0 "an older table whose missing slot is optional loads and runs"
 unlike "$err" "must not be called" "the slot past its table is never called"
+run -t 60 $S --backend minimalold --plan "$TMPD/env.yaml"
+is "$rc" 2 "a backend without env_check refuses a test's env: exit 2"
+like "$err" "test 2 \(all_gather\): env sets NCCL_MIN_CTAS, but the minimalold backend applies no NCCL settings, so the test would run without it; drop env from the test or run it with --backend nccl" \
+	"names the test, the variable and the fix"
 
 build minimalbroken -DSD_MINIMAL_OLD=2
 is "$?" 0 "a plugin with a table lacking required slots builds"

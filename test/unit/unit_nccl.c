@@ -2,15 +2,17 @@
  * unit_nccl.c - unit tests of the NCCL plugin's host-side decisions
  * (plugins/nccl/nccl_host.c), runnable without CUDA: type and reduction
  * mapping, fp8 support by compute capability, memory capping, GPU choice
- * from the environment, one GPU per rank, the per-communicator NCCL
- * environment, and avg: NCCL's pre-multiplied sum replayed in this
- * machine's float64, float32 and float16 arithmetic equals what the
- * pattern expects of NCCL (SD_AVG_NCCL), in any order of the ranks.
+ * from the environment, one GPU per rank, what a test's env may set
+ * (plugins/nccl/nccl_env.c) and into which ncclConfig_t fields, and avg:
+ * NCCL's pre-multiplied sum replayed in this machine's float64, float32
+ * and float16 arithmetic equals what the pattern expects of NCCL
+ * (SD_AVG_NCCL), in any order of the ranks.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "shakedown/pattern.h"
+#include "nccl_env.h"
 #include "nccl_host.h"
 #include "tap.h"
 
@@ -192,28 +194,238 @@ static void test_unique(void)
 		   NULL, "message names ranks, GPU and host: %s", err);
 }
 
-static void test_env(void)
+/* What NCCL reads once per process (all a plan is likely to try), and
+ * the rest with a reason of their own: refused, saying why and what to
+ * do instead. */
+static void test_env_refused(void)
 {
-	struct sd_env_saved s;
-	char err[256] = "";
-	setenv("NCCL_PROTO", "Simple", 1);
-	unsetenv("NCCL_ALGO");
-	is_int(sd_nccl_env_apply("NCCL_ALGO=Ring;NCCL_PROTO=LL", &s, err,
-				 sizeof(err)), SD_OK, "env applied");
-	ok(getenv("NCCL_ALGO") && strcmp(getenv("NCCL_ALGO"), "Ring") == 0,
-	   "NCCL_ALGO set for the communicator");
-	ok(strcmp(getenv("NCCL_PROTO"), "LL") == 0, "NCCL_PROTO replaced");
-	sd_nccl_env_restore(&s);
-	ok(getenv("NCCL_ALGO") == NULL, "NCCL_ALGO unset again");
-	ok(strcmp(getenv("NCCL_PROTO"), "Simple") == 0, "NCCL_PROTO restored");
-	is_int(sd_nccl_env_apply("NCCL_ALGO=Tree PATH=/x", &s, err,
-				 sizeof(err)), SD_ERR_INVALID,
-	       "non-NCCL names are refused");
-	ok(getenv("NCCL_ALGO") == NULL, "nothing applied on error");
-	ok(strstr(err, "'PATH=/x'") != NULL, "message names the pair: %s", err);
-	is_int(sd_nccl_env_apply(NULL, &s, err, sizeof(err)), SD_OK,
-	       "no environment is fine");
-	sd_nccl_env_restore(&s);
+	static const struct {
+		const char *name, *value, *why, *fix;
+	} rows[] = {
+		{ "NCCL_P2P_DISABLE", "1", "is read once per process by NCCL",
+		  "set it in the job's environment instead, e.g. "
+		  "NCCL_P2P_DISABLE=1 srun ... shakedown run" },
+		{ "NCCL_P2P_LEVEL", "NVL", "is read once per process by NCCL",
+		  "e.g. NCCL_P2P_LEVEL=NVL srun" },
+		{ "NCCL_SHM_DISABLE", "1", "is read once per process by NCCL",
+		  "e.g. NCCL_SHM_DISABLE=1 srun" },
+		{ "NCCL_NVLS_ENABLE", "0", "is read once per process by NCCL",
+		  "e.g. NCCL_NVLS_ENABLE=0 srun" },
+		{ "NCCL_IB_DISABLE", "1", "is read once per process by NCCL",
+		  "e.g. NCCL_IB_DISABLE=1 srun" },
+		{ "NCCL_BUFFSIZE", "8388608", "is read once per process by NCCL",
+		  "e.g. NCCL_BUFFSIZE=8388608 srun" },
+		{ "NCCL_MIN_NCHANNELS", "8", "is read once per process by NCCL",
+		  "shakedown run, or NCCL_MIN_CTAS in the test" },
+		{ "NCCL_SOCKET_IFNAME", "eth0", "is read once per process by NCCL",
+		  "shakedown run, or --iface NAME" },
+		{ "NCCL_IB_HCA", "mlx5_0", "is read once per process by NCCL",
+		  "e.g. NCCL_IB_HCA=mlx5_0 srun" },
+		{ "NCCL_DEBUG", "INFO", "is read once per process by NCCL",
+		  "e.g. NCCL_DEBUG=INFO srun" },
+		{ "NCCL_IB_TC", "106", "is read once per process by NCCL",
+		  "e.g. NCCL_IB_TC=106 srun" },
+		{ "NCCL_ALGO", "Ring", "only from the process environment, which "
+		  "shakedown does not change while NCCL's threads run",
+		  "e.g. NCCL_ALGO=Ring srun ... shakedown run, one run per value" },
+		{ "NCCL_PROTO", "Simple", "only from the process environment",
+		  "e.g. NCCL_PROTO=Simple srun" },
+		{ "NCCL_COMM_BLOCKING", "1", "is shakedown's to set: its "
+		  "communicators are blocking", "; drop it" },
+		{ "NCCL_COMM_SHRINK_SHARE_RESOURCES", "1", "shrinks no "
+		  "communicator", "; drop it" },
+		{ "NCCL_WORK_FIFO_DEPTH", "1024", "is not one NCCL takes per "
+		  "communicator (a test can set only NCCL_CGA_CLUSTER_SIZE, "
+		  "NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_NET,",
+		  "e.g. NCCL_WORK_FIFO_DEPTH=1024 srun" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char err[1024] = "";
+		is_int(sd_nccl_env_check(rows[i].name, rows[i].value, err,
+					 sizeof(err)), SD_ERR_INVALID,
+		       "%s is refused", rows[i].name);
+		ok(strncmp(err, rows[i].name, strlen(rows[i].name)) == 0 &&
+			   strstr(err, rows[i].why) && strstr(err, rows[i].fix),
+		   "with the reason and the fix: %s", err);
+	}
+}
+
+/* What a test may set: every ncclConfig_t-backed row, at both ends of
+ * its range, and nothing out of it. */
+static void test_env_taken(void)
+{
+	size_t n, taken = 0;
+	const struct sd_nccl_env_rule *rules = sd_nccl_env_rules(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct sd_nccl_env_rule *r = &rules[i];
+		char err[1024] = "", v[32];
+		if (!r->field) {
+			ok(r->why && *r->why, "%s: refused with a reason",
+			   r->name);
+			continue;
+		}
+		taken++;
+		ok(r->since >= SD_NCCL_VERSION(2, 17, 0) &&
+			   r->since <= SD_NCCL_VERSION(2, 28, 9),
+		   "%s: the field came with NCCL %d", r->name, r->since);
+		if (r->offset < 0) {
+			is_int(sd_nccl_env_check(r->name, "IB", err,
+						 sizeof(err)), SD_OK,
+			       "%s=IB is taken", r->name);
+			continue;
+		}
+		snprintf(v, sizeof(v), "%d", r->lo);
+		is_int(sd_nccl_env_check(r->name, v, err, sizeof(err)), SD_OK,
+		       "%s=%s is taken", r->name, v);
+		snprintf(v, sizeof(v), "%d", r->hi);
+		is_int(sd_nccl_env_check(r->name, v, err, sizeof(err)), SD_OK,
+		       "%s=%s is taken", r->name, v);
+		snprintf(v, sizeof(v), "%d", r->hi + 1);
+		is_int(sd_nccl_env_check(r->name, v, err, sizeof(err)),
+		       SD_ERR_INVALID, "%s=%s is out of range", r->name, v);
+		ok(strstr(err, "must be a whole number from") &&
+			   strstr(err, r->field),
+		   "naming the range and the field: %s", err);
+		is_int(sd_nccl_env_check(r->name, "lots", err, sizeof(err)),
+		       SD_ERR_INVALID, "%s=lots is not a number", r->name);
+	}
+	is_int(taken, 10, "ten variables a test may set");
+	char err[1024] = "", longname[80];
+	memset(longname, 'x', 64);
+	longname[64] = '\0';
+	is_int(sd_nccl_env_check("NCCL_NET", longname, err, sizeof(err)),
+	       SD_ERR_INVALID, "a 64-character net name is too long");
+	ok(strstr(err, "at most 63 characters") != NULL, "%s", err);
+}
+
+/* A plan's env string into the fields NCCL gets, as a plain struct. */
+static void test_env_config(void)
+{
+	struct sd_nccl_config c;
+	char err[1024] = "";
+	is_int(sd_nccl_env_config("NCCL_CGA_CLUSTER_SIZE=2 NCCL_MIN_CTAS=4 "
+				  "NCCL_MAX_CTAS=16 NCCL_NET=Socket "
+				  "NCCL_COMM_SPLIT_SHARE_RESOURCES=1 "
+				  "NCCL_COLLNET_ENABLE=0 NCCL_CTA_POLICY=1 "
+				  "NCCL_NVLS_NCHANNELS=8 "
+				  "NCCL_NCHANNELS_PER_NET_PEER=2 "
+				  "NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE=1",
+				  &c, err, sizeof(err)), SD_OK,
+	       "every taken variable at once: %s", err);
+	is_int(c.cga_cluster_size, 2, "cgaClusterSize 2");
+	is_int(c.min_ctas, 4, "minCTAs 4");
+	is_int(c.max_ctas, 16, "maxCTAs 16");
+	ok(strcmp(c.net_name, "Socket") == 0, "netName Socket");
+	is_int(c.split_share, 1, "splitShare 1");
+	is_int(c.collnet_enable, 0, "collnetEnable 0");
+	is_int(c.cta_policy, 1, "CTAPolicy 1");
+	is_int(c.nvls_ctas, 8, "nvlsCTAs 8");
+	is_int(c.nchannels_per_net_peer, 2, "nChannelsPerNetPeer 2");
+	is_int(c.nvlink_centric_sched, 1, "nvlinkCentricSched 1");
+
+	is_int(sd_nccl_env_config("NCCL_MIN_CTAS=2  NCCL_MIN_CTAS=8", &c, err,
+				  sizeof(err)), SD_OK, "a name twice");
+	is_int(c.min_ctas, 8, "the later pair wins");
+	is_int(c.max_ctas, 64, "a minimum alone gets NCCL's default maximum, "
+	       "which NCCL 2.28 needs to take it");
+	is_int(c.cga_cluster_size, SD_NCCL_UNDEF, "the rest stays unset");
+	is_int(c.nvls_ctas, SD_NCCL_UNDEF, "nvlsCTAs unset");
+	ok(c.net_name[0] == '\0', "netName unset");
+	is_int(sd_nccl_env_config("NCCL_MAX_CTAS=4", &c, err, sizeof(err)),
+	       SD_OK, "a maximum alone");
+	is_int(c.min_ctas, SD_NCCL_UNDEF, "leaves the minimum to NCCL");
+	is_int(sd_nccl_env_config(NULL, &c, err, sizeof(err)), SD_OK,
+	       "no env sets nothing");
+	is_int(c.min_ctas, SD_NCCL_UNDEF, "minCTAs unset");
+
+	is_int(sd_nccl_env_config("NCCL_MIN_CTAS=8 NCCL_MAX_CTAS=4", &c, err,
+				  sizeof(err)), SD_ERR_INVALID,
+	       "a minimum above the maximum is refused, as NCCL refuses it");
+	ok(strstr(err, "NCCL_MIN_CTAS 8 is more than NCCL_MAX_CTAS 4"), "%s",
+	   err);
+	is_int(sd_nccl_env_config("NCCL_MIN_CTAS=4 NCCL_P2P_DISABLE=1", &c,
+				  err, sizeof(err)), SD_ERR_INVALID,
+	       "one refused pair refuses the env");
+	ok(strstr(err, "NCCL_P2P_DISABLE is read once per process"), "%s",
+	   err);
+	is_int(sd_nccl_env_config("NCCL_MIN_CTAS", &c, err, sizeof(err)),
+	       SD_ERR_INVALID, "a pair without a value");
+	ok(strstr(err, "'NCCL_MIN_CTAS' in the NCCL environment is not "
+		       "NAME=VALUE"), "%s", err);
+}
+
+/* A job's environment for sd_nccl_env_runtime: job[] as NAME=VALUE. */
+static const char *job[4];
+static const char *fake_env(const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof(job) / sizeof(job[0]) && job[i]; i++)
+		if (strncmp(job[i], name, n) == 0 && job[i][n] == '=')
+			return job[i] + n + 1;
+	return NULL;
+}
+
+/* In this process: the NCCL has the field, and the job's environment
+ * does not override the test's value. */
+static void test_env_runtime(void)
+{
+	char err[1024] = "";
+	memset(job, 0, sizeof(job));
+	is_int(sd_nccl_env_runtime("NCCL_NVLS_NCHANNELS", "8",
+				   SD_NCCL_VERSION(2, 28, 9), fake_env, err,
+				   sizeof(err)), SD_OK,
+	       "nvlsCTAs on NCCL 2.28.9");
+	is_int(sd_nccl_env_runtime("NCCL_NVLS_NCHANNELS", "8",
+				   SD_NCCL_VERSION(2, 26, 2), fake_env, err,
+				   sizeof(err)), SD_ERR_INVALID,
+	       "not on 2.26.2, which has no nvlsCTAs");
+	ok(strstr(err, "since 2.27.0, and this NCCL is 2.26.2"), "%s", err);
+	is_int(sd_nccl_env_runtime("NCCL_P2P_DISABLE", "1",
+				   SD_NCCL_VERSION(2, 28, 9), fake_env, err,
+				   sizeof(err)), SD_ERR_INVALID,
+	       "a refused variable stays refused");
+	static const struct {
+		const char *name, *value, *job;
+		int rc;
+	} rows[] = {
+		{ "NCCL_MIN_CTAS", "8", NULL, SD_OK },
+		{ "NCCL_MIN_CTAS", "8", "NCCL_MIN_CTAS=8", SD_OK },
+		{ "NCCL_MIN_CTAS", "8", "NCCL_MIN_CTAS=0x8", SD_OK },
+		{ "NCCL_MIN_CTAS", "8", "NCCL_MIN_CTAS=4", SD_ERR_INVALID },
+		{ "NCCL_MIN_CTAS", "8", "NCCL_MIN_CTAS=", SD_ERR_INVALID },
+		{ "NCCL_MIN_CTAS", "8", "NCCL_MAX_CTAS=16", SD_OK },
+		{ "NCCL_MIN_CTAS", "8", "NCCL_MAX_CTAS=4", SD_ERR_INVALID },
+		{ "NCCL_MAX_CTAS", "4", "NCCL_MIN_CTAS=8", SD_OK },
+		{ "NCCL_NET", "IB", "NCCL_NET=ib", SD_OK },
+		{ "NCCL_NET", "IB", "NCCL_NET=Socket", SD_ERR_INVALID },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		job[0] = rows[i].job;
+		is_int(sd_nccl_env_runtime(rows[i].name, rows[i].value,
+					   SD_NCCL_VERSION(2, 28, 9), fake_env,
+					   err, sizeof(err)),
+		       rows[i].rc, "%s=%s in a job with %s", rows[i].name,
+		       rows[i].value, rows[i].job ? rows[i].job : "nothing");
+		if (i == 6)
+			ok(strstr(err, "NCCL_MIN_CTAS 8 is more than the "
+				       "NCCL_MAX_CTAS 4 of this process's "
+				       "environment"), "%s", err);
+	}
+	ok(strstr(err, "NCCL_NET is also set in this process's environment "
+		       "(Socket)") && strstr(err, "override the test's IB"),
+	   "names both values: %s", err);
+
+	job[0] = NULL;
+	is_int(sd_nccl_env_applies("NCCL_MIN_CTAS=4 NCCL_MAX_CTAS=8",
+				   SD_NCCL_VERSION(2, 28, 9), fake_env, err,
+				   sizeof(err)), SD_OK,
+	       "every pair applies in a job that sets neither");
+	job[0] = "NCCL_MIN_CTAS=2";
+	is_int(sd_nccl_env_applies("NCCL_MAX_CTAS=8 NCCL_MIN_CTAS=4",
+				   SD_NCCL_VERSION(2, 28, 9), fake_env, err,
+				   sizeof(err)), SD_ERR_INVALID,
+	       "not where the job sets NCCL_MIN_CTAS to another value");
+	ok(strstr(err, "NCCL_MIN_CTAS is also set"), "%s", err);
 }
 
 /*
@@ -291,7 +503,10 @@ int main(void)
 	test_capping();
 	test_pick();
 	test_unique();
-	test_env();
+	test_env_refused();
+	test_env_taken();
+	test_env_config();
+	test_env_runtime();
 	test_avg();
 	return done_testing();
 }

@@ -62,14 +62,23 @@ int main(void)
 		  "step_bytes: 8}\n", 2, 0, "more than 100000 sizes" },
 		{ "tests:\n  - {op: all_reduce, min_bytes: 8, max_bytes: 256K, "
 		  "step_bytes: 8}\n", 2, 1, NULL }, /* 32768 sizes is fine */
-		{ "tests:\n  - {op: all_reduce, env: {NCCL_ALGO: Ring, "
-		  "NCCL_PROTO: Simple}}\n", 2, 1, NULL },
+		{ "tests:\n  - {op: all_reduce, env: {NCCL_MIN_CTAS: 4, "
+		  "NCCL_NET: Socket}}\n", 2, 1, NULL },
 		{ "tests:\n  - {op: all_reduce, env: {PATH: /tmp}}\n", 2, 0,
 		  "env: 'PATH' is not an NCCL_* name" },
-		{ "tests:\n  - {op: all_reduce, env: {NCCL_ALGO: 'a b'}}\n", 2,
-		  0, "NCCL_ALGO's value 'a b' must be plain" },
+		{ "tests:\n  - {op: all_reduce, env: {NCCL_NET: 'a b'}}\n", 2,
+		  0, "NCCL_NET's value 'a b' must be plain" },
 		{ "tests:\n  - {op: all_reduce, env: NCCL_ALGO}\n", 2, 0,
 		  "'env' must be a mapping" },
+		/* only what NCCL takes per communicator (nccl_env.c) */
+		{ "tests:\n  - {op: all_reduce, env: {NCCL_ALGO: Ring}}\n", 2,
+		  0, "NCCL_ALGO is read by NCCL only from the process "
+		  "environment" },
+		{ "tests:\n  - {op: all_reduce, env: {NCCL_P2P_DISABLE: 1}}\n",
+		  2, 0, "NCCL_P2P_DISABLE is read once per process by NCCL" },
+		{ "defaults: {env: {NCCL_MAX_CTAS: 2}}\ntests:\n  - {op: "
+		  "all_reduce, env: {NCCL_MIN_CTAS: 4}}\n", 2, 0,
+		  "NCCL_MIN_CTAS 4 is more than NCCL_MAX_CTAS 2" },
 		/* the settings of the run live in the plan */
 		{ "defaults: {check: 3, per_iter: true, in_place: no, "
 		  "combine: max, timeout: 2.5}\ntests:\n  - op: all_reduce\n",
@@ -129,13 +138,13 @@ int main(void)
 
 	/* env is kept per test and shown in the canonical text */
 	memset(&o, 0, sizeof(o));
-	ok(sd_plan_build(write_plan("defaults: {env: {NCCL_ALGO: Tree}}\n"
+	ok(sd_plan_build(write_plan("defaults: {env: {NCCL_MAX_CTAS: 8}}\n"
 				    "tests:\n  - op: all_reduce\n"
-				    "  - {op: broadcast, env: {NCCL_PROTO: LL}}\n"),
+				    "  - {op: broadcast, env: {NCCL_NET: IB}}\n"),
 			 &o, 2, &p, err, sizeof(err)) == 0 &&
-	   strcmp(p.tests[0].env, "NCCL_ALGO=Tree") == 0 &&
-	   strcmp(p.tests[1].env, "NCCL_ALGO=Tree NCCL_PROTO=LL") == 0 &&
-	   strstr(p.text, "env: {NCCL_ALGO: Tree, NCCL_PROTO: LL}") != NULL,
+	   strcmp(p.tests[0].env, "NCCL_MAX_CTAS=8") == 0 &&
+	   strcmp(p.tests[1].env, "NCCL_MAX_CTAS=8 NCCL_NET=IB") == 0 &&
+	   strstr(p.text, "env: {NCCL_MAX_CTAS: 8, NCCL_NET: IB}") != NULL,
 	   "env from defaults and tests, rendered in the canonical text");
 	sd_plan_free(&p);
 
