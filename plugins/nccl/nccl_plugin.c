@@ -346,10 +346,10 @@ static const char *nccl_what(ncclResult_t r)
 }
 
 /*
- * Wait until an NCCL call has finished (only a non-blocking call returns
- * ncclInProgress; on the blocking communicators this returns at once): `r` is what the call
- * returned.  Returns SD_OK, SD_ERR_TIMEOUT, or SD_ERR_BACKEND/SD_ERR_PEER
- * with err naming `what`.
+ * Wait until an NCCL call has finished: `r` is what the call returned
+ * (only a non-blocking call returns ncclInProgress; on the blocking
+ * communicators this returns at once).  Returns SD_OK, SD_ERR_TIMEOUT, or
+ * SD_ERR_BACKEND/SD_ERR_PEER with err naming `what`.
  */
 static int settle(ncclComm_t comm, ncclResult_t r, const char *what,
 		  int timeout_ms, char *err, size_t errlen)
