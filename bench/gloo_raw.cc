@@ -39,9 +39,10 @@
  *   warmup=5 time_us=95.10 algbw_gbs=0.0108 busbw_gbs=0.0108
  *
  * usage: gloo_raw [-n RANKS] [-i ITERS] [-w WARMUP] [-f] [-o OP,...]
- *                 [-a ALGO,...] SIZE...
- * (sizes in bytes, K/M/G suffixes allowed; unless -f, ITERS is scaled down
- * for sizes above 1 MiB so each point takes about the same time).
+ *                 [-a ALGO,...] SIZE[:ITERS[:WARMUP]]...
+ * (sizes in bytes, K/M/G suffixes allowed; a size's own ITERS and WARMUP
+ * override -i and -w; otherwise, unless -f, ITERS is scaled down for sizes
+ * above 1 MiB so each point takes about the same time).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,17 +116,33 @@ static double now_s()
 		.count();
 }
 
-static size_t parse_size(const char *s)
+/* One size to time, with its own iteration counts (-1: the defaults). */
+struct point {
+	size_t bytes;
+	int iters, warmup;
+};
+
+/* SIZE[:ITERS[:WARMUP]], SIZE in bytes with an optional K, M or G; false
+ * when malformed. */
+static bool parse_point(const char *s, point *p)
 {
 	char *end;
 	double v = strtod(s, &end);
 	switch (*end) {
-	case 'K': case 'k': v *= 1024; break;
-	case 'M': case 'm': v *= 1024 * 1024; break;
-	case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
+	case 'K': case 'k': v *= 1024; end++; break;
+	case 'M': case 'm': v *= 1024 * 1024; end++; break;
+	case 'G': case 'g': v *= 1024.0 * 1024 * 1024; end++; break;
 	default: break;
 	}
-	return (size_t)v;
+	p->bytes = (size_t)v;
+	p->iters = p->warmup = -1;
+	if (*end == ':') {
+		p->iters = (int)strtol(end + 1, &end, 10);
+		if (*end == ':')
+			p->warmup = (int)strtol(end + 1, &end, 10);
+	}
+	return !*end && v >= 1 && (p->iters == -1 || p->iters >= 1) &&
+	       p->warmup >= -1;
 }
 
 static std::vector<std::string> split_list(const char *arg)
@@ -322,7 +339,7 @@ struct config {
 	bool fixed = false;
 	std::vector<enum sd_op> ops;
 	std::vector<std::string> algos; /* empty: every algorithm */
-	std::vector<size_t> sizes;
+	std::vector<point> points;
 };
 
 static bool wanted(const config &cfg, const algo_row &row)
@@ -360,9 +377,13 @@ static int rank_main(int rank, const std::string &dir, const config &cfg)
 		lctx = lrctx;
 	}
 
-	for (size_t bytes : cfg.sizes) {
+	for (const point &pt : cfg.points) {
+		const size_t bytes = pt.bytes;
 		int iters = cfg.iters;
-		if (!cfg.fixed && bytes > (1 << 20))
+		const int warmup = pt.warmup >= 0 ? pt.warmup : cfg.warmup;
+		if (pt.iters > 0)
+			iters = pt.iters;
+		else if (!cfg.fixed && bytes > (1 << 20))
 			iters = std::max(3, (int)(cfg.iters *
 						  (double)(1 << 20) / bytes * 8));
 		for (enum sd_op op : cfg.ops) {
@@ -387,7 +408,7 @@ static int rank_main(int rank, const std::string &dir, const config &cfg)
 				auto fn = build(row, ctx, lctx, b, keep);
 				if (!fn)
 					continue;
-				for (int w = 0; w < cfg.warmup; w++)
+				for (int w = 0; w < warmup; w++)
 					fn();
 				barrier(ctx);
 				double t0 = now_s();
@@ -406,7 +427,7 @@ static int rank_main(int rank, const std::string &dir, const config &cfg)
 					       "busbw_gbs=%.4f\n",
 					       c->name, row.algo,
 					       row.legacy ? "in" : "out", n,
-					       size, iters, cfg.warmup, us,
+					       size, iters, warmup, us,
 					       algbw, busbw);
 				fflush(stdout);
 				barrier(ctx);
@@ -419,7 +440,8 @@ static int rank_main(int rank, const std::string &dir, const config &cfg)
 static int usage()
 {
 	fprintf(stderr, "usage: gloo_raw [-n RANKS] [-i ITERS] [-w WARMUP] "
-			"[-f] [-o OP,...] [-a ALGO,...] SIZE...\n");
+			"[-f] [-o OP,...] [-a ALGO,...] "
+			"SIZE[:ITERS[:WARMUP]]...\n");
 	return 2;
 }
 
@@ -451,9 +473,17 @@ int main(int argc, char **argv)
 	if (cfg.ops.empty())
 		cfg.ops.assign(seed_ops,
 			       seed_ops + sizeof(seed_ops) / sizeof(*seed_ops));
-	for (int i = optind; i < argc; i++)
-		cfg.sizes.push_back(parse_size(argv[i]));
-	if (cfg.sizes.empty() || cfg.n < 1 || cfg.n > 64 || cfg.iters < 1 ||
+	for (int i = optind; i < argc; i++) {
+		point p;
+		if (!parse_point(argv[i], &p)) {
+			fprintf(stderr, "gloo_raw: bad size '%s'; give "
+					"SIZE[:ITERS[:WARMUP]], e.g. 64K:50:5\n",
+				argv[i]);
+			return 2;
+		}
+		cfg.points.push_back(p);
+	}
+	if (cfg.points.empty() || cfg.n < 1 || cfg.n > 64 || cfg.iters < 1 ||
 	    cfg.warmup < 0) {
 		fprintf(stderr, "gloo_raw: give at least one size, 1-64 ranks "
 				"and at least one iteration\n");
