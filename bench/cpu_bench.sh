@@ -26,7 +26,7 @@
 # environment: RANKS ("2 4"), POINTS (SIZE:ITERS:WARMUP list), ITER_PCT
 # (percent of POINTS' iterations, for a quick look), STARTUP_RUNS (5 a
 # round), KEEP=DIR (keep the raw results there), TORCH_PYTHON
-# (/usr/bin/python3, Debian's python3-torch), SHAKEDOWN.
+# (/usr/bin/python3, Debian's python3-torch), IPERF3, SHAKEDOWN.
 # Run from the build tree after `make`.  Not part of `make check`; it
 # takes about 16 minutes on a 2-core machine (README-cpu.md).
 set -eu
@@ -36,6 +36,7 @@ POINTS=${POINTS:-"1K:100:10 64K:50:5 1M:20:3 16M:5:2 64M:3:1"}
 ITER_PCT=${ITER_PCT:-100}
 STARTUP_RUNS=${STARTUP_RUNS:-5}
 TORCH_PYTHON=${TORCH_PYTHON:-/usr/bin/python3}
+IPERF3=${IPERF3:-iperf3}
 OPS="all_reduce all_gather reduce_scatter all_to_all broadcast pt2pt"
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SD=${SHAKEDOWN:-$TOP/src/shakedown}
@@ -147,12 +148,12 @@ memcpy_drift() {
 START=$(now_us)
 echo "# cpu_bench: $REPEATS rounds, ranks $RANKS, points$PTS; results in $OUT" >&2
 memcpy_drift start
-if command -v iperf3 >/dev/null 2>&1; then
+if command -v "$IPERF3" >/dev/null 2>&1; then
 	port=$((20000 + $$ % 20000))
-	iperf3 -s -1 -B 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+	"$IPERF3" -s -1 -B 127.0.0.1 -p "$port" >/dev/null 2>&1 &
 	ipid=$!
 	sleep 0.5
-	if ! iperf3 -c 127.0.0.1 -p "$port" -t 3 -J >"$OUT/iperf.json" 2>&1; then
+	if ! "$IPERF3" -c 127.0.0.1 -p "$port" -t 3 -J >"$OUT/iperf.json" 2>&1; then
 		note "iperf3 client failed: $(head -c 200 "$OUT/iperf.json")"
 		kill "$ipid" 2>/dev/null || true
 	fi
@@ -162,6 +163,7 @@ else
 fi
 
 peers="raw sd torch"
+[ "$HAVE_TORCH" = 1 ] || peers="raw sd"
 round=1
 while [ "$round" -le "$REPEATS" ]; do
 	load "$round" before
