@@ -28,7 +28,7 @@
 # round), KEEP=DIR (keep the raw results there), TORCH_PYTHON
 # (/usr/bin/python3, Debian's python3-torch), IPERF3, SHAKEDOWN.
 # Run from the build tree after `make`.  Not part of `make check`; it
-# takes about 16 minutes on a 2-core machine (README-cpu.md).
+# takes 10-16 minutes on a 2-core machine (README-cpu.md).
 set -eu
 REPEATS=${1:-5}
 RANKS=${RANKS:-"2 4"}
