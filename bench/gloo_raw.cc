@@ -235,10 +235,10 @@ static std::function<void()> build(const algo_row &row,
 			keep = a;
 			return [a] { a->run(); };
 		}
+		using ar_algo = gloo::AllreduceOptions::Algorithm;
 		auto o = std::make_shared<gloo::AllreduceOptions>(ctx);
-		o->setAlgorithm(algo == "opts_bcube"
-					? gloo::AllreduceOptions::Algorithm::BCUBE
-					: gloo::AllreduceOptions::Algorithm::RING);
+		o->setAlgorithm(algo == "opts_bcube" ? ar_algo::BCUBE
+						     : ar_algo::RING);
 		o->setInput(send, sc);
 		o->setOutput(recv, rc);
 		o->setReduceFunction(sum);
@@ -384,8 +384,8 @@ static int rank_main(int rank, const std::string &dir, const config &cfg)
 		if (pt.iters > 0)
 			iters = pt.iters;
 		else if (!cfg.fixed && bytes > (1 << 20))
-			iters = std::max(3, (int)(cfg.iters *
-						  (double)(1 << 20) / bytes * 8));
+			iters = std::max(3, (int)(cfg.iters * 8.0 *
+						  (1 << 20) / bytes));
 		for (enum sd_op op : cfg.ops) {
 			const struct sd_coll *c = sd_coll_get(op);
 			if (n < c->min_ranks)
@@ -477,7 +477,7 @@ int main(int argc, char **argv)
 		point p;
 		if (!parse_point(argv[i], &p)) {
 			fprintf(stderr, "gloo_raw: bad size '%s'; give "
-					"SIZE[:ITERS[:WARMUP]], e.g. 64K:50:5\n",
+				"SIZE[:ITERS[:WARMUP]], e.g. 64K:50:5\n",
 				argv[i]);
 			return 2;
 		}

@@ -111,8 +111,8 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		size_t bytes = parse_size(argv[i]);
 		if (!bytes) {
-			fprintf(stderr, "memcpy_bw: bad size '%s'; give bytes "
-					"with an optional K, M or G\n", argv[i]);
+			fprintf(stderr, "memcpy_bw: bad size '%s'; give "
+				"bytes with an optional K, M or G\n", argv[i]);
 			return 2;
 		}
 		if (measure(bytes, min_s))
