@@ -26,7 +26,7 @@ trap 'rm -rf "$OUT"' EXIT
 for rep in $(seq 1 "$REPEATS"); do
 	for n in $RANKS; do
 		echo "# repeat $rep, $n ranks" >&2
-		"$RAW" -n "$n" -i 200 -w 10 1K 8M 16M 64M >>"$OUT/raw"
+		"$RAW" -n "$n" -o all_reduce -i 200 -w 10 1K 8M 16M 64M >>"$OUT/raw"
 		"$SD" run --local "$n" --db none --no-progress --format json \
 			--op all_reduce -b 1K -e 1K -n 200 -w 10 >>"$OUT/sd" 2>>"$OUT/log"
 		"$SD" run --local "$n" --db none --no-progress --format json \
