@@ -4,9 +4,9 @@
  * table:     nccl-tests' layout: one row per size with out-of-place and
  *            in-place columns, a footer per test (out-of-bounds count and
  *            average bus bandwidth) and a summary of every test at the end.
- * deepspeed: the DeepSpeed communication benchmark's table, out-of-place
- *            measurements only (it has no in-place variant); its title,
- *            header and rows are src/sink_deepspeed.c's.
+ * deepspeed: the DeepSpeed communication benchmark's table, one placement
+ *            per test, the one DeepSpeed's call has (sd_ds_in_place); its
+ *            title, header and rows are src/sink_deepspeed.c's.
  * json:      one JSON object per measurement, one per line.
  */
 #include "config.h"

@@ -494,23 +494,44 @@ const char *const *algos_of(enum sd_op op)
 }
 
 /*
- * The fastest algorithm for `bytes` (the per-rank buffer) on `n` ranks,
- * from bench/gloo_bench.sh on the 2-core build machines (loopback TCP).
- * all_reduce: the legacy ring's per-op cost is a few tens of microseconds
- * where the options-based ring's is hundreds; from a few MiB up the
- * options ring (two 1 MiB segments in flight) wins on bandwidth.
+ * The fastest algorithm for `bytes` (the per-rank buffer, nccl-tests'
+ * size) on `n` ranks, from the medians of bench/cpu_bench.sh (raw Gloo,
+ * every algorithm, 2 and 4 ranks, loopback TCP on the 2-core build
+ * machines; bench/README-cpu.md has the table):
+ *   all_reduce      the legacy ring up to 64 KiB on 2 ranks (85 us at
+ *                   1 KiB against 250+ for the others), halving-doubling
+ *                   up to 16 KiB on more (637 us against the ring's 785
+ *                   on 4); then the options-based bcube (power-of-two
+ *                   rank counts; the options ring otherwise) below 4 MiB,
+ *                   2.4-2.7x the legacy ring at 1 MiB; the options ring
+ *                   from 4 MiB, where the algorithms are within the noise
+ *                   of each other;
+ *   all_gather      the legacy ring, but the options-based one from
+ *                   256 KiB on more than 2 ranks (1.1-1.3x at 1-64 MiB
+ *                   on 4);
+ *   reduce_scatter  halving-doubling everywhere;
+ *   broadcast       the legacy one-to-all below 16 MiB, the options-based
+ *                   one from there (1.1x at 16 MiB on 4 ranks and 64 MiB
+ *                   on 2).
  */
 int auto_algo(enum sd_op op, size_t bytes, int n)
 {
+	const bool pow2 = n > 0 && (n & (n - 1)) == 0;
 	switch (op) {
 	case SD_OP_ALL_REDUCE:
-		return bytes >= ((size_t)4 << 20) ? AR_OPTS_RING : AR_RING;
+		if (n <= 2 && bytes <= ((size_t)64 << 10))
+			return AR_RING;
+		if (n > 2 && bytes <= ((size_t)16 << 10))
+			return pow2 ? AR_HALVING_DOUBLING : AR_RING;
+		if (bytes < ((size_t)4 << 20))
+			return pow2 ? AR_OPTS_BCUBE : AR_OPTS_RING;
+		return AR_OPTS_RING;
 	case SD_OP_ALL_GATHER:
-		return AG_RING;
+		return n > 2 && bytes >= ((size_t)256 << 10) ? AG_OPTS : AG_RING;
 	case SD_OP_REDUCE_SCATTER:
 		return RS_HALVING_DOUBLING;
 	case SD_OP_BROADCAST:
-		return BC_ONE_TO_ALL;
+		return bytes >= ((size_t)16 << 20) ? BC_OPTS : BC_ONE_TO_ALL;
 	default:
 		return 0;
 	}

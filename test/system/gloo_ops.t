@@ -97,8 +97,9 @@ run -t 60 $S --local 2 --op all_to_all --algo ring -b 1K -e 1K
 is "$rc" 2 "--algo ring for all_to_all: exit 2"
 like "$err" "no algorithm 'ring' for all_to_all" "names the algorithm and the op"
 
-# the algorithm auto ran is recorded, not "auto": the legacy ring below
-# 4 MiB, opts_ring from 4 MiB (THE GLOO BACKEND in shakedown(1))
+# the algorithm auto ran is recorded, not "auto": on 2 ranks opts_bcube
+# from 64 KiB to 4 MiB, opts_ring from 4 MiB (THE GLOO BACKEND in
+# shakedown(1))
 if command -v sqlite3 >/dev/null; then
 	run -t 120 $SHAKEDOWN run --no-progress --db "$TMPD/algo.db" --local 2 \
 		--op all_reduce,sendrecv -b 1M -e 8M -f 8 -n 2 -w 1
@@ -107,7 +108,7 @@ if command -v sqlite3 >/dev/null; then
 		m.size_bytes || ' ' || m.algo, ', ') FROM (SELECT * FROM
 		measurements ORDER BY id) m JOIN tests t ON t.id = m.test_id
 		WHERE m.in_place = 0")" \
-		"all_reduce 1048576 ring, all_reduce 8388608 opts_ring, sendrecv 1048576 unbound, sendrecv 8388608 unbound" \
+		"all_reduce 1048576 opts_bcube, all_reduce 8388608 opts_ring, sendrecv 1048576 unbound, sendrecv 8388608 unbound" \
 		"measurements.algo is the algorithm that ran"
 else
 	skip 2 "sqlite3 is needed to read the database"
