@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "shakedown/backend.h"
 #include "shakedown/pattern.h"
 
@@ -91,60 +92,92 @@ static inline uint64_t sd_pattern_period(const struct sd_op_args *a, int n)
 	return sd_lcm_u64(sd_lcm_u64((uint64_t)(n > 0 ? n : 1), m), 30);
 }
 
+/* One period of encoded values (table[(k0 + x) % len]), as elements of t
+ * in memory and repeated to a chunk of at least 4096 elements (a whole
+ * number of periods, so the phase carries from chunk to chunk), for
+ * memcpy and memcmp; NULL when out of memory.  *chunk: its elements. */
+static inline unsigned char *sd_periodic_chunk(enum sd_dtype t,
+					       const uint64_t *table,
+					       uint64_t len, uint64_t k0,
+					       uint64_t *chunk)
+{
+	uint64_t reps = len >= 4096 ? 1 : (4096 + len - 1) / len;
+	*chunk = len * reps;
+	unsigned char *rep = (unsigned char *)malloc(
+		(size_t)(*chunk * sd_dtype_size(t)));
+	if (!rep)
+		return NULL;
+	for (uint64_t x = 0, k = k0; x < *chunk; x++) {
+		sd_store_bits(t, rep, x, table[k]);
+		if (++k == len)
+			k = 0;
+	}
+	return rep;
+}
+
 /* Store `count` elements of t into buf from index j0 on: table[x % len]
  * for x = k0, k0+1, ... (one period of encoded values, k0 < len). */
 static inline void sd_store_periodic(enum sd_dtype t, void *buf, uint64_t j0,
 				     uint64_t count, const uint64_t *table,
 				     uint64_t len, uint64_t k0)
 {
-	uint64_t k = k0;
-#define SD_STORE_LOOP_(T)                                                    \
-	do {                                                                 \
-		T *p = (T *)buf + j0;                                        \
-		for (uint64_t j = 0; j < count; j++) {                       \
-			p[j] = (T)table[k];                                  \
-			if (++k == len)                                      \
-				k = 0;                                       \
-		}                                                            \
-	} while (0)
-	switch (sd_dtype_size(t)) {
-	case 1: SD_STORE_LOOP_(uint8_t); break;
-	case 2: SD_STORE_LOOP_(uint16_t); break;
-	case 4: SD_STORE_LOOP_(uint32_t); break;
-	default: SD_STORE_LOOP_(uint64_t); break;
+	size_t ts = sd_dtype_size(t);
+	uint64_t chunk;
+	unsigned char *rep = sd_periodic_chunk(t, table, len, k0, &chunk);
+	unsigned char *p = (unsigned char *)buf + j0 * ts;
+	if (!rep) { /* out of memory: element by element */
+		for (uint64_t j = 0, k = k0; j < count; j++) {
+			sd_store_bits(t, p, j, table[k]);
+			if (++k == len)
+				k = 0;
+		}
+		return;
 	}
-#undef SD_STORE_LOOP_
+	for (uint64_t done = 0; done < count; done += chunk) {
+		uint64_t m = count - done < chunk ? count - done : chunk;
+		memcpy(p + done * ts, rep, (size_t)(m * ts));
+	}
+	free(rep);
 }
 
 /* Count the elements of buf[j0, j0+count) that differ from table[x % len]
  * (x from k0); the first wrong index goes into *first_j (when still
- * UINT64_MAX). */
+ * UINT64_MAX).  Chunks are compared with memcmp, and only a chunk that
+ * differs element by element. */
 static inline uint64_t sd_compare_periodic(enum sd_dtype t, const void *buf,
 					   uint64_t j0, uint64_t count,
 					   const uint64_t *table, uint64_t len,
 					   uint64_t k0, uint64_t *first_j)
 {
-	uint64_t wrong = 0, k = k0;
-#define SD_CMP_LOOP_(T)                                                      \
-	do {                                                                 \
-		const T *p = (const T *)buf + j0;                            \
-		for (uint64_t j = 0; j < count; j++) {                       \
-			if (p[j] != (T)table[k]) {                           \
-				if (*first_j == UINT64_MAX)                  \
-					*first_j = j0 + j;                   \
-				wrong++;                                     \
-			}                                                    \
-			if (++k == len)                                      \
-				k = 0;                                       \
-		}                                                            \
-	} while (0)
-	switch (sd_dtype_size(t)) {
-	case 1: SD_CMP_LOOP_(uint8_t); break;
-	case 2: SD_CMP_LOOP_(uint16_t); break;
-	case 4: SD_CMP_LOOP_(uint32_t); break;
-	default: SD_CMP_LOOP_(uint64_t); break;
+	size_t ts = sd_dtype_size(t);
+	uint64_t wrong = 0, chunk;
+	const unsigned char *p = (const unsigned char *)buf + j0 * ts;
+	unsigned char *rep = sd_periodic_chunk(t, table, len, k0, &chunk);
+	if (!rep) { /* out of memory: element by element */
+		for (uint64_t j = 0, k = k0; j < count; j++) {
+			if (sd_load_bits(t, p, j) != table[k]) {
+				if (*first_j == UINT64_MAX)
+					*first_j = j0 + j;
+				wrong++;
+			}
+			if (++k == len)
+				k = 0;
+		}
+		return wrong;
 	}
-#undef SD_CMP_LOOP_
+	for (uint64_t done = 0; done < count; done += chunk) {
+		uint64_t m = count - done < chunk ? count - done : chunk;
+		const unsigned char *q = p + done * ts;
+		if (memcmp(q, rep, (size_t)(m * ts)) == 0)
+			continue;
+		for (uint64_t x = 0; x < m; x++)
+			if (sd_load_bits(t, q, x) != sd_load_bits(t, rep, x)) {
+				if (*first_j == UINT64_MAX)
+					*first_j = j0 + done + x;
+				wrong++;
+			}
+	}
+	free(rep);
 	return wrong;
 }
 
