@@ -194,6 +194,27 @@ static void format_e(uint64_t b, char *buf, size_t len)
 
 /* ------------------------------------------------------------ devices */
 
+/* Every rank's `len` bytes of `mine` through the bootstrap, in a new
+ * array by rank; NULL with *rc and err set (exchanging `what`). */
+static void *gather_all(struct sd_bootstrap *bs, const void *mine, size_t len,
+			const char *what, int *rc, char *err, size_t errlen)
+{
+	void *all = calloc((size_t)bs->size, len);
+	if (!all) {
+		snprintf(err, errlen, "out of memory");
+		*rc = SD_ERR_NOMEM;
+		return NULL;
+	}
+	if (bs->allgather(bs, mine, all, len) != SD_OK) {
+		snprintf(err, errlen, "bootstrap allgather failed while "
+			 "exchanging %s", what);
+		free(all);
+		*rc = SD_ERR_BOOTSTRAP;
+		return NULL;
+	}
+	return all;
+}
+
 static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 {
 	int n = 0, rc = SD_OK;
@@ -230,21 +251,13 @@ static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 	/* which ranks on this host see the same device list: they take its
 	 * GPUs in turn (every rank takes part, so nobody waits forever) */
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	struct sd_gpu_view view, *views = calloc((size_t)bs->size,
-						 sizeof(*views));
+	struct sd_gpu_view view, *views;
 	memset(&view, 0, sizeof(view));
 	snprintf(view.host, sizeof(view.host), "%s", g.host);
 	view.cvd_hash = sd_gpu_view_hash(cvd);
-	if (!views) {
-		snprintf(err, errlen, "out of memory");
-		return SD_ERR_NOMEM;
-	}
-	if (bs->allgather(bs, &view, views, sizeof(view)) != SD_OK) {
-		snprintf(err, errlen, "bootstrap allgather failed while "
-			 "exchanging the GPUs each rank sees");
-		free(views);
-		return SD_ERR_BOOTSTRAP;
-	}
+	if (!(views = gather_all(bs, &view, sizeof(view), "the GPUs each rank "
+				 "sees", &rc, err, errlen)))
+		return rc;
 	int share_index, share_count;
 	sd_gpu_share(views, bs->size, bs->rank, &share_index, &share_count);
 	free(views);
@@ -293,17 +306,10 @@ static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 	mine.id.rank = bs->rank;
 	mine.id.device = g.device;
 	mine.status = rc;
-	all = calloc((size_t)bs->size, sizeof(*all));
-	if (!all) {
-		snprintf(err, errlen, "out of memory");
-		return SD_ERR_NOMEM;
-	}
-	if (bs->allgather(bs, &mine, all, sizeof(mine)) != SD_OK) {
-		snprintf(err, errlen, "bootstrap allgather failed while "
-			 "exchanging GPU identities");
-		free(all);
-		return SD_ERR_BOOTSTRAP;
-	}
+	int xrc;
+	if (!(all = gather_all(bs, &mine, sizeof(mine), "GPU identities", &xrc,
+			       err, errlen)))
+		return xrc;
 	if (rc) {
 		snprintf(err, errlen, "%s", mine_err);
 		free(all);
