@@ -35,6 +35,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <malloc.h>
 #include <mutex>
 #include <new>
 #include <string>
@@ -1297,6 +1298,13 @@ connect(int rank, int size, gloo::rendezvous::Store &store,
 
 int g_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 {
+	/* Gloo's algorithms and the plugin's scratch buffers are allocated
+	 * per measurement; above glibc's mmap threshold each came from and
+	 * went back to the kernel, and was faulted in page by page again.
+	 * Keeping freed memory in the heap makes the next measurement reuse
+	 * it; a rank holds at most what its largest measurement needed. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 30);
+	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	return SD_OK;
 }
 
