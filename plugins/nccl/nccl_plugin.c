@@ -501,6 +501,19 @@ static int nccl_env_check(const char *name, const char *value, char *err,
 				   err, errlen);
 }
 
+/* Take c->mu for an NCCL call on c (see nccl_abort): SD_OK with the lock
+ * held, or SD_ERR_CANCELLED, unlocked, with err set when c was aborted. */
+static int lock_live(struct sd_comm *c, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&c->mu);
+	if (!c->aborted && c->nccl)
+		return SD_OK;
+	pthread_mutex_unlock(&c->mu);
+	snprintf(err, errlen, "rank %d on %s: the NCCL communicator was "
+		 "aborted", c->rank, g.host);
+	return SD_ERR_CANCELLED;
+}
+
 static int nccl_comm_create(struct sd_bootstrap *bs,
 			    const struct sd_comm_config *cfg,
 			    struct sd_comm **out, char *err, size_t errlen)
@@ -611,18 +624,14 @@ static int nccl_comm_split(struct sd_comm *parent, int color, int key,
 	config_from_env(&config, &parent->env);
 	config.blocking = 1;
 	*out = NULL;
-	pthread_mutex_lock(&parent->mu);
-	if (parent->aborted || !parent->nccl) {
-		pthread_mutex_unlock(&parent->mu);
-		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
-			 "was aborted", parent->rank, g.host);
-		return SD_ERR_CANCELLED;
-	}
+	int rc = lock_live(parent, err, errlen);
+	if (rc)
+		return rc;
 	ncclResult_t r = ncclCommSplit(parent->nccl,
 				       color < 0 ? NCCL_SPLIT_NOCOLOR : color,
 				       key, &nc, &config);
-	int rc = settle(parent->nccl, r, "ncclCommSplit", parent->timeout_ms,
-			err, errlen);
+	rc = settle(parent->nccl, r, "ncclCommSplit", parent->timeout_ms, err,
+		    errlen);
 	pthread_mutex_unlock(&parent->mu);
 	if (rc) {
 		if (nc)
@@ -1149,14 +1158,9 @@ static int enqueue_locked(struct sd_comm *c, const struct sd_op_args *a,
 			  long slot, char *err, size_t errlen)
 {
 	cudaError_t e = cudaSuccess;
-	int rc;
-	pthread_mutex_lock(&c->mu);
-	if (c->aborted || !c->nccl) {
-		pthread_mutex_unlock(&c->mu);
-		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
-			 "was aborted", c->rank, g.host);
-		return SD_ERR_CANCELLED;
-	}
+	int rc = lock_live(c, err, errlen);
+	if (rc)
+		return rc;
 	if (slot >= 0 &&
 	    (e = cudaEventRecord(c->ev_start[slot], c->stream)) != cudaSuccess)
 		goto cuda_failed;
@@ -1258,17 +1262,12 @@ static int nccl_barrier(struct sd_comm *c, int timeout_ms, char *err,
 			 "was aborted", c->rank, g.host);
 		return SD_ERR_CANCELLED;
 	}
-	pthread_mutex_lock(&c->mu);
-	int rc = SD_ERR_CANCELLED;
-	if (!c->aborted && c->nccl) {
-		ncclResult_t r = ncclAllReduce(c->d_barrier, c->d_barrier, 1,
-					       ncclInt32, ncclSum, c->nccl,
-					       c->stream);
-		rc = settle(c->nccl, r, "the barrier", timeout_ms, err, errlen);
-	} else {
-		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
-			 "was aborted", c->rank, g.host);
-	}
+	int rc = lock_live(c, err, errlen);
+	if (rc)
+		return rc;
+	ncclResult_t r = ncclAllReduce(c->d_barrier, c->d_barrier, 1, ncclInt32,
+				       ncclSum, c->nccl, c->stream);
+	rc = settle(c->nccl, r, "the barrier", timeout_ms, err, errlen);
 	pthread_mutex_unlock(&c->mu);
 	if (rc)
 		return rc;
