@@ -169,7 +169,7 @@ int sd_runner_algo_index(const struct sd_backend_ops *ops, enum sd_op op,
 }
 
 /* Whether the backend applies each pair of test i's env as given: a
- * backend that applied none, or another value, would run the test as
+ * backend that applied none, or another value, would run the test
  * otherwise than the plan it records says. */
 static int check_env(const struct sd_backend_ops *ops, size_t i,
 		     const struct sd_test_spec *t, char *err, size_t errlen)
