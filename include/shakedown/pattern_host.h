@@ -92,45 +92,41 @@ static inline uint64_t sd_pattern_period(const struct sd_op_args *a, int n)
 	return sd_lcm_u64(sd_lcm_u64((uint64_t)(n > 0 ? n : 1), m), 30);
 }
 
-/* One period of encoded values (table[(k0 + x) % len]), as elements of t
- * in memory and repeated to a chunk of at least 4096 elements (a whole
- * number of periods, so the phase carries from chunk to chunk), for
- * memcpy and memcmp; NULL when out of memory.  *chunk: its elements. */
+/* One period of encoded values (table[0..len)), as elements of t in
+ * memory, repeated to a chunk of a whole number of periods (so the phase
+ * carries from chunk to chunk): at least 4096 elements, or as many as the
+ * `count` to cover, for memcpy and memcmp.  NULL when out of memory.
+ * *chunk: its elements. */
 static inline unsigned char *sd_periodic_chunk(enum sd_dtype t,
 					       const uint64_t *table,
-					       uint64_t len, uint64_t k0,
+					       uint64_t len, uint64_t count,
 					       uint64_t *chunk)
 {
-	uint64_t reps = len >= 4096 ? 1 : (4096 + len - 1) / len;
+	uint64_t want = count < 4096 ? count : 4096;
+	uint64_t reps = want > len ? (want + len - 1) / len : 1;
 	*chunk = len * reps;
 	unsigned char *rep = (unsigned char *)malloc(
 		(size_t)(*chunk * sd_dtype_size(t)));
 	if (!rep)
 		return NULL;
-	for (uint64_t x = 0, k = k0; x < *chunk; x++) {
-		sd_store_bits(t, rep, x, table[k]);
-		if (++k == len)
-			k = 0;
-	}
+	for (uint64_t x = 0; x < *chunk; x++)
+		sd_store_bits(t, rep, x, table[x % len]);
 	return rep;
 }
 
-/* Store `count` elements of t into buf from index j0 on: table[x % len]
- * for x = k0, k0+1, ... (one period of encoded values, k0 < len). */
-static inline void sd_store_periodic(enum sd_dtype t, void *buf, uint64_t j0,
+/* Store `count` elements of t into buf: table[j % len] at j, one period of
+ * encoded values repeated. */
+static inline void sd_store_periodic(enum sd_dtype t, void *buf,
 				     uint64_t count, const uint64_t *table,
-				     uint64_t len, uint64_t k0)
+				     uint64_t len)
 {
 	size_t ts = sd_dtype_size(t);
 	uint64_t chunk;
-	unsigned char *rep = sd_periodic_chunk(t, table, len, k0, &chunk);
-	unsigned char *p = (unsigned char *)buf + j0 * ts;
+	unsigned char *rep = sd_periodic_chunk(t, table, len, count, &chunk);
+	unsigned char *p = (unsigned char *)buf;
 	if (!rep) { /* out of memory: element by element */
-		for (uint64_t j = 0, k = k0; j < count; j++) {
-			sd_store_bits(t, p, j, table[k]);
-			if (++k == len)
-				k = 0;
-		}
+		for (uint64_t j = 0; j < count; j++)
+			sd_store_bits(t, p, j, table[j % len]);
 		return;
 	}
 	for (uint64_t done = 0; done < count; done += chunk) {
@@ -140,38 +136,28 @@ static inline void sd_store_periodic(enum sd_dtype t, void *buf, uint64_t j0,
 	free(rep);
 }
 
-/* Count the elements of buf[j0, j0+count) that differ from table[x % len]
- * (x from k0); the first wrong index goes into *first_j (when still
- * UINT64_MAX).  Chunks are compared with memcmp, and only a chunk that
- * differs element by element. */
+/* Count the elements of buf[j0, j0+count) that differ from
+ * table[(j - j0) % len]; the first wrong index goes into *first_j (when
+ * still UINT64_MAX).  Chunks are compared with memcmp, and only a chunk
+ * that differs element by element. */
 static inline uint64_t sd_compare_periodic(enum sd_dtype t, const void *buf,
 					   uint64_t j0, uint64_t count,
 					   const uint64_t *table, uint64_t len,
-					   uint64_t k0, uint64_t *first_j)
+					   uint64_t *first_j)
 {
 	size_t ts = sd_dtype_size(t);
 	uint64_t wrong = 0, chunk;
 	const unsigned char *p = (const unsigned char *)buf + j0 * ts;
-	unsigned char *rep = sd_periodic_chunk(t, table, len, k0, &chunk);
-	if (!rep) { /* out of memory: element by element */
-		for (uint64_t j = 0, k = k0; j < count; j++) {
-			if (sd_load_bits(t, p, j) != table[k]) {
-				if (*first_j == UINT64_MAX)
-					*first_j = j0 + j;
-				wrong++;
-			}
-			if (++k == len)
-				k = 0;
-		}
-		return wrong;
-	}
-	for (uint64_t done = 0; done < count; done += chunk) {
-		uint64_t m = count - done < chunk ? count - done : chunk;
+	unsigned char *rep = sd_periodic_chunk(t, table, len, count, &chunk);
+	/* out of memory: one period at a time, element by element */
+	uint64_t step = rep ? chunk : len;
+	for (uint64_t done = 0; done < count; done += step) {
+		uint64_t m = count - done < step ? count - done : step;
 		const unsigned char *q = p + done * ts;
-		if (memcmp(q, rep, (size_t)(m * ts)) == 0)
+		if (rep && memcmp(q, rep, (size_t)(m * ts)) == 0)
 			continue;
 		for (uint64_t x = 0; x < m; x++)
-			if (sd_load_bits(t, q, x) != sd_load_bits(t, rep, x)) {
+			if (sd_load_bits(t, q, x) != table[x % len]) {
 				if (*first_j == UINT64_MAX)
 					*first_j = j0 + done + x;
 				wrong++;
@@ -186,13 +172,13 @@ static inline void sd_pattern_fill_host(const struct sd_op_args *a, int me, int 
 	uint64_t poison = sd_poison_bits(a->dtype);
 	int sends = sd_pattern_sends(a, me);
 	if (sd_pattern_poisons_recv(a, me) && a->recv_count)
-		sd_store_periodic(a->dtype, a->recvbuf, 0, a->recv_count,
-				  &poison, 1, 0);
+		sd_store_periodic(a->dtype, a->recvbuf, a->recv_count,
+				  &poison, 1);
 	if (!sends) {
 		/* keep the (unused) send buffer defined but out of the way */
 		if (!a->in_place && a->send_count)
-			sd_store_periodic(a->dtype, a->sendbuf, 0,
-					  a->send_count, &poison, 1, 0);
+			sd_store_periodic(a->dtype, a->sendbuf,
+					  a->send_count, &poison, 1);
 		return;
 	}
 	uint64_t len = sd_pattern_period(a, n);
@@ -208,8 +194,7 @@ static inline void sd_pattern_fill_host(const struct sd_op_args *a, int me, int 
 	}
 	for (uint64_t x = 0; x < len; x++)
 		table[x] = sd_encode(a->dtype, sd_pattern_send(a, me, n, x));
-	sd_store_periodic(a->dtype, a->sendbuf, 0, a->send_count, table, len,
-			  0);
+	sd_store_periodic(a->dtype, a->sendbuf, a->send_count, table, len);
 	free(table);
 }
 
@@ -229,7 +214,7 @@ static inline uint64_t sd_verify_block(const struct sd_op_args *a,
 		table[x] = sd_encode(a->dtype, want);
 	}
 	return sd_compare_periodic(a->dtype, a->recvbuf, j0, count, table, k,
-				   0, first_j);
+				   first_j);
 }
 
 static inline uint64_t sd_pattern_verify_host_rule(const struct sd_op_args *a,
