@@ -1298,41 +1298,19 @@ connect(int rank, int size, gloo::rendezvous::Store &store,
 
 int g_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 {
-	/* Gloo's algorithms and the plugin's scratch buffers are allocated
-	 * per measurement; above glibc's mmap threshold each came from and
-	 * went back to the kernel, and was faulted in page by page again.
-	 * Keeping freed memory in the heap makes the next measurement reuse
-	 * it; a rank holds at most what its largest measurement needed. */
+	/* a test's buffers, Gloo's algorithms and the plugin's scratch are
+	 * allocated per test or measurement; above glibc's mmap threshold
+	 * each came from and went back to the kernel, and was faulted in
+	 * page by page again.  Keeping freed memory in the heap makes the
+	 * next one reuse it; a rank holds at most what its largest
+	 * measurement needed. */
 	mallopt(M_MMAP_THRESHOLD, 1 << 30);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	return SD_OK;
 }
 
-/*
- * The buffers of a test are kept when it ends, for the next (a test's two
- * buffers are freed and the next test's allocated a moment later): a
- * large buffer given back to the system costs a page fault per page when
- * it is touched again, which was a twentieth of a plan's time.  At most
- * kPoolKeep are kept, and none while a larger one is asked for, so the
- * memory held never exceeds what the largest test needed.
- */
-namespace {
-std::mutex pool_mu;
-std::vector<std::pair<void *, size_t>> pool_live, pool_idle;
-const size_t kPoolKeep = 2;
-
-void pool_drain()
-{
-	for (auto &b : pool_idle)
-		free(b.first);
-	pool_idle.clear();
-}
-} // namespace
-
 void g_fini(void)
 {
-	std::lock_guard<std::mutex> lk(pool_mu);
-	pool_drain();
 }
 
 int g_comm_create(struct sd_bootstrap *bs, const struct sd_comm_config *cfg,
@@ -1506,30 +1484,14 @@ int g_describe_device(struct sd_comm *c, struct sd_device_info *info)
 int g_buf_alloc(struct sd_comm *c, size_t bytes, void **out, char *err,
 		size_t errlen)
 {
-	size_t want = bytes ? bytes : 64;
-	std::lock_guard<std::mutex> lk(pool_mu);
-	size_t best = pool_idle.size();
-	for (size_t i = 0; i < pool_idle.size(); i++)
-		if (pool_idle[i].second >= want &&
-		    (best == pool_idle.size() ||
-		     pool_idle[i].second < pool_idle[best].second))
-			best = i;
-	if (best < pool_idle.size()) {
-		*out = pool_idle[best].first;
-		pool_live.push_back(pool_idle[best]);
-		pool_idle.erase(pool_idle.begin() + (long)best);
-		return SD_OK;
-	}
-	pool_drain(); /* give back before asking for more */
 	void *p = nullptr;
-	if (posix_memalign(&p, 64, want) != 0) {
+	if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) {
 		put_err(err, errlen, "gloo: cannot allocate " +
 					     std::to_string(bytes) +
 					     " bytes of host memory; use a "
 					     "smaller maximum size");
 		return SD_ERR_NOMEM;
 	}
-	pool_live.emplace_back(p, want);
 	*out = p;
 	return SD_OK;
 }
@@ -1539,22 +1501,7 @@ void g_buf_free(struct sd_comm *c, void *ptr)
 	if (c && c->prep.valid &&
 	    (c->prep.sendbuf == ptr || c->prep.recvbuf == ptr))
 		c->prep = sd_prepared(); /* Gloo buffers point into it */
-	if (!ptr)
-		return;
-	std::lock_guard<std::mutex> lk(pool_mu);
-	for (size_t i = 0; i < pool_live.size(); i++) {
-		if (pool_live[i].first != ptr)
-			continue;
-		pool_idle.push_back(pool_live[i]);
-		pool_live.erase(pool_live.begin() + (long)i);
-		if (pool_idle.size() > kPoolKeep) {
-			/* the oldest goes */
-			free(pool_idle.front().first);
-			pool_idle.erase(pool_idle.begin());
-		}
-		return;
-	}
-	free(ptr); /* not ours: cannot happen, but never leak */
+	free(ptr); /* to the heap, which keeps it (g_init) */
 }
 
 int g_fill(struct sd_comm *c, const struct sd_op_args *a, char *err,
