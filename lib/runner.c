@@ -529,6 +529,8 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 
 	if (idle)
 		goto exchange;
+	/* the timed runs need the send data; their results are not checked */
+	a.fill_part = SD_FILL_SEND;
 	STEP(ops->fill(comm, &a, err, sizeof(err)), "fill");
 	a.timed_iters = t->cfg.per_iter && ops->iter_times ? t->cfg.iters : 0;
 	if (ops->prepare)
@@ -573,6 +575,11 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	for (long pass = 0; pass < t->cfg.check_passes; pass++) {
 		struct sd_mismatch mm = { 0 };
 		uint64_t wrong = 0;
+		/* out of place the send data is still the last fill's (a
+		 * backend that wrote into it makes this pass's result
+		 * wrong, which the check sees): poison the receive buffer;
+		 * in place the timed runs replaced the input */
+		a.fill_part = in_place ? SD_FILL_ALL : SD_FILL_RECV;
 		STEP(ops->fill(comm, &a, err, sizeof(err)), "check");
 		RUN("check");
 		STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "check");

@@ -143,6 +143,18 @@ struct sd_op_args {
 				want_iter_times the timed series will make
 				(0: none), so that what records their times
 				is made before the timing starts */
+	int fill_part;       /* at fill(): what to write, enum sd_fill_part */
+};
+
+/* What fill() writes.  A plugin that ignores fill_part writes both, which
+ * is always correct, only slower. */
+enum sd_fill_part {
+	SD_FILL_ALL = 0, /* the send data and the receive poison */
+	SD_FILL_SEND = 1, /* the send data only: the receive buffer is not
+			     checked before the next fill (timed runs) */
+	SD_FILL_RECV = 2 /* the receive poison only: the send data of the
+			    last fill is still in place (out of place, a
+			    check after the timed runs) */
 };
 
 /* Options for a communicator.  Append only. */
@@ -211,7 +223,8 @@ struct sd_backend_ops {
 
 	/*
 	 * Write the deterministic pattern (include/shakedown/pattern.h) into
-	 * args->sendbuf and a poison value into the rest of args->recvbuf.
+	 * args->sendbuf and a poison value into the rest of args->recvbuf;
+	 * args->fill_part may ask for one of the two only.
 	 */
 	int (*fill)(struct sd_comm *comm, const struct sd_op_args *args,
 		    char *err, size_t errlen);

@@ -171,9 +171,12 @@ static inline void sd_pattern_fill_host(const struct sd_op_args *a, int me, int 
 {
 	uint64_t poison = sd_poison_bits(a->dtype);
 	int sends = sd_pattern_sends(a, me);
-	if (sd_pattern_poisons_recv(a, me) && a->recv_count)
+	if (a->fill_part != SD_FILL_SEND && sd_pattern_poisons_recv(a, me) &&
+	    a->recv_count)
 		sd_store_periodic(a->dtype, a->recvbuf, a->recv_count,
 				  &poison, 1);
+	if (a->fill_part == SD_FILL_RECV)
+		return;
 	if (!sends) {
 		/* keep the (unused) send buffer defined but out of the way */
 		if (!a->in_place && a->send_count)

@@ -70,11 +70,13 @@ extern "C" int sd_cu_fill(const struct sd_op_args *a, int me, int n,
 {
 	cudaStream_t s = (cudaStream_t)stream;
 	int sends = sd_pattern_sends(a, me);
-	if (sd_pattern_poisons_recv(a, me))
+	if (a->fill_part != SD_FILL_SEND && sd_pattern_poisons_recv(a, me))
 		if (a->recv_count)
 			k_poison<<<blocks_for(a->recv_count), threads, 0, s>>>(
 				a->dtype, a->recvbuf, a->recv_count);
-	if (!sends) {
+	if (a->fill_part == SD_FILL_RECV) {
+		/* the send data of the last fill is still in place */
+	} else if (!sends) {
 		if (!a->in_place && a->send_count)
 			k_poison<<<blocks_for(a->send_count), threads, 0, s>>>(
 				a->dtype, a->sendbuf, a->send_count);

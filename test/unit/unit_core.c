@@ -322,6 +322,62 @@ static void test_fill_poisons(void)
 	}
 }
 
+/* fill_part (backend.h): out of place, SD_FILL_SEND writes the send data
+ * and leaves the receive buffer alone, SD_FILL_RECV poisons the receive
+ * buffer and leaves the send data alone, and the two together equal one
+ * SD_FILL_ALL, so a check after them still catches a dropped receive. */
+static void test_fill_parts(void)
+{
+	enum { N = 3, C = 48 };
+	for (int op = 0; op < SD_OP_COUNT; op++) {
+		const struct sd_coll *c = sd_coll_get(op);
+		size_t sc, rc;
+		sd_coll_counts(c, C, sizeof(float), N, &sc, &rc);
+		int me = 1;
+		unsigned char sa[4 * 64], ra[4 * 64], sb[4 * 64], rb[4 * 64];
+		struct sd_op_args a = { .op = op, .dtype = SD_FLOAT32,
+					.redop = SD_SUM, .root = 0,
+					.send_count = sc, .recv_count = rc,
+					.seed = 11 };
+		struct sd_op_args b = a;
+		memset(sa, 0xa5, sizeof(sa));
+		memset(ra, 0xa5, sizeof(ra));
+		memset(sb, 0x5a, sizeof(sb));
+		memset(rb, 0x5a, sizeof(rb));
+		sd_coll_place(&a, me, sa, ra);
+		sd_coll_place(&b, me, sb, rb);
+		a.fill_part = SD_FILL_SEND;
+		sd_pattern_fill_host(&a, me, N);
+		int recv_kept = 1;
+		for (size_t j = 0; j < rc * 4; j++)
+			recv_kept &= ((unsigned char *)a.recvbuf)[j] == 0xa5;
+		ok(recv_kept, "%s out of place: a send fill leaves the "
+		   "receive buffer alone", c->name);
+		memcpy(sb, sa, sizeof(sa));
+		a.fill_part = SD_FILL_RECV;
+		sd_pattern_fill_host(&a, me, N);
+		ok(memcmp(sa, sb, sizeof(sa)) == 0, "%s out of place: a "
+		   "receive fill leaves the send data alone", c->name);
+		/* both parts in turn equal one whole fill */
+		memset(sb, 0x5a, sizeof(sb));
+		b.fill_part = SD_FILL_ALL;
+		sd_pattern_fill_host(&b, me, N);
+		ok(memcmp(sa, sb, sc * 4) == 0 && memcmp(ra, rb, rc * 4) == 0,
+		   "%s out of place: send then receive fill equals a whole "
+		   "fill", c->name);
+		struct sd_mismatch mm;
+		uint64_t wrong = sd_pattern_verify_host(&a, me, N, &mm);
+		int receives = 0;
+		double want;
+		for (uint64_t j = 0; j < rc; j++)
+			receives |= sd_pattern_expect(&a, me, N, j, &want);
+		ok(!receives || wrong > 0,
+		   "%s out of place: after the receive fill, an operation "
+		   "that writes nothing is caught (%llu wrong)", c->name,
+		   (unsigned long long)wrong);
+	}
+}
+
 /* The host fill and check repeat one period of values (pattern_host.h):
  * for every op, type, reduction and several rank counts, the fill equals
  * the element-by-element pattern, the check passes the element-by-element
@@ -438,6 +494,7 @@ int main(void)
 	test_counts();
 	test_nccl_columns();
 	test_fill_poisons();
+	test_fill_parts();
 	test_periods();
 	test_place();
 	test_series();
