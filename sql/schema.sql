@@ -35,8 +35,8 @@ CREATE TABLE runs (
 	hostname TEXT,               -- host of rank 0 (the writer)
 	pid INTEGER,                 -- process id of rank 0
 	nranks INTEGER,
-	kind TEXT NOT NULL DEFAULT 'collectives'
-		CHECK (kind IN ('collectives', 'train', 'ingest'))
+	run_kind TEXT NOT NULL DEFAULT 'collectives'
+		CHECK (run_kind IN ('collectives', 'train', 'ingest'))
 	                             -- since version 6: shakedown run,
 	                             -- train, or an ingested training log
 ) STRICT;
@@ -315,7 +315,7 @@ CREATE INDEX train_metrics_by_name ON train_metrics(name, run_id);
 
 
 -- One line per run, newest questions first: what ran, where, the outcome;
--- since version 6 with the run's kind.
+-- since version 6 with the run's kind (run_kind).
 CREATE VIEW run_summary AS
 SELECT r.id AS run_id,
 	r.uuid,
@@ -346,7 +346,7 @@ SELECT r.id AS run_id,
 	(SELECT max(m.busbw_gbs) FROM tests t
 		JOIN measurements m ON m.test_id = t.id
 		WHERE t.run_id = r.id) AS peak_busbw_gbs,
-	r.kind
+	r.run_kind
 FROM runs r LEFT JOIN jobs j ON j.run_id = r.id;
 
 -- Every test with its verdict and the reason for it.
@@ -487,7 +487,7 @@ GROUP BY r.id, t.op, t.dtype, m.size_bytes;
 CREATE VIEW train_summary_v AS
 SELECT r.id AS run_id,
 	r.uuid,
-	r.kind,
+	r.run_kind,
 	r.started_at,
 	r.finished_at,
 	r.status,

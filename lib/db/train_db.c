@@ -92,7 +92,7 @@ struct emit {
 };
 
 static const char ins_run_sql[] =
-	"INSERT INTO runs (uuid, kind, started_at, heartbeat_at, status, "
+	"INSERT INTO runs (uuid, run_kind, started_at, heartbeat_at, status, "
 	" command_line, tool_version, backend, backend_version, user, "
 	" hostname, pid, nranks) "
 	"VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
@@ -1226,7 +1226,7 @@ int sd_train_db_recompute(sqlite3 *db, const char *run_ref,
 /* The training part of a report, built by SQLite (?1 = runs.id). */
 static const char run_json_sql[] =
 "SELECT json_object("
-" 'kind', r.kind, 'config', t.config,"
+" 'kind', r.run_kind, 'config', t.config,"
 " 'log', iif(t.log_path IS NULL, NULL, json_object('path', t.log_path,"
 "  'format', t.log_format, 'lines_unparsed', t.lines_unparsed)),"
 " 'device_name', t.device_name, 'precision', t.precision,"

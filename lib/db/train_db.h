@@ -1,7 +1,7 @@
 /*
  * train_db.h - training runs and reference curves in the results
  * database (tables train_runs, train_steps, train_metrics,
- * train_references, train_reference_steps; runs.kind 'train' or
+ * train_references, train_reference_steps; runs.run_kind 'train' or
  * 'ingest'; documented in shakedown-db(5)).
  *
  * Recording.  A training run is recorded through a recorder, as rank 0
@@ -104,7 +104,7 @@ int sd_train_rec_open(const char *db_path_or_null, int flags,
 		      char *err, size_t errlen);
 
 /*
- * Begin the run: its runs row (status 'running', kind from info), its
+ * Begin the run: its runs row (status 'running', run_kind from info), its
  * job and ranks, and its train_runs row with the facts.  Everything is
  * copied.  Returns SD_OK; SD_ERR_INVALID (no config or facts, a kind
  * other than train or ingest, begun twice); SD_ERR_IO when it could not

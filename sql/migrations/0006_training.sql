@@ -2,13 +2,14 @@
 --
 -- Training runs: the built-in fine-tuning workload (`shakedown train`)
 -- and ingested training logs (`shakedown ingest`) are runs too, told
--- apart by runs.kind, with their facts, every step's loss and time,
+-- apart by runs.run_kind (not `kind`: suspects has one, and queries
+-- that join the two name it bare), with their facts, every step's loss and time,
 -- their metric rows (tgs, TFLOPs, MFU, the loss against a reference) and
 -- the named reference curves they are judged against.  Runs recorded
 -- before are collective runs.
 
-ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'collectives'
-	CHECK (kind IN ('collectives', 'train', 'ingest'));
+ALTER TABLE runs ADD COLUMN run_kind TEXT NOT NULL DEFAULT 'collectives'
+	CHECK (run_kind IN ('collectives', 'train', 'ingest'));
 
 -- Named reference loss curves (`shakedown reference create`, import).
 CREATE TABLE train_references (
@@ -101,7 +102,7 @@ CREATE INDEX train_metrics_by_name ON train_metrics(name, run_id);
 
 DROP VIEW run_summary;
 -- One line per run, newest questions first: what ran, where, the outcome;
--- since version 6 with the run's kind.
+-- since version 6 with the run's kind (run_kind).
 CREATE VIEW run_summary AS
 SELECT r.id AS run_id,
 	r.uuid,
@@ -132,14 +133,14 @@ SELECT r.id AS run_id,
 	(SELECT max(m.busbw_gbs) FROM tests t
 		JOIN measurements m ON m.test_id = t.id
 		WHERE t.run_id = r.id) AS peak_busbw_gbs,
-	r.kind
+	r.run_kind
 FROM runs r LEFT JOIN jobs j ON j.run_id = r.id;
 
 -- One line per training run: its facts, the job's metrics and verdict.
 CREATE VIEW train_summary_v AS
 SELECT r.id AS run_id,
 	r.uuid,
-	r.kind,
+	r.run_kind,
 	r.started_at,
 	r.finished_at,
 	r.status,

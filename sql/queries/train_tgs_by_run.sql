@@ -16,7 +16,7 @@ WITH timed AS (
 )
 SELECT v.started_at,
 	v.uuid,
-	v.kind,
+	v.run_kind,
 	v.status,
 	v.device_name,
 	v.devices,

@@ -5,7 +5,7 @@
 --   sqlite3 -header -column results.db < train_worst_runs.sql
 SELECT started_at,
 	uuid,
-	kind,
+	run_kind,
 	nodelist,
 	reference_name,
 	loss_steps_compared,

@@ -89,7 +89,7 @@ U=7a7a7a7a-0000-4000-8000-000000000001
 RUN="(SELECT id FROM runs WHERE uuid = '$U')"
 sqlite3 -batch "$DB3" < "$top_srcdir/sql/schema.sql" &&
 sqlite3 -batch "$DB3" "
-INSERT INTO runs (uuid, started_at, status, exit_status, kind)
+INSERT INTO runs (uuid, started_at, status, exit_status, run_kind)
 	VALUES ('$U', '2026-02-01T10:00:00.000Z', 'failed', 1, 'train');
 INSERT INTO train_references (name, created_at, config, source, curves)
 	VALUES ('ref1', '2026-01-01T00:00:00.000Z', 'cfg', 'runs x', 1);
@@ -114,7 +114,7 @@ query3() { sqlite3 -batch -header -csv "$DB3" < "$top_srcdir/sql/queries/$1"; }
 
 out=$(query3 train_tgs_by_run.sql)
 is "$(printf '%s\n' "$out" | head -1)" \
-	"started_at,uuid,kind,status,device_name,devices,timed_steps,tgs,recorded_tgs,tflops,mfu,recorded_mfu" \
+	"started_at,uuid,run_kind,status,device_name,devices,timed_steps,tgs,recorded_tgs,tflops,mfu,recorded_mfu" \
 	"train_tgs_by_run: columns"
 is "$(printf '%s\n' "$out" | sed -n 2p)" \
 	"2026-02-01T10:00:00.000Z,$U,train,failed,\"NVIDIA H100 80GB HBM3\",2,3,1000.0,1000.0,1.0,0.25,0.25" \
@@ -132,7 +132,7 @@ is "$(printf '%s\n' "$out" | sed -n 2p)" "$U,1,3.0,,ref1,3.0,0.0,0.0,0.0,1" \
 
 out=$(query3 train_worst_runs.sql)
 is "$(printf '%s\n' "$out" | head -1)" \
-	"started_at,uuid,kind,nodelist,reference_name,loss_steps_compared,loss_var,loss_rmse,loss_max_abs_diff,loss_max_diff_step,mfu,verdict,verdict_reason" \
+	"started_at,uuid,run_kind,nodelist,reference_name,loss_steps_compared,loss_var,loss_rmse,loss_max_abs_diff,loss_max_diff_step,mfu,verdict,verdict_reason" \
 	"train_worst_runs: columns"
 is "$(printf '%s\n' "$out" | sed -n 2p)" \
 	"2026-02-01T10:00:00.000Z,$U,train,,ref1,6.0,0.0347222,,0.5,6.0,0.25,failed,\"loss at step 6 is 2.5\"" \

@@ -90,7 +90,7 @@ for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
 		"version $v migrated by db migrate has the current schema"
 	is "$(SQ "$TMPD/v$v.db" "SELECT run_uuid, busbw_gbs FROM measurements_v")" \
 		"old-run-$v|1.5" "version $v rows are kept"
-	is "$(SQ "$TMPD/v$v.db" "SELECT kind FROM run_summary")" collectives \
+	is "$(SQ "$TMPD/v$v.db" "SELECT run_kind FROM run_summary")" collectives \
 		"version $v runs are collective runs"
 	run "$SHAKEDOWN" db migrate --db "$TMPD/v$v.db"
 	is "$out" "$TMPD/v$v.db: already at schema version $CUR" "migrating twice is a no-op"

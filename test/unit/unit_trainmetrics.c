@@ -904,7 +904,7 @@ static void test_db(void)
 	ok(rcm.recorded_tgs == sum.tgs && rcm.recorded_tflops == sum.tflops &&
 	   rcm.recorded_mfu == sum.mfu, "the recorded metric rows are the "
 	   "summary's exactly");
-	is_int(count_rows(db, "SELECT count(*) FROM runs WHERE kind = 'train' "
+	is_int(count_rows(db, "SELECT count(*) FROM runs WHERE run_kind = 'train' "
 			  "AND status = 'passed' AND finished_at IS NOT NULL"),
 	       1, "the run is kind train, passed and finished");
 	is_int(count_rows(db, "SELECT count(*) FROM train_metrics WHERE "
@@ -943,7 +943,7 @@ static void test_db(void)
 	is_int(rc, SD_OK, "an ingested run recorded in one transaction");
 	sd_db_open(path, 0, &db, err, sizeof(err));
 	char q[512];
-	snprintf(q, sizeof(q), "SELECT kind || ' ' || verdict || ' ' || "
+	snprintf(q, sizeof(q), "SELECT run_kind || ' ' || verdict || ' ' || "
 		 "reference_name || ' ' || CAST(loss_max_diff_step AS INTEGER) "
 		 "|| ' ' || lines_unparsed FROM train_summary_v WHERE uuid = '%s'",
 		 uuid2);
@@ -1051,7 +1051,7 @@ static void test_db(void)
 	sd_db_find_run(db, "c0c0", &id, u, err, sizeof(err));
 	ok(sd_train_db_run_json(db, id, &json, err, sizeof(err)) == SD_OK &&
 	   json == NULL, "a collective run has no training part");
-	is_int(count_rows(db, "SELECT count(*) FROM runs WHERE kind = "
+	is_int(count_rows(db, "SELECT count(*) FROM runs WHERE run_kind = "
 			  "'collectives'"), 1, "and is of kind collectives");
 	struct sd_train_recomputed rc2;
 	ok(sd_train_db_recompute(db, "c0c0", &rc2, err, sizeof(err)) ==
@@ -1147,7 +1147,7 @@ static void test_db(void)
 	ok(rc == SD_OK && rel_eq(rcm.tgs, sum.tgs, 1e-12) &&
 	   rel_eq(rcm.recorded_tgs, sum.tgs, 1e-12),
 	   "with its metrics: tgs %.6g", rcm.tgs);
-	snprintf(q, sizeof(q), "SELECT status || ' ' || kind FROM runs WHERE "
+	snprintf(q, sizeof(q), "SELECT status || ' ' || run_kind FROM runs WHERE "
 		 "uuid = '%s'", locked_uuid);
 	v = text_of(db, q);
 	ok(v && strcmp(v, "passed ingest") == 0, "and its end: %s", v ? v : "");
