@@ -83,9 +83,10 @@ int sd_train_check_steps(const struct sd_train_step *s, size_t n, char *err,
 			return SD_ERR_INVALID;
 		}
 		if (i > 0 && x->step <= s[i - 1].step) {
-			snprintf(err, errlen, "step %ld follows step %ld: steps "
-				 "must increase (a resumed log? keep the part "
-				 "after the resume)", x->step, s[i - 1].step);
+			snprintf(err, errlen, "step %ld follows step %ld: "
+				 "steps must increase (a resumed log? keep the "
+				 "part after the resume)", x->step,
+				 s[i - 1].step);
 			return SD_ERR_INVALID;
 		}
 		if ((x->has & SD_STEP_TIME) &&
@@ -109,15 +110,17 @@ int sd_train_check_steps(const struct sd_train_step *s, size_t n, char *err,
 						    compute_s), "compute" },
 			{ SD_STEP_COMM, offsetof(struct sd_train_step, comm_s),
 			  "all_reduce" },
-			{ SD_STEP_OPTIM, offsetof(struct sd_train_step, optim_s),
-			  "optimizer" },
+			{ SD_STEP_OPTIM, offsetof(struct sd_train_step,
+						  optim_s), "optimizer" },
 		};
-		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]);
+		     k++) {
 			double v;
 			memcpy(&v, (const char *)x + parts[k].off, sizeof(v));
-			if ((x->has & parts[k].bit) && !(isfinite(v) && v >= 0)) {
-				snprintf(err, errlen, "step %ld: %s time %g s is "
-					 "not a number of seconds", x->step,
+			if ((x->has & parts[k].bit) &&
+			    !(isfinite(v) && v >= 0)) {
+				snprintf(err, errlen, "step %ld: %s time %g s "
+					 "is not a number of seconds", x->step,
 					 parts[k].what, v);
 				return SD_ERR_INVALID;
 			}
@@ -427,9 +430,10 @@ int sd_train_summarize(const struct sd_train_step *s, size_t n,
 		out->step_s_mean = out->timed_s / (double)out->timed_steps;
 		if (no_tokens_step >= 0) {
 			out->timed_tokens = NAN;
-			snprintf(out->tgs_why, sizeof(out->tgs_why), "tgs needs "
-				 "the tokens of a step: step %ld has none; give "
-				 "--tokens-per-step", no_tokens_step);
+			snprintf(out->tgs_why, sizeof(out->tgs_why),
+				 "tgs needs the tokens of a step: step %ld has "
+				 "none; give --tokens-per-step",
+				 no_tokens_step);
 		} else {
 			out->tokens_per_s = out->timed_tokens / out->timed_s;
 			if (known(&f->devices) && f->devices.value >= 1)
@@ -552,8 +556,8 @@ int sd_train_compare(const struct sd_train_step *s, size_t n,
 		return rc;
 
 	/* the window: the first tol->steps step numbers in both */
-	double *diffs = malloc((n < (size_t)tol->steps ? n : (size_t)tol->steps) *
-			       sizeof(*diffs));
+	size_t most = n < (size_t)tol->steps ? n : (size_t)tol->steps;
+	double *diffs = malloc(most * sizeof(*diffs));
 	if (!diffs) {
 		snprintf(err, errlen, "out of memory comparing %zu steps", n);
 		return SD_ERR_NOMEM;
@@ -618,8 +622,8 @@ int sd_train_compare(const struct sd_train_step *s, size_t n,
 	}
 	if (nb == 0) {
 		if (first_loss_step < 0)
-			snprintf(err, errlen, "no step of this run has a loss to "
-				 "compare with reference '%s'", ref->name);
+			snprintf(err, errlen, "no step of this run has a loss "
+				 "to compare with reference '%s'", ref->name);
 		else
 			snprintf(err, errlen, "no step of this run (steps "
 				 "%ld-%ld) is in reference '%s' (steps "
@@ -639,7 +643,8 @@ int sd_train_compare(const struct sd_train_step *s, size_t n,
 	}
 	out->diff_mean = sum / (double)nb;
 	for (size_t i = 0; i < nb; i++)
-		var += (diffs[i] - out->diff_mean) * (diffs[i] - out->diff_mean);
+		var += (diffs[i] - out->diff_mean) *
+		       (diffs[i] - out->diff_mean);
 	free(diffs);
 	out->diff_var = var / (double)nb;
 	out->rmse = sqrt(sumsq / (double)nb);
@@ -660,10 +665,11 @@ int sd_train_compare(const struct sd_train_step *s, size_t n,
 	}
 	out->verdict = SD_TRAIN_FAILED;
 	if (!band_ok)
-		snprintf(out->reason, sizeof(out->reason), "loss at step %ld is "
-			 "%.6g, reference %.6g: |diff| %.3g is above the %.3g "
-			 "allowed (%g + %g x |reference|); %d of %zu steps "
-			 "compared are outside the tolerance", out->worst_step,
+		snprintf(out->reason, sizeof(out->reason), "loss at step %ld "
+			 "is %.6g, reference %.6g: |diff| %.3g is above the "
+			 "%.3g allowed (%g + %g x |reference|); %d of %zu "
+			 "steps compared are outside the tolerance",
+			 out->worst_step,
 			 out->worst_loss, out->worst_ref,
 			 fabs(out->worst_loss - out->worst_ref),
 			 out->worst_allowed, tol->abs_tol, tol->rel_tol,
@@ -682,12 +688,12 @@ size_t sd_train_metric_rows(const struct sd_train_summary *s,
 			    struct sd_train_metric *rows, size_t cap)
 {
 	size_t k = 0;
-#define ROW(n_, u_, v_)                                                       \
-	do {                                                                  \
-		double v__ = (v_);                                            \
-		if (k < cap && isfinite(v__))                                 \
-			rows[k++] = (struct sd_train_metric){ (n_), (u_), v__,  \
-							      NULL, -1 };     \
+#define ROW(n_, u_, v_)                                                  \
+	do {                                                             \
+		double v__ = (v_);                                       \
+		if (k < cap && isfinite(v__))                            \
+			rows[k++] = (struct sd_train_metric){            \
+				(n_), (u_), v__, NULL, -1 };             \
 	} while (0)
 	if (s) {
 		ROW("tgs", "tokens/s/device", s->tgs);
@@ -698,8 +704,8 @@ size_t sd_train_metric_rows(const struct sd_train_summary *s,
 		ROW("flops_per_token", "FLOP/token", s->flops_per_token);
 		ROW("step_s_mean", "s", s->step_s_mean);
 		ROW("step_s_median", "s", s->step_s_median);
-		ROW("timed_steps", "steps", s->timed_rows ? (double)s->timed_steps
-							  : NAN);
+		ROW("timed_steps", "steps",
+		    s->timed_rows ? (double)s->timed_steps : NAN);
 		ROW("compute_share", "fraction", s->compute_share);
 		ROW("comm_share", "fraction", s->comm_share);
 		ROW("optim_share", "fraction", s->optim_share);

@@ -230,9 +230,10 @@ int sd_train_summarize(const struct sd_train_step *s, size_t n,
  * Default tolerances of the loss check.  SD_TRAIN_REL_TOL is the per-step
  * relative tolerance of Megatron-LM's functional (regression) tests for
  * "lm loss": ApproximateTest(atol=0, rtol=0.05) in
- * tests/functional_tests/python_test_utils/test_pretraining_regular_pipeline.py,
- * and margin_loss = 0.05 with pytest.approx(rel=...) in the older
- * test_ci_pipeline.py; its absolute tolerance is 0 there too.
+ * tests/functional_tests/python_test_utils/
+ * test_pretraining_regular_pipeline.py, and margin_loss = 0.05 with
+ * pytest.approx(rel=...) in the older test_ci_pipeline.py; its absolute
+ * tolerance is 0 there too.
  * SD_TRAIN_VAR_TOL (nat^2): a standard deviation of the difference of
  * 0.1 nat, half the per-step band (5%) of a loss of 4, the order of a
  * small model's loss over its first 100 steps: a curve that wanders

@@ -54,8 +54,9 @@ int sd_train_ref_check_name(const char *name, char *err, size_t errlen)
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)name[i];
 		if (!isalnum(c) && c != '.' && c != '_' && c != '-') {
-			snprintf(err, errlen, "reference name '%s' may hold "
-				 "only letters, digits, '.', '_' and '-'", name);
+			snprintf(err, errlen, "reference name '%s' may "
+				 "hold only letters, digits, '.', '_' and '-'",
+				 name);
 			return SD_ERR_INVALID;
 		}
 	}
@@ -80,6 +81,36 @@ static const struct sd_train_step *next_loss(const struct sd_train_curve *c,
 	while (*i < c->n && !(c->steps[*i].has & SD_STEP_LOSS))
 		(*i)++;
 	return *i < c->n ? &c->steps[*i] : NULL;
+}
+
+/* The mean and sample spread over the curves' rows at pos[] (all at
+ * step `step`) into *st; SD_ERR_INVALID for a loss that is not finite. */
+static int step_stats(const struct sd_train_curve *curves, size_t ncurves,
+		      const size_t *pos, long step,
+		      struct sd_train_ref_step *st, char *err, size_t errlen)
+{
+	double sum = 0, var = 0;
+	for (size_t c = 0; c < ncurves; c++) {
+		double loss = curves[c].steps[pos[c]].loss;
+		if (!isfinite(loss)) {
+			snprintf(err, errlen, "%s has a %s loss at step %ld; a "
+				 "reference needs finite losses",
+				 curves[c].label ? curves[c].label : "a curve",
+				 isnan(loss) ? "NaN" : "infinite", step);
+			return SD_ERR_INVALID;
+		}
+		sum += loss;
+	}
+	double mean = sum / (double)ncurves;
+	for (size_t c = 0; c < ncurves; c++) {
+		double d = curves[c].steps[pos[c]].loss - mean;
+		var += d * d;
+	}
+	st->step = step;
+	st->mean = ncurves == 1 ? curves[0].steps[pos[0]].loss : mean;
+	st->spread = ncurves > 1 ? sqrt(var / (double)(ncurves - 1)) : 0.0;
+	st->n = (int)ncurves;
+	return SD_OK;
 }
 
 int sd_train_ref_create(const char *name, const char *description,
@@ -113,17 +144,19 @@ int sd_train_ref_create(const char *name, const char *description,
 		long prev = -1;
 		size_t nl = 0;
 		for (size_t i = 0; i < cv->n; i++) {
-			if (cv->steps[i].step < 0 || cv->steps[i].step <= prev) {
-				snprintf(err, errlen, "%s: step %ld follows step "
-					 "%ld; steps must increase", label,
-					 cv->steps[i].step, prev);
+			long step = cv->steps[i].step;
+			if (step < 0 || step <= prev) {
+				snprintf(err, errlen, "%s: step %ld follows "
+					 "step %ld; steps must increase", label,
+					 step, prev);
 				return SD_ERR_INVALID;
 			}
-			prev = cv->steps[i].step;
+			prev = step;
 			nl += (cv->steps[i].has & SD_STEP_LOSS) != 0;
 		}
 		if (nl == 0) {
-			snprintf(err, errlen, "%s has no loss at any step", label);
+			snprintf(err, errlen, "%s has no loss at any step",
+				 label);
 			return SD_ERR_INVALID;
 		}
 	}
@@ -162,37 +195,10 @@ int sd_train_ref_create(const char *name, const char *description,
 			have += h && h->step == lo;
 		}
 		if (have == ncurves) {
-			double sum = 0, var = 0;
-			for (size_t c = 0; c < ncurves; c++) {
-				const struct sd_train_step *h =
-					&curves[c].steps[pos[c]];
-				if (!isfinite(h->loss)) {
-					snprintf(err, errlen, "%s has a %s loss "
-						 "at step %ld; a reference needs "
-						 "finite losses",
-						 curves[c].label ? curves[c].label
-								 : "a curve",
-						 isnan(h->loss) ? "NaN"
-								: "infinite",
-						 lo);
-					rc = SD_ERR_INVALID;
-					goto fail;
-				}
-				sum += h->loss;
-			}
-			double mean = sum / (double)ncurves;
-			for (size_t c = 0; c < ncurves; c++) {
-				double d = curves[c].steps[pos[c]].loss - mean;
-				var += d * d;
-			}
-			struct sd_train_ref_step *st = &out->steps[in_all++];
-			st->step = lo;
-			st->mean = ncurves == 1 ? curves[0].steps[pos[0]].loss
-						: mean;
-			st->spread = ncurves > 1 ? sqrt(var / (double)(ncurves -
-								       1))
-						 : 0.0;
-			st->n = (int)ncurves;
+			rc = step_stats(curves, ncurves, pos, lo,
+					&out->steps[in_all++], err, errlen);
+			if (rc != SD_OK)
+				goto fail;
 		}
 		for (size_t c = 0; c < ncurves; c++) {
 			const struct sd_train_step *h = next_loss(&curves[c],
@@ -203,15 +209,15 @@ int sd_train_ref_create(const char *name, const char *description,
 	}
 	out->n = in_all;
 	if (in_all == 0) {
-		snprintf(err, errlen, "the %zu curves of reference '%s' have no "
-			 "step in common", ncurves, name);
+		snprintf(err, errlen, "the %zu curves of reference '%s' have "
+			 "no step in common", ncurves, name);
 		rc = SD_ERR_INVALID;
 		goto fail;
 	}
 	if (note && notelen && union_n > in_all)
-		snprintf(note, notelen, "the curves differ in their steps: %zu "
-			 "step%s in all %zu are used, %zu in only some are left "
-			 "out", in_all, in_all == 1 ? "" : "s", ncurves,
+		snprintf(note, notelen, "the curves differ in their steps: "
+			 "%zu step%s in all %zu are used, %zu in only some are "
+			 "left out", in_all, in_all == 1 ? "" : "s", ncurves,
 			 union_n - in_all);
 	free(pos);
 	return SD_OK;
@@ -273,8 +279,8 @@ int sd_train_ref_format(const struct sd_train_reference *r, char **text,
 	struct sd_buf b = { 0 };
 	*text = NULL;
 	if (!r->name[0] || !r->config) {
-		snprintf(err, errlen, "a reference needs a name and a config to "
-			 "be written");
+		snprintf(err, errlen, "a reference needs a name and a config "
+			 "to be written");
 		return SD_ERR_INVALID;
 	}
 	int bad = sd_buf_printf(&b, "%s%d\n", file_head, SD_TRAIN_REF_FORMAT) ||
@@ -330,9 +336,9 @@ static char *unescape(const char *s, size_t len, const char *path, int line,
 			*o++ = '\t';
 			break;
 		default:
-			snprintf(err, errlen, "%s:%d: unknown escape '\\%c' in a "
-				 "header value; write a backslash as '\\\\'",
-				 path, line, c ? c : ' ');
+			snprintf(err, errlen, "%s:%d: unknown escape '\\%c' "
+				 "in a header value; write a backslash as "
+				 "'\\\\'", path, line, c ? c : ' ');
 			free(out);
 			return NULL;
 		}
@@ -370,13 +376,147 @@ static int parse_double(const char *s, size_t len, double *v)
 	return (errno && errno != ERANGE) || *end || !isfinite(*v) ? -1 : 0;
 }
 
+/* The keys of a header line. */
+enum { K_NAME, K_CONFIG, K_DESCRIPTION, K_SOURCE, K_CREATED_AT, K_N };
+static const char *const header_keys[K_N] = {
+	"name", "config", "description", "source", "created_at",
+};
+
+/* A header line l (ll bytes, starting with '#') into out: a known
+ * "# key: value", or a comment (ignored).  SD_OK, SD_ERR_INVALID or
+ * SD_ERR_NOMEM with err. */
+static int header_line(const char *l, size_t ll, const char *path, int line,
+		       struct sd_train_reference *out, char *err,
+		       size_t errlen)
+{
+	const char *colon = memchr(l, ':', ll), *k = l + 1;
+	while (k < l + ll && *k == ' ')
+		k++;
+	if (!colon || colon < k)
+		return SD_OK; /* a comment */
+	size_t kl = (size_t)(colon - k), which = K_N;
+	for (size_t i = 0; i < K_N; i++)
+		if (strlen(header_keys[i]) == kl &&
+		    strncmp(k, header_keys[i], kl) == 0)
+			which = i;
+	if (which == K_N)
+		return SD_OK; /* a comment, or a later version's key */
+	const char *v = colon + 1;
+	if (v < l + ll && *v == ' ')
+		v++;
+	int nomem = 0;
+	char *val = unescape(v, (size_t)(l + ll - v), path, line, &nomem, err,
+			     errlen);
+	if (!val)
+		return nomem ? SD_ERR_NOMEM : SD_ERR_INVALID;
+	char **slot = which == K_CONFIG ? &out->config
+		      : which == K_DESCRIPTION ? &out->description
+		      : which == K_SOURCE ? &out->source : NULL;
+	int dup = slot ? *slot != NULL
+		  : which == K_NAME ? out->name[0] != '\0'
+				    : out->created_at[0] != '\0';
+	int rc = SD_OK;
+	char e2[128];
+	if (dup) {
+		snprintf(err, errlen, "%s:%d: a second '%s' line", path, line,
+			 header_keys[which]);
+		rc = SD_ERR_INVALID;
+	} else if (slot) {
+		*slot = val;
+		return SD_OK;
+	} else if (which == K_CREATED_AT) {
+		sd_strlcpy(out->created_at, val, sizeof(out->created_at));
+	} else if (sd_train_ref_check_name(val, e2, sizeof(e2)) != SD_OK) {
+		snprintf(err, errlen, "%s:%d: %s", path, line, e2);
+		rc = SD_ERR_INVALID;
+	} else {
+		sd_strlcpy(out->name, val, sizeof(out->name));
+	}
+	free(val);
+	return rc;
+}
+
+/* A data line l (ll bytes): step, mean, spread, n, after the steps of
+ * out.  SD_OK with *st, or SD_ERR_INVALID with err. */
+static int data_line(const char *l, size_t ll, const char *path, int line,
+		     const struct sd_train_reference *out,
+		     struct sd_train_ref_step *st, char *err, size_t errlen)
+{
+	const char *f[4];
+	size_t fl[4], nf = 0;
+	for (const char *q = l; q < l + ll;) {
+		while (q < l + ll && (*q == '\t' || *q == ' '))
+			q++;
+		if (q == l + ll)
+			break;
+		const char *b = q;
+		while (q < l + ll && *q != '\t' && *q != ' ')
+			q++;
+		if (nf < 4) {
+			f[nf] = b;
+			fl[nf] = (size_t)(q - b);
+		}
+		nf++;
+	}
+	long nn;
+	if (nf != 4)
+		snprintf(err, errlen, "%s:%d: expected 4 fields (step, mean, "
+			 "spread, n), found %zu", path, line, nf);
+	else if (parse_long(f[0], fl[0], &st->step) || st->step < 0)
+		snprintf(err, errlen, "%s:%d: step '%.*s' is not a whole "
+			 "number >= 0", path, line, (int)fl[0], f[0]);
+	else if (parse_double(f[1], fl[1], &st->mean))
+		snprintf(err, errlen, "%s:%d: mean '%.*s' is not a finite "
+			 "number", path, line, (int)fl[1], f[1]);
+	else if (parse_double(f[2], fl[2], &st->spread) || st->spread < 0)
+		snprintf(err, errlen, "%s:%d: spread '%.*s' is not a finite "
+			 "number >= 0", path, line, (int)fl[2], f[2]);
+	else if (parse_long(f[3], fl[3], &nn) || nn < 1 || nn > 1000000)
+		snprintf(err, errlen, "%s:%d: n '%.*s' is not a count of "
+			 "curves (a whole number >= 1)", path, line,
+			 (int)fl[3], f[3]);
+	else if (out->n && st->step <= out->steps[out->n - 1].step)
+		snprintf(err, errlen, "%s:%d: step %ld is not after step %ld; "
+			 "steps must increase", path, line, st->step,
+			 out->steps[out->n - 1].step);
+	else {
+		st->n = (int)nn;
+		return SD_OK;
+	}
+	return SD_ERR_INVALID;
+}
+
+/* The first line: the format's, of the version this shakedown reads. */
+static int first_line(const char *l, size_t ll, const char *path, char *err,
+		      size_t errlen)
+{
+	size_t hl = sizeof(file_head) - 1;
+	long v;
+	if (ll <= hl || strncmp(l, file_head, hl) != 0 ||
+	    parse_long(l + hl, ll - hl, &v) != 0) {
+		snprintf(err, errlen, "%s:1: not a shakedown reference (the "
+			 "first line is not '%s%d')", path, file_head,
+			 SD_TRAIN_REF_FORMAT);
+		return SD_ERR_INVALID;
+	}
+	if (v != SD_TRAIN_REF_FORMAT) {
+		snprintf(err, errlen, "%s:1: reference format %ld; this "
+			 "shakedown reads format %d (use a newer shakedown)",
+			 path, v, SD_TRAIN_REF_FORMAT);
+		return SD_ERR_INVALID;
+	}
+	return SD_OK;
+}
+
 int sd_train_ref_parse(const char *text, size_t len, const char *path,
 		       struct sd_train_reference *out, char *err,
 		       size_t errlen)
 {
 	const char *p = text, *end = text + len;
-	int line = 0, in_header = 1, nomem = 0;
+	int line = 0, in_header = 1, rc = SD_OK;
 	size_t cap = 0;
+	static const char shown_column_line[] =
+		"step<TAB>mean<TAB>spread<TAB>n";
 	memset(out, 0, sizeof(*out));
 	if (!path)
 		path = "(reference)";
@@ -385,209 +525,72 @@ int sd_train_ref_parse(const char *text, size_t len, const char *path,
 			 "byte)", path);
 		return SD_ERR_INVALID;
 	}
-	while (p < end) {
+	while (p < end && rc == SD_OK) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		size_t ll = (size_t)(le - p);
-		if (ll && p[ll - 1] == '\r')
+		const char *l = p;
+		size_t ll = (size_t)((nl ? nl : end) - p);
+		if (ll && l[ll - 1] == '\r')
 			ll--; /* a file edited on Windows */
 		line++;
-		const char *l = p;
 		p = nl ? nl + 1 : end;
 		if (line == 1) {
-			size_t hl = sizeof(file_head) - 1;
-			long v;
-			if (ll <= hl || strncmp(l, file_head, hl) != 0 ||
-			    parse_long(l + hl, ll - hl, &v) != 0) {
-				snprintf(err, errlen, "%s:1: not a shakedown "
-					 "reference (the first line is not "
-					 "'%s%d')", path, file_head,
-					 SD_TRAIN_REF_FORMAT);
-				goto invalid;
-			}
-			if (v != SD_TRAIN_REF_FORMAT) {
-				snprintf(err, errlen, "%s:1: reference format %ld;"
-					 " this shakedown reads format %d (use "
-					 "a newer shakedown)", path, v,
-					 SD_TRAIN_REF_FORMAT);
-				goto invalid;
-			}
-			continue;
-		}
-		if (in_header) {
-			if (ll == sizeof(column_line) - 1 &&
-			    strncmp(l, column_line, ll) == 0) {
-				in_header = 0;
-				continue;
-			}
-			if (ll == 0)
-				continue;
-			if (l[0] != '#') {
-				snprintf(err, errlen, "%s:%d: expected a header "
-					 "line ('# key: value') or the column "
-					 "line '%s'", path, line,
-					 "step<TAB>mean<TAB>spread<TAB>n");
-				goto invalid;
-			}
-			const char *colon = memchr(l, ':', ll);
-			const char *k = l + 1;
-			while (k < l + ll && *k == ' ')
-				k++;
-			if (!colon || colon < k)
-				continue; /* a comment */
-			size_t kl = (size_t)(colon - k);
-			const char *v = colon + 1;
-			if (v < l + ll && *v == ' ')
-				v++;
-			size_t vl = (size_t)(l + ll - v);
-			static const char *const keys[] = {
-				"name", "config", "description", "source",
-				"created_at",
-			};
-			size_t which = sizeof(keys) / sizeof(keys[0]);
-			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]);
-			     i++)
-				if (strlen(keys[i]) == kl &&
-				    strncmp(k, keys[i], kl) == 0)
-					which = i;
-			if (which == sizeof(keys) / sizeof(keys[0]))
-				continue; /* a later version's key */
-			char *val = unescape(v, vl, path, line, &nomem, err,
-					     errlen);
-			if (!val)
-				goto fail;
-			char **slot = which == 1 ? &out->config
-				      : which == 2 ? &out->description
-				      : which == 3 ? &out->source : NULL;
-			int dup = slot ? *slot != NULL
-				  : which == 0 ? out->name[0] != '\0'
-					       : out->created_at[0] != '\0';
-			if (dup) {
-				snprintf(err, errlen, "%s:%d: a second '%s' line",
-					 path, line, keys[which]);
-				free(val);
-				goto invalid;
-			}
-			if (which == 0) {
-				char e2[128];
-				if (sd_train_ref_check_name(val, e2, sizeof(e2)) !=
-				    SD_OK) {
-					snprintf(err, errlen, "%s:%d: %s", path,
-						 line, e2);
-					free(val);
-					goto invalid;
+			rc = first_line(l, ll, path, err, errlen);
+		} else if (in_header && ll == sizeof(column_line) - 1 &&
+			   strncmp(l, column_line, ll) == 0) {
+			in_header = 0;
+		} else if (ll == 0) {
+			/* a blank line */
+		} else if (in_header && l[0] != '#') {
+			snprintf(err, errlen, "%s:%d: expected a header line "
+				 "('# key: value') or the column line '%s'",
+				 path, line, shown_column_line);
+			rc = SD_ERR_INVALID;
+		} else if (in_header) {
+			rc = header_line(l, ll, path, line, out, err, errlen);
+		} else if (l[0] != '#') {
+			struct sd_train_ref_step st;
+			rc = data_line(l, ll, path, line, out, &st, err,
+				       errlen);
+			if (rc == SD_OK && out->n == cap) {
+				size_t nc = cap ? cap * 2 : 128;
+				void *np = realloc(out->steps,
+						   nc * sizeof(*out->steps));
+				if (np) {
+					out->steps = np;
+					cap = nc;
+				} else {
+					snprintf(err, errlen, "out of memory "
+						 "reading %s", path);
+					rc = SD_ERR_NOMEM;
 				}
-				sd_strlcpy(out->name, val, sizeof(out->name));
-				free(val);
-			} else if (which == 4) {
-				sd_strlcpy(out->created_at, val,
-					   sizeof(out->created_at));
-				free(val);
-			} else {
-				*slot = val;
 			}
-			continue;
+			if (rc == SD_OK)
+				out->steps[out->n++] = st;
 		}
-		/* a data line: step, mean, spread, n */
-		if (ll == 0 || l[0] == '#')
-			continue;
-		const char *f[5];
-		size_t fl[5], nf = 0;
-		for (const char *q = l; q < l + ll;) {
-			while (q < l + ll && (*q == '\t' || *q == ' '))
-				q++;
-			if (q == l + ll)
-				break;
-			const char *b = q;
-			while (q < l + ll && *q != '\t' && *q != ' ')
-				q++;
-			if (nf < 5) {
-				f[nf] = b;
-				fl[nf] = (size_t)(q - b);
-			}
-			nf++;
-		}
-		if (nf != 4) {
-			snprintf(err, errlen, "%s:%d: expected 4 fields (step, "
-				 "mean, spread, n), found %zu", path, line, nf);
-			goto invalid;
-		}
-		struct sd_train_ref_step st;
-		long nn;
-		if (parse_long(f[0], fl[0], &st.step) || st.step < 0) {
-			snprintf(err, errlen, "%s:%d: step '%.*s' is not a whole "
-				 "number >= 0", path, line, (int)fl[0], f[0]);
-			goto invalid;
-		}
-		if (parse_double(f[1], fl[1], &st.mean)) {
-			snprintf(err, errlen, "%s:%d: mean '%.*s' is not a finite "
-				 "number", path, line, (int)fl[1], f[1]);
-			goto invalid;
-		}
-		if (parse_double(f[2], fl[2], &st.spread) || st.spread < 0) {
-			snprintf(err, errlen, "%s:%d: spread '%.*s' is not a "
-				 "finite number >= 0", path, line, (int)fl[2],
-				 f[2]);
-			goto invalid;
-		}
-		if (parse_long(f[3], fl[3], &nn) || nn < 1 || nn > 1000000) {
-			snprintf(err, errlen, "%s:%d: n '%.*s' is not a count of "
-				 "curves (a whole number >= 1)", path, line,
-				 (int)fl[3], f[3]);
-			goto invalid;
-		}
-		st.n = (int)nn;
-		if (out->n && st.step <= out->steps[out->n - 1].step) {
-			snprintf(err, errlen, "%s:%d: step %ld is not after step "
-				 "%ld; steps must increase", path, line, st.step,
-				 out->steps[out->n - 1].step);
-			goto invalid;
-		}
-		if (out->n == cap) {
-			size_t nc = cap ? cap * 2 : 128;
-			void *np = realloc(out->steps, nc * sizeof(*out->steps));
-			if (!np) {
-				snprintf(err, errlen, "out of memory reading %s",
-					 path);
-				nomem = 1;
-				goto fail;
-			}
-			out->steps = np;
-			cap = nc;
-		}
-		out->steps[out->n++] = st;
 	}
-	if (line == 0) {
-		snprintf(err, errlen, "%s: empty file, not a shakedown reference",
-			 path);
-		goto invalid;
+	if (rc == SD_OK) {
+		rc = SD_ERR_INVALID;
+		if (line == 0)
+			snprintf(err, errlen, "%s: empty file, not a shakedown "
+				 "reference", path);
+		else if (!out->name[0])
+			snprintf(err, errlen, "%s: no '# name:' line", path);
+		else if (!out->config || !*out->config)
+			snprintf(err, errlen, "%s: no '# config:' line; a "
+				 "reference belongs to one workload config",
+				 path);
+		else if (in_header)
+			snprintf(err, errlen, "%s:%d: no column line '%s' "
+				 "before the end", path, line,
+				 shown_column_line);
+		else if (out->n == 0)
+			snprintf(err, errlen, "%s:%d: no steps after the "
+				 "column line", path, line);
+		else
+			return SD_OK;
 	}
-	if (!out->name[0]) {
-		snprintf(err, errlen, "%s: no '# name:' line", path);
-		goto invalid;
-	}
-	if (!out->config || !*out->config) {
-		snprintf(err, errlen, "%s: no '# config:' line; a reference "
-			 "belongs to one workload config", path);
-		goto invalid;
-	}
-	if (in_header) {
-		snprintf(err, errlen, "%s:%d: no column line '%s' before the "
-			 "end", path, line, "step<TAB>mean<TAB>spread<TAB>n");
-		goto invalid;
-	}
-	if (out->n == 0) {
-		snprintf(err, errlen, "%s:%d: no steps after the column line",
-			 path, line);
-		goto invalid;
-	}
-	return SD_OK;
-invalid:
 	sd_train_ref_free(out);
-	return SD_ERR_INVALID;
-fail:
-	sd_train_ref_free(out);
-	return nomem ? SD_ERR_NOMEM : SD_ERR_INVALID;
+	return rc;
 }
 
 int sd_train_ref_save(const struct sd_train_reference *r, const char *path,
@@ -597,15 +600,16 @@ int sd_train_ref_save(const struct sd_train_reference *r, const char *path,
 	int rc = sd_train_ref_format(r, &text, err, errlen);
 	if (rc != SD_OK)
 		return rc;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >=
+	    sizeof(tmp)) {
 		snprintf(err, errlen, "%s: path too long", path);
 		free(text);
 		return SD_ERR_INVALID;
 	}
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
-		snprintf(err, errlen, "%s: cannot write it (%s); choose another "
-			 "path", tmp, strerror(errno));
+		snprintf(err, errlen, "%s: cannot write it (%s); choose "
+			 "another path", tmp, strerror(errno));
 		free(text);
 		return SD_ERR_IO;
 	}
@@ -619,8 +623,8 @@ int sd_train_ref_save(const struct sd_train_reference *r, const char *path,
 	if (bad || rename(tmp, path) != 0) {
 		if (!bad)
 			e = errno;
-		snprintf(err, errlen, "%s: cannot write it (%s); choose another "
-			 "path", bad ? tmp : path, strerror(e));
+		snprintf(err, errlen, "%s: cannot write it (%s); choose "
+			 "another path", bad ? tmp : path, strerror(e));
 		unlink(tmp);
 		return SD_ERR_IO;
 	}
