@@ -81,8 +81,7 @@ struct sd_train_rec {
 	char lost_why[256];
 	int lost_code;
 	char journal[4200], jn_why[256];
-	int jn_done, jn_begin, jn_end;
-	size_t jn_steps;
+	int jn_done; /* what is not written is in the journal */
 };
 
 /* Where statements go: stepped on db, or their text appended to out. */
@@ -236,10 +235,10 @@ static int origins_json(const struct sd_train_facts *f, struct sd_buf *b)
 				    facts[i].name,
 				    sd_train_origin_name(facts[i].x->origin));
 	}
-	if (!bad && f->device_name[0] &&
-	    f->device_name_origin != SD_TRAIN_UNKNOWN)
-		bad = sd_buf_printf(b, "%s\"device_name\":\"%s\"", n ? "," : "",
-				    sd_train_origin_name(f->device_name_origin));
+	enum sd_train_origin dno = f->device_name_origin;
+	if (!bad && f->device_name[0] && dno != SD_TRAIN_UNKNOWN)
+		bad = sd_buf_printf(b, "%s\"device_name\":\"%s\"",
+				    n ? "," : "", sd_train_origin_name(dno));
 	return bad || sd_buf_printf(b, "}");
 }
 
@@ -299,10 +298,11 @@ static int write_begin(struct emit *em, const struct sd_train_rec *r)
 			bind_str(st, 6, k->dev.name);
 			bind_str(st, 7, k->dev.pci_bus_id);
 			bind_str(st, 8, k->dev.uuid);
+			const struct sd_device_info *d = &k->dev;
 			sqlite3_bind_int64(st, 9,
-					   (sqlite3_int64)k->dev.mem_total_bytes);
+					   (sqlite3_int64)d->mem_total_bytes);
 			sqlite3_bind_int64(st, 10,
-					   (sqlite3_int64)k->dev.mem_free_bytes);
+					   (sqlite3_int64)d->mem_free_bytes);
 			bind_str(st, 11, k->dev.transport);
 			if (emit(em, st) != SD_OK)
 				goto out;
@@ -602,9 +602,6 @@ static void write_journal(struct sd_train_rec *r)
 	}
 	sqlite3_free(text);
 	r->jn_done = 1;
-	r->jn_begin = r->begun && !r->begin_written;
-	r->jn_steps = r->nsteps - r->written;
-	r->jn_end = r->ended && !r->end_written;
 }
 
 int sd_train_rec_open(const char *db_path_or_null, int flags,
@@ -681,8 +678,8 @@ int sd_train_rec_begin(struct sd_train_rec *r,
 	}
 	if (!info->kind || (strcmp(info->kind, "train") != 0 &&
 			    strcmp(info->kind, "ingest") != 0)) {
-		snprintf(err, errlen, "a training run's kind is train or ingest, "
-			 "not '%s'", info->kind ? info->kind : "");
+		snprintf(err, errlen, "a training run's kind is train or "
+			 "ingest, not '%s'", info->kind ? info->kind : "");
 		return SD_ERR_INVALID;
 	}
 	if (info->uuid && *info->uuid)
@@ -715,7 +712,8 @@ int sd_train_rec_begin(struct sd_train_rec *r,
 	r->facts = *info->facts;
 	gethostname(r->hostname, sizeof(r->hostname) - 1);
 	if (bad) {
-		snprintf(err, errlen, "out of memory recording the training run");
+		snprintf(err, errlen, "out of memory recording the training "
+			 "run");
 		return SD_ERR_NOMEM;
 	}
 	r->begun = 1;
@@ -774,8 +772,8 @@ int sd_train_rec_steps(struct sd_train_rec *r, const struct sd_train_step *s,
 				if (r->rs[k].rank == rank)
 					prev = r->rs[k].prev.step;
 		if (s[i].step < 0 || s[i].step <= prev) {
-			snprintf(err, errlen, "step %ld%s follows step %ld: steps "
-				 "must increase", s[i].step,
+			snprintf(err, errlen, "step %ld%s follows step %ld: "
+				 "steps must increase", s[i].step,
 				 rank >= 0 ? " of a rank" : "", prev);
 			return SD_ERR_INVALID;
 		}
@@ -942,47 +940,41 @@ int sd_train_rec_incomplete(const struct sd_train_rec *r, char *msg,
 	int lend = r->ended && !r->end_written;
 	if (!lbegin && !lsteps && !lend)
 		return 0;
-	char what[160] = "";
-	size_t u = 0;
-#define ADD(...)                                                               \
-	do {                                                                   \
-		if (u < sizeof(what))                                          \
-			u += (size_t)snprintf(what + u, sizeof(what) - u,      \
-					      __VA_ARGS__);                    \
-	} while (0)
-	if (lbegin)
-		ADD("the run itself");
+	char what[160], nsteps[32] = "";
 	if (lsteps)
-		ADD("%s%zu step%s", u ? ", " : "", lsteps, lsteps == 1 ? "" : "s");
-	if (lend)
-		ADD("%sits end and metrics", u ? ", " : "");
-#undef ADD
+		snprintf(nsteps, sizeof(nsteps), "%zu step%s", lsteps,
+			 lsteps == 1 ? "" : "s");
+	snprintf(what, sizeof(what), "%s%s%s%s%s",
+		 lbegin ? "the run itself" : "", lbegin && lsteps ? ", " : "",
+		 nsteps, (lbegin || lsteps) && lend ? ", " : "",
+		 lend ? "its end and metrics" : "");
 	const char *why = r->lost_why[0] ? r->lost_why : "write failed";
 	const char *fix = loss_fix(r->lost_code);
 	char own[4200], jarg[4300] = "";
 	sd_db_journal_path(r->path, own, sizeof(own));
 	if (r->jn_done && strcmp(r->journal, own) != 0)
 		snprintf(jarg, sizeof(jarg), " --journal %s", r->journal);
+	int u = snprintf(msg, len, "the record in %s is incomplete: %s could "
+			 "not be written (%s)", r->path, what, why);
+	size_t at = u < 0 ? 0 : (size_t)u < len ? (size_t)u : len;
 	if (r->jn_done && fix)
-		snprintf(msg, len, "the record in %s is incomplete: %s could not "
-			 "be written (%s); all of it is kept in %s: %s, then run "
-			 "'shakedown db recover --db %s%s'%s", r->path, what, why,
+		snprintf(msg + at, len - at, "; all of it is kept in %s: %s, "
+			 "then run 'shakedown db recover --db %s%s'%s",
 			 r->journal, fix, r->path, jarg,
-			 jarg[0] ? "" : " (the next run into it replays it too)");
+			 jarg[0] ? "" : " (the next run into it replays it "
+					"too)");
 	else if (r->jn_done)
-		snprintf(msg, len, "the record in %s is incomplete: %s could not "
-			 "be written (%s); all of it is kept in %s; the file is "
-			 "damaged: run 'shakedown db recover --db %s --into "
-			 "NEW.db%s' to copy what it still holds into NEW.db with "
-			 "what this run kept", r->path, what, why, r->journal,
-			 r->path, jarg);
+		snprintf(msg + at, len - at, "; all of it is kept in %s; the "
+			 "file is damaged: run 'shakedown db recover --db %s "
+			 "--into NEW.db%s' to copy what it still holds into "
+			 "NEW.db with what this run kept", r->journal, r->path,
+			 jarg);
 	else
-		snprintf(msg, len, "the record in %s is incomplete: %s could not "
-			 "be written (%s), nor kept in a journal (%s); the printed "
-			 "results are the ones to keep%s%s", r->path, what, why,
+		snprintf(msg + at, len - at, ", nor kept in a journal (%s); "
+			 "the printed results are the ones to keep%s%s",
 			 r->jn_why[0] ? r->jn_why
-				      : r->ended ? "nothing to keep"
-						 : "the run has not ended",
+			 : r->ended   ? "nothing to keep"
+				      : "the run has not ended",
 			 fix ? "; " : "", fix ? fix : "");
 	return 1;
 }
@@ -1037,8 +1029,8 @@ static int find_train_run(sqlite3 *db, const char *run_ref, int64_t *id,
 		return SD_ERR_IO;
 	}
 	snprintf(err, errlen, "run %s is not a training run (no train_runs "
-		 "row); list them with: sqlite3 DB 'SELECT uuid, started_at FROM "
-		 "train_summary_v'", uuid);
+		 "row); list them with: sqlite3 DB 'SELECT uuid, started_at "
+		 "FROM train_summary_v'", uuid);
 	return SD_ERR_INVALID;
 }
 
@@ -1075,8 +1067,8 @@ int sd_train_db_load_steps(sqlite3 *db, const char *run_ref,
 			void *p = realloc(v, nc * sizeof(*v));
 			if (!p) {
 				rc = SD_ERR_NOMEM;
-				snprintf(err, errlen, "out of memory reading the "
-					 "steps of run %s", u);
+				snprintf(err, errlen, "out of memory reading "
+					 "the steps of run %s", u);
 				goto out;
 			}
 			v = p;
@@ -1101,7 +1093,8 @@ int sd_train_db_load_steps(sqlite3 *db, const char *run_ref,
 			unsigned bit;
 			size_t off;
 		} cols[] = {
-			{ 3, SD_STEP_TIME, offsetof(struct sd_train_step, step_s) },
+			{ 3, SD_STEP_TIME, offsetof(struct sd_train_step,
+						    step_s) },
 			{ 4, SD_STEP_TOKENS, offsetof(struct sd_train_step,
 						      tokens) },
 			{ 5, SD_STEP_COMPUTE, offsetof(struct sd_train_step,
@@ -1124,8 +1117,9 @@ int sd_train_db_load_steps(sqlite3 *db, const char *run_ref,
 	sqlite3_finalize(st);
 	st = NULL;
 	if (config) {
-		if (sqlite3_prepare_v2(db, "SELECT config FROM train_runs WHERE "
-				       "run_id = ?1", -1, &st, NULL) != SQLITE_OK)
+		if (sqlite3_prepare_v2(db, "SELECT config FROM train_runs "
+				       "WHERE run_id = ?1", -1, &st, NULL) !=
+		    SQLITE_OK)
 			goto dberr;
 		sqlite3_bind_int64(st, 1, id);
 		if (sqlite3_step(st) != SQLITE_ROW)
@@ -1133,7 +1127,8 @@ int sd_train_db_load_steps(sqlite3 *db, const char *run_ref,
 		*config = strdup((const char *)sqlite3_column_text(st, 0));
 		if (!*config) {
 			rc = SD_ERR_NOMEM;
-			snprintf(err, errlen, "out of memory reading run %s", u);
+			snprintf(err, errlen, "out of memory reading run %s",
+				 u);
 			goto out;
 		}
 	}
@@ -1501,9 +1496,10 @@ int sd_train_db_ref_load(sqlite3 *db, const char *name,
 	st = NULL;
 	if (bad)
 		goto nomem;
-	if (sqlite3_prepare_v2(db, "SELECT step, loss_mean, loss_spread, curves "
-			       "FROM train_reference_steps WHERE reference_id = "
-			       "?1 ORDER BY step", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT step, loss_mean, loss_spread, "
+			       "curves FROM train_reference_steps WHERE "
+			       "reference_id = ?1 ORDER BY step", -1, &st,
+			       NULL) != SQLITE_OK)
 		goto dberr;
 	sqlite3_bind_int64(st, 1, id);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1608,7 +1604,8 @@ int sd_train_db_ref_from_runs(sqlite3 *db, const char *name,
 	uuids = calloc(nruns, sizeof(*uuids));
 	labels = calloc(nruns, sizeof(*labels));
 	if (!curves || !steps || !configs || !uuids || !labels) {
-		snprintf(err, errlen, "out of memory making reference '%s'", name);
+		snprintf(err, errlen, "out of memory making reference '%s'",
+			 name);
 		rc = SD_ERR_NOMEM;
 		goto out;
 	}
@@ -1640,9 +1637,9 @@ int sd_train_db_ref_from_runs(sqlite3 *db, const char *name,
 			rc = SD_ERR_NOMEM;
 	}
 	if (rc == SD_OK)
-		rc = sd_train_ref_create(name, description, configs[0], src.data,
-					 curves, nruns, &ref, note, notelen, err,
-					 errlen);
+		rc = sd_train_ref_create(name, description, configs[0],
+					 src.data, curves, nruns, &ref, note,
+					 notelen, err, errlen);
 	if (rc == SD_OK)
 		rc = sd_train_db_ref_store(db, &ref, replace, err, errlen);
 out:

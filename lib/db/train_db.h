@@ -161,9 +161,10 @@ void sd_train_rec_close(struct sd_train_rec *r);
  * Read the job's step rows of training run `run_ref` (as for
  * sd_db_find_run()) into *steps (malloc'd, *n rows, step order; the
  * caller frees), with its config (*config malloc'd; may be NULL to skip)
- * and uuid (37 bytes; may be NULL).  A loss stored as not finite (loss_nonfinite)
- * comes back as NaN (or infinite).  Returns SD_OK; SD_ERR_INVALID (no such run, not a
- * training run); SD_ERR_IO; SD_ERR_NOMEM.
+ * and uuid (37 bytes; may be NULL).  A loss stored as not finite
+ * (loss_nonfinite) comes back as NaN or infinite.  Returns SD_OK;
+ * SD_ERR_INVALID (no such run, not a training run); SD_ERR_IO;
+ * SD_ERR_NOMEM.
  */
 int sd_train_db_load_steps(sqlite3 *db, const char *run_ref,
 			   struct sd_train_step **steps, size_t *n,
