@@ -61,9 +61,9 @@ struct sd_train_rec {
 	struct sd_rank_info *ranks;
 	struct sd_train_facts facts;
 	char hostname[256];
-	/* the steps; steps[written..nsteps) are not in the database */
+	/* the steps not in the database yet (those written are dropped) */
 	struct rec_step *steps;
-	size_t nsteps, capsteps, written;
+	size_t nsteps, capsteps;
 	struct rank_state *rs;
 	size_t nrs;
 	/* the end */
@@ -477,7 +477,7 @@ static void note_loss(struct sd_train_rec *r)
 
 static int pending(const struct sd_train_rec *r)
 {
-	return (r->begun && !r->begin_written) || r->written < r->nsteps ||
+	return (r->begun && !r->begin_written) || r->nsteps > 0 ||
 	       (r->ended && !r->end_written);
 }
 
@@ -499,7 +499,7 @@ static int flush(struct sd_train_rec *r)
 	}
 	if (!r->begin_written && write_begin(&em, r) != SD_OK)
 		goto fail;
-	if (write_steps(&em, r, r->written, r->nsteps) != SD_OK)
+	if (write_steps(&em, r, 0, r->nsteps) != SD_OK)
 		goto fail;
 	if (r->ended && !r->end_written) {
 		if (write_end(&em, r) != SD_OK)
@@ -517,7 +517,7 @@ static int flush(struct sd_train_rec *r)
 	if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
 	r->begin_written = 1;
-	r->written = r->nsteps;
+	r->nsteps = 0; /* in the database: no longer kept */
 	if (r->ended)
 		r->end_written = 1;
 	rc = SD_OK;
@@ -552,7 +552,7 @@ static char *journal_text(struct sd_train_rec *r)
 			    "database did not take (%s)\n", r->uuid, now,
 			    r->lost_why[0] ? r->lost_why : "write failed");
 	if ((!r->begin_written && write_begin(&em, r) != SD_OK) ||
-	    write_steps(&em, r, r->written, r->nsteps) != SD_OK ||
+	    write_steps(&em, r, 0, r->nsteps) != SD_OK ||
 	    (r->ended && !r->end_written && write_end(&em, r) != SD_OK) ||
 	    sqlite3_str_errcode(em.out) != SQLITE_OK) {
 		snprintf(r->jn_why, sizeof(r->jn_why), "cannot build it: %s",
@@ -824,7 +824,7 @@ int sd_train_rec_steps(struct sd_train_rec *r, const struct sd_train_step *s,
 	if (flush(r) != SD_OK) {
 		snprintf(err, errlen, "%s: %zu steps could not be written now "
 			 "(%s); they are kept and written again later", r->path,
-			 r->nsteps - r->written, r->lost_why);
+			 r->nsteps, r->lost_why);
 		return SD_ERR_IO;
 	}
 	return SD_OK;
@@ -936,7 +936,7 @@ int sd_train_rec_incomplete(const struct sd_train_rec *r, char *msg,
 	if (!r || !r->db)
 		return 0;
 	int lbegin = r->begun && !r->begin_written;
-	size_t lsteps = r->nsteps - r->written;
+	size_t lsteps = r->nsteps;
 	int lend = r->ended && !r->end_written;
 	if (!lbegin && !lsteps && !lend)
 		return 0;

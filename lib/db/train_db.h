@@ -22,17 +22,23 @@
  *    database or `shakedown db recover` replays (db.h).
  *  - Incremental mode (`shakedown train`): the run's row is written at
  *    begin with status 'running', each sd_train_rec_steps() writes the
- *    new steps and refreshes runs.heartbeat_at (call it at least every
- *    few minutes: a run without a heartbeat for SD_DB_STALE_S is marked
- *    'aborted' by the next writer), and sd_train_rec_finish() writes the
- *    metrics, the verdict and the run's end.  A crash loses at most the
- *    steps since the last call, and the run is then marked 'aborted'.
+ *    new steps in one transaction and refreshes runs.heartbeat_at (hand
+ *    steps over in batches on a fast loop, every few seconds, and at
+ *    least every few minutes: a run without a heartbeat for
+ *    SD_DB_STALE_S is marked 'aborted' by the next writer), and
+ *    sd_train_rec_finish() writes the metrics, the verdict and the run's
+ *    end.  A crash loses at most the steps since the last call, and the
+ *    run is then marked 'aborted'.  Rows written are no longer kept, so
+ *    memory holds only what is waiting.
  *  - Atomic mode (SD_TRAIN_REC_ATOMIC, `shakedown ingest`): nothing is
  *    written before sd_train_rec_finish(), which writes the whole run in
  *    one transaction: it is in the database entirely or not at all.
  * Step rows and metric rows hold exactly the doubles given (bound, not
  * printed); only a journal holds reals as text, to 15 significant digits
  * (sqlite3_expanded_sql).
+ *
+ * A recorder is not thread-safe: one thread at a time (the caller's lock
+ * when the end may come from another thread).
  *
  * References are stored, read, listed, deleted and exported here, each
  * in one transaction.  Functions return an sd_status and fill err with

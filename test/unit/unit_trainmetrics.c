@@ -1080,6 +1080,47 @@ static void test_db(void)
 	sd_db_close(db);
 	db = NULL;
 
+	/* incremental: the run is in the database while it runs */
+	{
+		struct sd_train_rec *ir = NULL;
+		struct sd_train_facts f;
+		char note[256], q2[256];
+		run_facts(&f);
+		struct sd_train_run_info info = { .kind = "train",
+						  .config = cfg, .facts = &f };
+		series(s, 20, 1, 1, loss_db, 0.01, 0);
+		rc = sd_train_rec_open(path, 0, &ir, note, sizeof(note), err,
+				       sizeof(err));
+		rc |= sd_train_rec_begin(ir, &info, err, sizeof(err));
+		rc |= sd_train_rec_steps(ir, s, 10, err, sizeof(err));
+		sd_db_open(path, 0, &db, err, sizeof(err));
+		snprintf(q2, sizeof(q2), "SELECT count(*) FROM train_steps t "
+			 "JOIN runs r ON r.id = t.run_id WHERE r.uuid = '%s' "
+			 "AND r.status = 'running'", sd_train_rec_uuid(ir));
+		is_int(count_rows(db, q2), 10, "a running run's first 10 steps "
+		       "are in the database");
+		ok(rc == SD_OK && sd_train_rec_steps(ir, s + 5, 1, err,
+						     sizeof(err)) ==
+					  SD_ERR_INVALID &&
+		   strstr(err, "step 6 follows step 10"),
+		   "a step out of order is refused: %s", err);
+		rc = sd_train_rec_steps(ir, s + 10, 10, err, sizeof(err));
+		struct sd_train_end e = { .status = "cancelled",
+					  .exit_status = 130,
+					  .message = "interrupted" };
+		rc |= sd_train_rec_finish(ir, &e, err, sizeof(err));
+		snprintf(q2, sizeof(q2), "SELECT count(*) FROM train_steps t "
+			 "JOIN runs r ON r.id = t.run_id WHERE r.uuid = '%s' "
+			 "AND r.status = 'cancelled'", sd_train_rec_uuid(ir));
+		is_int(count_rows(db, q2), 20, "and all 20 with its end");
+		ok(rc == SD_OK && !sd_train_rec_incomplete(ir, note,
+							   sizeof(note)),
+		   "the record is whole");
+		sd_train_rec_close(ir);
+		sd_db_close(db);
+		db = NULL;
+	}
+
 	/* recording into "none" records nothing and succeeds */
 	rc = record("none", 0, "train", cfg, s, 5, NULL, uuid, &sum, err,
 		    sizeof(err));
