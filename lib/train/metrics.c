@@ -365,10 +365,11 @@ int sd_train_summarize(const struct sd_train_step *s, size_t n,
 	out->first_step = s[0].step;
 	out->last_step = s[n - 1].step;
 
+	int any_loss = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!(s[i].has & SD_STEP_LOSS))
 			continue;
-		if (isnan(out->loss_first))
+		if (!any_loss++)
 			out->loss_first = s[i].loss;
 		out->loss_last = s[i].loss;
 		if (!isfinite(s[i].loss) && out->nonfinite_step < 0) {
