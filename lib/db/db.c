@@ -35,6 +35,7 @@ static const struct migration migrations[] = {
 	{ 3, sd_db_migration_0003_sql },
 	{ 4, sd_db_migration_0004_sql },
 	{ 5, sd_db_migration_0005_sql },
+	{ 6, sd_db_migration_0006_sql },
 };
 
 const char *sd_db_resolve_path(const char *path_or_null)

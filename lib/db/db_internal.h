@@ -17,6 +17,8 @@ extern const char sd_db_migration_0002_sql[];
 extern const char sd_db_migration_0003_sql[];
 extern const char sd_db_migration_0004_sql[];
 extern const char sd_db_migration_0005_sql[];
+/* sql/migrations/0006_training.sql: version 5 -> 6, the training tables. */
+extern const char sd_db_migration_0006_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

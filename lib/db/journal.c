@@ -139,13 +139,17 @@ static char *read_journal(const char *path, int *absent, char *err,
 }
 
 /* A journal holds only what a run writes: rows of its own tables and its
- * run's end. */
+ * run's end; a training run (train_db.c) also its own run, job and ranks
+ * rows, which it may not have written at its start. */
 static int allowed(const char *sql)
 {
 	static const char *const ok[] = {
 		"INSERT INTO tests ", "INSERT INTO measurements ",
 		"INSERT INTO verdicts ", "INSERT OR REPLACE INTO suspects ",
 		"UPDATE runs SET ",
+		"INSERT INTO runs ", "INSERT INTO jobs ", "INSERT INTO ranks ",
+		"INSERT INTO train_runs ", "INSERT INTO train_steps ",
+		"INSERT INTO train_metrics ", "UPDATE train_runs SET ",
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 		if (strncmp(sql, ok[i], strlen(ok[i])) == 0)

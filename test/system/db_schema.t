@@ -1,6 +1,7 @@
 #!/bin/sh
 # db_schema.t - the schema: a new file gets the current version with STRICT
-# tables, foreign keys and the views; the compiled-in schema is
+# tables, foreign keys and the views (the training tables and views since
+# version 6); the compiled-in schema is
 # sql/schema.sql; a file of every earlier version (test/system/data/schema_v*.sql)
 # migrates, by `db migrate` and on first use, to exactly the current schema
 # with its rows intact; a newer version is refused.
@@ -38,11 +39,12 @@ is "$(SQ "$TMPD/new.db" 'PRAGMA journal_mode')" wal "in WAL mode"
 is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%) STRICT'
 	ORDER BY name)")" \
-	"baseline_values baselines host_env jobs measurements ranks runs suspects tests upload_outbox verdicts" \
+	"baseline_values baselines host_env jobs measurements ranks runs suspects tests train_metrics train_reference_steps train_references train_runs train_steps upload_outbox verdicts" \
 	"every table is STRICT"
 is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	FROM sqlite_schema WHERE type = 'view' ORDER BY name)")" \
-	"busbw_history host_interfaces measurements_v run_summary tests_v" "the views"
+	"busbw_history host_interfaces measurements_v run_summary tests_v train_loss_v train_summary_v" \
+	"the views"
 like "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ',')
 	FROM pragma_table_info('measurements_v')")" \
 	"size_bytes,.*time_us,.*busbw_gbs" "units are in the column names"
@@ -88,6 +90,8 @@ for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
 		"version $v migrated by db migrate has the current schema"
 	is "$(SQ "$TMPD/v$v.db" "SELECT run_uuid, busbw_gbs FROM measurements_v")" \
 		"old-run-$v|1.5" "version $v rows are kept"
+	is "$(SQ "$TMPD/v$v.db" "SELECT run_kind FROM run_summary")" collectives \
+		"version $v runs are collective runs"
 	run "$SHAKEDOWN" db migrate --db "$TMPD/v$v.db"
 	is "$out" "$TMPD/v$v.db: already at schema version $CUR" "migrating twice is a no-op"
 	# migrating on first use: a run recorded into the old file
