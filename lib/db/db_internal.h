@@ -17,6 +17,7 @@ extern const char sd_db_migration_0002_sql[];
 extern const char sd_db_migration_0003_sql[];
 extern const char sd_db_migration_0004_sql[];
 extern const char sd_db_migration_0005_sql[];
+extern const char sd_db_migration_0007_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

@@ -145,6 +145,7 @@ static int allowed(const char *sql)
 	static const char *const ok[] = {
 		"INSERT INTO tests ", "INSERT INTO measurements ",
 		"INSERT INTO verdicts ", "INSERT OR REPLACE INTO suspects ",
+		"INSERT INTO gemm_results ", "INSERT INTO gemm_devices ",
 		"UPDATE runs SET ",
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
