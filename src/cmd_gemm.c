@@ -1079,11 +1079,24 @@ static int gemm_main(void *arg)
 	sd_strlcpy(me.host, bs->host, sizeof(me.host));
 	if (c->plugin.ops->describe_device)
 		c->plugin.ops->describe_device(c->comm, &me.dev);
-	if (!c->plugin.ops->gemm) {
+	rc = SD_OK;
+	if (!c->plugin.ops->gemm && me.dev.pci_bus_id[0]) {
+		/* a device of its own but no slot: the CPU's numbers would
+		 * pass for the device's */
+		snprintf(err, sizeof(err), "the %s backend (%.600s) has no gemm slot "
+			 "for its device %s; rebuild it with cuBLAS (configure "
+			 "says whether it found it)", c->plugin.ops->name,
+			 c->plugin.path, me.dev.name);
+		if (bs->local_rank == 0)
+			sd_rank_error(bs, "", err);
+		rc = SD_ERR_BACKEND;
+	} else if (!c->plugin.ops->gemm) {
 		/* the CPU path: what multiplies, in the record */
 		snprintf(me.dev.transport, sizeof(me.dev.transport), "%.95s",
 			 sd_gemm_cpu_impl());
 	}
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
 	ranks = calloc((size_t)bs->size, sizeof(*ranks));
 	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me))) {
 		sd_rank_error(bs, "bootstrap: exchanging rank information",
