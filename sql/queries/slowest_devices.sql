@@ -1,16 +1,17 @@
 -- slowest_devices.sql - devices ranked by their best GEMM TFLOPs
 -- (`shakedown gemm`) per type, against the average of every device of
 -- the same name and type: the slowest first.  A device is a host and a
--- PCI bus id (GPUs), or a host and its CPU name (the CPU path); its best
--- is averaged over the gemm runs that completed (passed, or failed on
--- wrong math or an expectation: exit 1 or 6), as in slowest_nodes.sql.
+-- PCI bus id (GPUs), or a host and its CPU name (the CPU path, its
+-- ranks together); its best is averaged over the gemm runs that
+-- completed (passed, or failed on wrong math or an expectation: exit 1
+-- or 6), as in slowest_nodes.sql.
 --   sqlite3 -header -column results.db < slowest_devices.sql
 WITH per_device AS (
 	SELECT d.host,
 		coalesce(k.pci_bus_id, '') AS pci_bus_id,
 		d.device,
 		d.dtype,
-		count(*) AS runs,
+		count(DISTINCT d.run_id) AS runs,
 		avg(d.best_tflops) AS tflops,
 		max(r.started_at) AS last_run_at
 	FROM gemm_devices d
