@@ -916,10 +916,37 @@ static int finish(struct gemm_ctx *c, struct gemm_outcome *g,
 	return status;
 }
 
-/* Every rank's sweep, at the same moment; the rows of this rank. */
+/* After an entry: the worst exit status of any rank.  A rank that does
+ * not arrive (lost, or the bootstrap broken) is exit status 4, said in the
+ * bootstrap's words, with *lost set: nothing more can be exchanged. */
+static int agree_entry(struct gemm_ctx *c, int mine, int *lost)
+{
+	struct sd_bootstrap *bs = &c->boot->bs;
+	int32_t v = mine, *all = calloc((size_t)bs->size, sizeof(*all));
+	int worst = 0;
+	if (!all) {
+		sd_rank_error(bs, "gemm", "out of memory");
+		return SD_EXIT_ENV;
+	}
+	if (bs->allgather(bs, &v, all, sizeof(v))) {
+		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
+							     "allgather failed"));
+		free(all);
+		*lost = 1;
+		return SD_EXIT_TIMEOUT;
+	}
+	for (int r = 0; r < bs->size; r++)
+		if (all[r] > worst)
+			worst = all[r];
+	free(all);
+	return worst;
+}
+
+/* Every rank's sweep, at the same moment; the rows of this rank.  *lost:
+ * a rank was lost (the ranks can no longer exchange anything). */
 static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
 		 int nshapes, struct sd_gemm_row *mine, size_t *nmine,
-		 char *err, size_t errlen)
+		 int *lost, char *err, size_t errlen)
 {
 	const struct gemm_options *o = &c->opt;
 	struct sd_bootstrap *bs = &c->boot->bs;
@@ -938,7 +965,8 @@ static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
 	if (bs->barrier(bs)) {
 		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
 							     "barrier failed"));
-		return SD_EXIT_ENV;
+		*lost = 1;
+		return SD_EXIT_TIMEOUT;
 	}
 	for (int t = 0; t < SD_GEMM_TYPE_COUNT; t++) {
 		if (!(o->types & (1u << t)))
@@ -990,7 +1018,7 @@ static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
 						       : SD_EXIT_OK;
 			/* the ranks agree after every entry: the next one
 			 * starts together, and a failure stops them all */
-			int worst = sd_agree(c->boot, mine_status);
+			int worst = agree_entry(c, mine_status, lost);
 			if (worst)
 				return worst;
 		}
@@ -1159,8 +1187,10 @@ static int gemm_main(void *arg)
 			printf("# shakedown gemm: %d rank%s on %s, backend %s: "
 			       "%s\n", bs->size, bs->size == 1 ? "" : "s",
 			       hl ? hl : "?", c->plugin.ops->name,
-			       c->plugin.ops->gemm ? "each rank's device"
-						   : ranks[0].dev.transport);
+			       c->plugin.ops->gemm
+				       ? "each rank's device, through the "
+					 "backend's gemm slot"
+				       : ranks[0].dev.transport);
 			printf("# sweep:");
 			for (int t = 0, n = 0; t < SD_GEMM_TYPE_COUNT; t++)
 				if (o->types & (1u << t))
@@ -1195,11 +1225,16 @@ static int gemm_main(void *arg)
 	/* the sweep, every rank at once */
 	size_t cap = (size_t)nshapes * SD_GEMM_TYPE_COUNT;
 	mine = calloc(cap ? cap : 1, sizeof(*mine));
-	int sweep_status = mine ? sweep(c, shapes, nshapes, mine, &nmine, err,
-					sizeof(err))
+	int lost = 0;
+	int sweep_status = mine ? sweep(c, shapes, nshapes, mine, &nmine,
+					&lost, err, sizeof(err))
 				: SD_EXIT_ENV;
 	if (!mine)
 		sd_rank_error(bs, "gemm", "out of memory");
+	if (lost) {
+		status = sweep_status;
+		goto out;
+	}
 	if (sweep_status == SD_EXIT_CANCELLED)
 		why = "cancelled by a signal; completed measurements are kept";
 	else if (sweep_status)
@@ -1247,6 +1282,23 @@ static int gemm_main(void *arg)
 	}
 	status = word;
 out:
+	if (c->db_sink >= 0) {
+		/* stopped before rank 0 could finish (a lost rank, a broken
+		 * bootstrap): the record says so; after finish() this is
+		 * dropped, the first end of a run being its record */
+		char msg[200];
+		snprintf(msg, sizeof(msg), "the run stopped early: %s; see "
+			 "its message", status == SD_EXIT_TIMEOUT
+			 ? "a rank was lost" : "the ranks could not exchange "
+			 "their results");
+		struct sd_run_end e = { .status = "error",
+					.exit_status = status ? status
+							      : SD_EXIT_ENV,
+					.message = msg,
+					.finished_at = sd_wall_now() };
+		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
+		sd_sinks_emit(&c->sinks, &ev);
+	}
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
 	if (c->comm)

@@ -3,7 +3,8 @@
 # the core's CPU path through OpenBLAS): a healthy 2-rank default sweep
 # passes and records its rows (the TFLOPs recomputed from them agree);
 # a planted slow rank is named with its host, as a bad node, exit 6; a
-# planted wrong element is caught, exit 1; a peak judges; JSON lines; the
+# planted wrong element is caught, exit 1; a lost rank is exit 4 and
+# recorded so; a peak judges; JSON lines; the
 # builtin loop without a BLAS; bad options and faults that cannot apply
 # say so with exit 2.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
@@ -79,6 +80,13 @@ is "$(SQ "SELECT rank, shape, m, wrong FROM gemm_results WHERE run_id = 3
 	AND wrong > 0")" "0|square|256|1" "recorded: 1 wrong element, rank 0's 256"
 is "$(SQ "SELECT status, exit_status FROM runs WHERE id = 3")" "failed|1" \
 	"the run failed with exit status 1"
+
+# -- a rank lost mid-sweep: exit 4, and the record says so ------------------
+SHAKEDOWN_FAULT=rank=1,kind=kill run -t 60 $G --local 2 --db "$DB" $SMALL
+is "$rc" 4 "a rank killed before its first product: exit 4"
+like "$err" "rank 1 \(pid [0-9]+\) was killed by signal 9" "the lost rank is named"
+is "$(SQ "SELECT status, exit_status FROM runs WHERE id = 4")" "error|4" \
+	"the run is recorded as ended in error, exit status 4"
 
 # -- a peak ---------------------------------------------------------------
 run -t 60 $G --local 1 --db none $SMALL --peak-tflops 1000
