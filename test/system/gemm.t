@@ -4,7 +4,8 @@
 # passes and records its rows (the TFLOPs recomputed from them agree);
 # a planted slow rank is named with its host, as a bad node, exit 6; a
 # planted wrong element is caught, exit 1; a lost rank is exit 4 and
-# recorded so; a peak judges; JSON lines; the
+# recorded so; a locked database loses nothing (the journal, exit 7,
+# db recover); a peak judges; JSON lines; the
 # builtin loop without a BLAS; bad options and faults that cannot apply
 # say so with exit 2.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
@@ -87,6 +88,55 @@ is "$rc" 4 "a rank killed before its first product: exit 4"
 like "$err" "rank 1 \(pid [0-9]+\) was killed by signal 9" "the lost rank is named"
 is "$(SQ "SELECT status, exit_status FROM runs WHERE id = 4")" "error|4" \
 	"the run is recorded as ended in error, exit status 4"
+
+# -- never lost: the database locked through the run ------------------------
+# another process takes the write lock once the run has its row, and
+# keeps it past the end: the rows go to the journal, exit 7, and
+# `db recover` puts them in
+if command -v python3 >/dev/null; then
+	LDB=$TMPD/locked.db
+	python3 -c '
+import os, sqlite3, sys, time
+start = time.time()
+while time.time() - start < 60:
+    try:
+        db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+        if db.execute("SELECT count(*) FROM runs").fetchone()[0] > 0:
+            break
+        db.close()
+    except sqlite3.Error:
+        pass
+    time.sleep(0.02)
+db.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+while not os.path.exists(sys.argv[2]) and time.time() - start < 120:
+    time.sleep(0.02)
+db.execute("ROLLBACK")
+' "$LDB" "$TMPD/release" >"$TMPD/held" 2>&1 &
+	holder=$!
+	SHAKEDOWN_DB_BUSY_TIMEOUT_MS=200 \
+	SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=100000 run -t 60 $G --local 2 \
+		--db "$LDB" $SMALL
+	: >"$TMPD/release"
+	wait "$holder"
+	ok 'grep -q held "$TMPD/held"' "the lock was held through the run"
+	is "$rc" 7 "the record is incomplete: exit 7"
+	# (the products, the verdicts, the suspects: three batches)
+	like "$err" "the record in $LDB is incomplete: 3 batches of verdicts or suspects, its end could not be written \(database is locked\); all of it is kept in $LDB.pending.sql" \
+		"says what is missing, and where it is kept"
+	unlike "$out" "results recorded" "never says recorded"
+	is "$(grep -c '^INSERT INTO gemm_results ' "$LDB.pending.sql")" 4 \
+		"the journal holds the 4 products"
+	run $SHAKEDOWN db recover --db "$LDB"
+	is "$rc" 0 "db recover: exit 0"
+	is "$(sqlite3 "$LDB" "SELECT count(*) FROM gemm_results; SELECT
+		group_concat(status) FROM gemm_devices; SELECT status || ' ' ||
+		exit_status FROM runs")" "4
+passed,failed
+error 7" "the products, the verdicts and the run's end (exit 7) are in"
+else
+	skip 8 "python3 is needed to hold a lock"
+fi
 
 # -- a peak ---------------------------------------------------------------
 run -t 60 $G --local 1 --db none $SMALL --peak-tflops 1000
