@@ -164,6 +164,22 @@ else
 	skip 1 "no python3 to parse the JSON"
 fi
 
+# -- the NCCL backend without a GPU: said in one line, exit 3 -----------------
+so="$top_builddir/plugins/nccl/.libs/backend_nccl.so"
+if [ -f "$so" ] && ! { command -v nvidia-smi >/dev/null 2>&1 &&
+	nvidia-smi -L >/dev/null 2>&1; }; then
+	ok 'nm -D "$so" | grep -q " U cublasGemmEx"' \
+		"the NCCL plugin links cuBLAS (its gemm slot)"
+	ok '! nm -D "$SHAKEDOWN" | grep -q -i -e cublas -e cblas_' \
+		"shakedown itself links no BLAS (the CPU path loads one)"
+	run -t 60 $G --backend nccl --local 1 --db none $SMALL
+	is "$rc" 3 "gemm --backend nccl without a GPU: exit 3"
+	like "$err" "^shakedown: no CUDA device or driver found on [^ ]+ \(cudaGetDeviceCount: [^)]+\); use --backend gloo on CPU-only nodes$" \
+		"one line naming the host, the CUDA error and the fix"
+else
+	skip 4 "no NCCL plugin, or a GPU here (test/gpu/check.sh runs gemm on it)"
+fi
+
 # -- what is refused, with exit 2 ------------------------------------------
 while IFS='|' read -r args want; do
 	[ -n "$args" ] || continue
