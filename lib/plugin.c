@@ -47,6 +47,7 @@ static const struct slot backend_slots[] = {
 	SLOT(algo_name, 0), SLOT(prepare, 0), SLOT(run, 1), SLOT(wait, 1),
 	SLOT(barrier, 1), SLOT(abort, 0), SLOT(iter_times, 0),
 	SLOT(describe_links, 0), SLOT(algo_auto, 0), SLOT(env_check, 0),
+	SLOT(gemm, 0),
 };
 #undef SLOT
 

@@ -33,7 +33,7 @@ static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const event_names[] = {
 	"run_begin", "test_begin", "measurement", "test_end", "run_end",
-	"verdicts", "suspects"
+	"verdicts", "suspects", "gemm_results", "gemm_devices"
 };
 
 int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
@@ -81,6 +81,18 @@ int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
 		case SD_EVENT_SUSPECTS:
 			rc = o->suspects ? o->suspects(self, ev->suspects, ev->n)
 					 : SD_OK;
+			break;
+		case SD_EVENT_GEMM_RESULTS:
+			rc = o->gemm_results ? o->gemm_results(self,
+							       ev->gemm_results,
+							       ev->n)
+					     : SD_OK;
+			break;
+		case SD_EVENT_GEMM_DEVICES:
+			rc = o->gemm_devices ? o->gemm_devices(self,
+							       ev->gemm_devices,
+							       ev->n)
+					     : SD_OK;
 			break;
 		}
 		if (rc && !first)

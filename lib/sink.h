@@ -4,7 +4,8 @@
  * A run is a stream of events delivered to every open sink: the printers
  * (text table, DeepSpeed table, JSON lines; src/sink_text.c), nccl-tests'
  * JSON document of -J (src/sink_ncclj.c) and the SQLite recorder
- * (lib/db/sink_db.c).  Only rank 0 has sinks.  Callbacks return
+ * (lib/db/sink_db.c); `shakedown gemm` uses the recorder alone.  Only
+ * rank 0 has sinks.  Callbacks return
  * SD_OK or an sd_status; a failing sink is reported through the set's warn
  * callback and the others go on, so a result is never lost because one
  * writer failed.  sd_sinks_emit() is the one fan-out; it serialises calls,
@@ -49,6 +50,8 @@ struct sd_run_info {
 	int nhosts;
 	const struct sd_host_env *hosts;
 	const char *plan_name;    /* "default", or the plan file */
+	const char *run_kind;     /* runs.run_kind: "gemm", or NULL for
+				     "collectives" */
 };
 
 struct sd_test_info {
@@ -128,6 +131,36 @@ struct sd_suspect_info {
 	const char *reason;
 };
 
+/* One measured matrix multiply of `shakedown gemm` (lib/gemm.h). */
+struct sd_gemm_result_info {
+	int rank;
+	const char *host, *device;
+	const char *dtype;       /* fp32, tf32, bf16, fp16, fp8 */
+	const char *shape;       /* square, qkv, fc, proj */
+	uint64_t m, n, k;
+	int iters, warmup_iters;
+	double time_us;          /* median of the timed calls */
+	double time_us_min, time_us_max;
+	double tflops;           /* 2 m n k / time_us */
+	uint64_t checked, wrong; /* elements compared, and beyond tolerance */
+	double max_error, tolerance; /* as shares of an element's scale */
+	int best;                /* the device's best of its dtype */
+	const char *impl;        /* what computed it */
+};
+
+/* One device's verdict on one dtype of `shakedown gemm`. */
+struct sd_gemm_device_info {
+	int rank;
+	const char *host, *device, *dtype;
+	const char *status;      /* passed, failed, skipped */
+	double best_tflops;      /* NAN when it did not run */
+	const char *best_shape;  /* "square 2048x2048x2048", or NULL */
+	double peer_median_tflops; /* NAN without peers */
+	int peers;               /* devices of its name that ran the dtype */
+	double peak_tflops;      /* NAN when unknown */
+	const char *reason;
+};
+
 struct sd_sink_ops {
 	const char *name;
 	int (*run_begin)(void *self, const struct sd_run_info *run);
@@ -144,6 +177,12 @@ struct sd_sink_ops {
 	int (*verdicts)(void *self, const struct sd_verdict_info *v, size_t n);
 	/* the run's suspects, once, before run_end; may be NULL */
 	int (*suspects)(void *self, const struct sd_suspect_info *v, size_t n);
+	/* `shakedown gemm`: every rank's matrix multiplies, and every
+	 * device's verdicts, each all at once before run_end; may be NULL */
+	int (*gemm_results)(void *self, const struct sd_gemm_result_info *v,
+			    size_t n);
+	int (*gemm_devices)(void *self, const struct sd_gemm_device_info *v,
+			    size_t n);
 };
 
 struct sd_sink {
@@ -160,6 +199,8 @@ enum sd_event_kind {
 	SD_EVENT_RUN_END,
 	SD_EVENT_VERDICTS,
 	SD_EVENT_SUSPECTS,
+	SD_EVENT_GEMM_RESULTS,
+	SD_EVENT_GEMM_DEVICES,
 };
 
 struct sd_event {
@@ -171,7 +212,10 @@ struct sd_event {
 	const struct sd_run_end *end;      /* RUN_END */
 	const struct sd_verdict_info *verdicts; /* VERDICTS */
 	const struct sd_suspect_info *suspects; /* SUSPECTS */
-	size_t n;                          /* VERDICTS, SUSPECTS: how many */
+	const struct sd_gemm_result_info *gemm_results; /* GEMM_RESULTS */
+	const struct sd_gemm_device_info *gemm_devices; /* GEMM_DEVICES */
+	size_t n;                          /* VERDICTS, SUSPECTS, GEMM_*:
+					      how many */
 };
 
 /* The open sinks of a run. */

@@ -9,9 +9,10 @@
 # (CI uses it on machines that have CUDA); --disable-nccl skips the search.
 #
 # Sets: sd_cuda_summary (the reason when not built), AM_CONDITIONAL
-# HAVE_NCCL, HAVE_NCCL_FP8 (config.h), and substitutes NVCC, NVCC_GENCODE,
+# HAVE_NCCL and HAVE_CUBLAS (the plugin's gemm slot), HAVE_NCCL_FP8 and
+# HAVE_CUBLAS (config.h), and substitutes NVCC, NVCC_GENCODE,
 # CUDA_CPPFLAGS, CUDA_LDFLAGS, CUDA_LIBS, NCCL_CPPFLAGS, NCCL_LDFLAGS,
-# NCCL_LIBS.
+# NCCL_LIBS, CUBLAS_LIBS.
 
 # _SD_CUDA_LIBDIRS(PREFIX): the library flags (-L and libtool's -R, so the
 # plugin finds its libraries without LD_LIBRARY_PATH) for each of PREFIX's
@@ -135,10 +136,38 @@ SD_EOF
     CPPFLAGS=$sd_save_CPPFLAGS; LIBS=$sd_save_LIBS; LDFLAGS=$sd_save_LDFLAGS
   ])
 
+  # cuBLAS and cuBLASLt, for the plugin's gemm slot (shakedown gemm):
+  # without them the plugin is built without the slot
+  sd_have_cublas=no
+  CUBLAS_LIBS=""
+  AS_IF([test "x$sd_cuda_why" = x], [
+    sd_save_CPPFLAGS=$CPPFLAGS; sd_save_LIBS=$LIBS; sd_save_LDFLAGS=$LDFLAGS
+    CPPFLAGS="$CPPFLAGS $CUDA_CPPFLAGS"
+    LDFLAGS="$LDFLAGS `echo $CUDA_LDFLAGS | sed 's/-R[[^ ]]*//g'`"
+    LIBS="-lcublasLt -lcublas -lcudart $LIBS"
+    AC_MSG_CHECKING([for cuBLAS and cuBLASLt (cublasGemmEx, cublasLtMatmul)])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cublas_v2.h>
+#include <cublasLt.h>
+]], [[cublasHandle_t h = 0; cublasLtHandle_t l = 0;
+      (void)cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, 1, 0, 0,
+        CUDA_R_16BF, 1, 0, CUDA_R_16BF, 1, 0, 0, CUDA_R_16BF, 1,
+        CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+      (void)cublasLtMatmul(l, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+      (void)CUDA_R_8F_E4M3;]])],
+      [AC_MSG_RESULT([yes])
+       sd_have_cublas=yes
+       CUBLAS_LIBS="-lcublasLt -lcublas"
+       AC_DEFINE([HAVE_CUBLAS], [1], [the NCCL plugin has the gemm slot (cuBLAS, cuBLASLt)])],
+      [AC_MSG_RESULT([no])])
+    CPPFLAGS=$sd_save_CPPFLAGS; LIBS=$sd_save_LIBS; LDFLAGS=$sd_save_LDFLAGS
+  ])
+
   AS_IF([test "x$sd_cuda_why" = x], [
     sd_have_nccl=yes
     sd_cuda_version=`$NVCC --version 2>/dev/null | sed -n 's/.*release \(@<:@0-9.@:>@*\),.*/\1/p'`
-    sd_cuda_summary="yes (plugins/nccl: CUDA $sd_cuda_version in $sd_cuda_dir, NCCL $sd_nccl_version, sm_80 sm_90 + PTX)"
+    sd_cublas_note="gemm through cuBLAS"
+    AS_IF([test "x$sd_have_cublas" != xyes], [sd_cublas_note="no gemm slot: cuBLAS not found"])
+    sd_cuda_summary="yes (plugins/nccl: CUDA $sd_cuda_version in $sd_cuda_dir, NCCL $sd_nccl_version, sm_80 sm_90 + PTX, $sd_cublas_note)"
     AC_DEFINE([HAVE_NCCL], [1], [the NCCL backend plugin is built])
   ], [
     sd_cuda_summary="no ($sd_cuda_why)"
@@ -153,5 +182,7 @@ SD_EOF
   AC_SUBST([NCCL_CPPFLAGS])
   AC_SUBST([NCCL_LDFLAGS])
   AC_SUBST([NCCL_LIBS])
+  AC_SUBST([CUBLAS_LIBS])
   AM_CONDITIONAL([HAVE_NCCL], [test "x$sd_have_nccl" = xyes])
+  AM_CONDITIONAL([HAVE_CUBLAS], [test "x$sd_have_nccl" = xyes && test "x$sd_have_cublas" = xyes])
 ])

@@ -14,7 +14,7 @@
 
 PRAGMA application_id = 1396982338; -- 0x53444242, "SDBB"
 
--- One row per `shakedown run`, `train` or `ingest`.
+-- One row per `shakedown run`, `gemm`, `train` or `ingest`.
 CREATE TABLE runs (
 	id INTEGER PRIMARY KEY,
 	uuid TEXT UNIQUE NOT NULL,
@@ -36,7 +36,7 @@ CREATE TABLE runs (
 	pid INTEGER,                 -- process id of rank 0
 	nranks INTEGER,
 	run_kind TEXT NOT NULL DEFAULT 'collectives'
-		CHECK (run_kind IN ('collectives', 'train', 'ingest'))
+		CHECK (run_kind IN ('collectives', 'gemm', 'train', 'ingest'))
 	                             -- since version 6: shakedown run,
 	                             -- train, or an ingested training log
 ) STRICT;
@@ -314,6 +314,54 @@ CREATE UNIQUE INDEX train_metrics_by_run
 CREATE INDEX train_metrics_by_name ON train_metrics(name, run_id);
 
 
+-- Since version 7: one row per rank, type and shape of a `shakedown gemm`
+-- run's sweep (a gemm run is a row of runs like any other).
+CREATE TABLE gemm_results (
+	id INTEGER PRIMARY KEY,
+	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	rank INTEGER NOT NULL,
+	host TEXT NOT NULL,
+	device TEXT,                 -- as the backend names it
+	dtype TEXT NOT NULL,         -- fp32, tf32, bf16, fp16, fp8
+	shape TEXT NOT NULL,         -- square, qkv, fc, proj
+	m INTEGER NOT NULL,          -- C (m x n) = A (m x k) B (k x n)
+	n INTEGER NOT NULL,
+	k INTEGER NOT NULL,
+	iters INTEGER NOT NULL,
+	warmup_iters INTEGER NOT NULL,
+	time_us REAL NOT NULL,       -- median of the timed calls
+	time_us_min REAL,
+	time_us_max REAL,
+	tflops REAL NOT NULL,        -- 2 m n k / time
+	checked INTEGER NOT NULL,    -- elements compared with the reference
+	wrong INTEGER NOT NULL DEFAULT 0,
+	max_error REAL,              -- largest |C - ref| / scale
+	tolerance REAL,
+	best INTEGER NOT NULL CHECK (best IN (0, 1)),
+	impl TEXT
+) STRICT;
+CREATE INDEX gemm_results_by_run ON gemm_results(run_id, rank);
+
+-- Since version 7: one row per rank and type of a gemm run: the device's
+-- verdict.
+CREATE TABLE gemm_devices (
+	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	rank INTEGER NOT NULL,
+	host TEXT NOT NULL,
+	device TEXT,
+	dtype TEXT NOT NULL,
+	status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'skipped')),
+	best_tflops REAL,            -- NULL when the type did not run there
+	best_shape TEXT,             -- 'square 2048x2048x2048'
+	peer_median_tflops REAL,     -- NULL without peers
+	peers INTEGER,
+	peak_tflops REAL,            -- NULL when unknown
+	reason TEXT,
+	PRIMARY KEY (run_id, rank, dtype)
+) STRICT;
+CREATE INDEX gemm_devices_by_host ON gemm_devices(host, run_id);
+
+
 -- One line per run, newest questions first: what ran, where, the outcome;
 -- since version 6 with the run's kind (run_kind).
 CREATE VIEW run_summary AS
@@ -569,4 +617,40 @@ FROM train_steps s
 		AND p.step = s.step
 WHERE s.rank IS NULL;
 
-PRAGMA user_version = 6;
+-- Since version 7: every matrix multiply with its run.
+CREATE VIEW gemm_results_v AS
+SELECT g.id AS gemm_result_id,
+	r.uuid AS run_uuid,
+	r.started_at AS run_started_at,
+	r.status AS run_status,
+	r.backend,
+	j.nodelist,
+	g.rank,
+	g.host,
+	g.device,
+	g.dtype,
+	g.shape,
+	g.m,
+	g.n,
+	g.k,
+	g.iters,
+	g.warmup_iters,
+	g.time_us,
+	g.time_us_min,
+	g.time_us_max,
+	g.tflops,
+	g.checked,
+	g.wrong,
+	g.max_error,
+	g.tolerance,
+	g.best,
+	g.impl,
+	d.status AS device_status,
+	d.reason AS device_reason
+FROM gemm_results g
+	JOIN runs r ON r.id = g.run_id
+	LEFT JOIN jobs j ON j.run_id = r.id
+	LEFT JOIN gemm_devices d ON d.run_id = g.run_id AND d.rank = g.rank
+		AND d.dtype = g.dtype;
+
+PRAGMA user_version = 7;

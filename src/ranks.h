@@ -1,5 +1,5 @@
 /*
- * ranks.h - what the commands that start ranks (run, topo) share: who
+ * ranks.h - what the commands that start ranks (run, topo, gemm) share: who
  * speaks for the job, how a rank's error is said, and agreeing on a
  * start-up phase.
  */

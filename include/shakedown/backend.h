@@ -13,9 +13,11 @@
  *     for the slots it lacks; a slot the core cannot do without makes the
  *     loader refuse such a plugin, naming the slot);
  *   - any change to an existing slot's meaning bumps SD_BACKEND_ABI_VERSION.
- * Workloads that are not collectives (a GEMM, a training step) will get a
- * table of their own under another symbol, checked by the same loader
- * with its own list of slots (lib/plugin.c, struct table_kind).
+ * A matrix multiply (`shakedown gemm`) is one optional slot of this table
+ * (gemm, with struct sd_gemm_args below); larger workloads that are not
+ * collectives (a training step) may get a table of their own under
+ * another symbol, checked by the same loader with its own list of slots
+ * (lib/plugin.c, struct table_kind).
  *
  * Every function returns an `int` status (enum sd_status).  On failure a
  * human-readable message (lower case, no trailing full stop, naming the
@@ -172,6 +174,62 @@ struct sd_comm_config {
 struct sd_comm; /* opaque, defined by each plugin */
 
 /*
+ * The types of a matrix multiply (`shakedown gemm`): what its inputs are
+ * and how it computes.  The order is part of the ABI.
+ *   FP32  float32 inputs, float32 math, float32 product
+ *   TF32  float32 inputs that hold TF32 values (10 mantissa bits), TF32
+ *         tensor-core math with float32 accumulation, float32 product
+ *   BF16  bfloat16 inputs, float32 accumulation, bfloat16 product
+ *   FP16  float16 inputs, float32 accumulation, float16 product
+ *   FP8   fp8 e4m3 inputs (scale 1), float32 accumulation, bfloat16
+ *         product
+ * sd_gemm_out_dtype() in shakedown/pattern.h says a product's element type.
+ */
+enum sd_gemm_type {
+	SD_GEMM_FP32 = 0,
+	SD_GEMM_TF32,
+	SD_GEMM_BF16,
+	SD_GEMM_FP16,
+	SD_GEMM_FP8,
+	SD_GEMM_TYPE_COUNT
+};
+
+/*
+ * One matrix multiply to time, C = A B, in logical row-major terms: A is
+ * m x k, B is k x n, C is m x n, C[i][j] = sum over l of A[i][l] B[l][j].
+ * The backend lays the matrices out as its library wants them; their
+ * values are the pattern's: A[i][l] = sd_gemm_input(seed, 0, i*k + l,
+ * type), B[l][j] = sd_gemm_input(seed, 1, l*n + j, type)
+ * (shakedown/pattern.h), so the core checks the product against its own
+ * reference without moving the inputs.  Filled by the core (lib/gemm.c).
+ */
+struct sd_gemm_args {
+	enum sd_gemm_type type;
+	uint64_t m, n, k;
+	uint32_t seed;
+	int warmup_iters;      /* untimed calls first */
+	int iters;             /* timed calls, back to back, each timed */
+	long delay_us;         /* fault injection (kind slow): wait this long
+				  before each timed call, inside its time;
+				  0 normally */
+	int timeout_ms;        /* give up on the whole series after this */
+	size_t nsample;        /* elements of the last product to return */
+	const uint64_t *sample_index; /* their row-major indices i*n + j */
+};
+
+/* What one series of matrix multiplies measured; the arrays are the
+ * caller's. */
+struct sd_gemm_result {
+	double *time_us;       /* iters entries: each timed call, oldest
+				  first (device time where the backend has
+				  one) */
+	double *sample_value;  /* nsample entries: the product's elements at
+				  sample_index, as double */
+	char impl[64];         /* what computed it, for the record:
+				  "cublasLtMatmul", "cublasGemmEx" */
+};
+
+/*
  * The table of a backend.  Slots the core needs: init, comm_create,
  * comm_destroy, buf_alloc, fill, verify, run, wait, barrier.  Every other
  * slot may be NULL (the core does without, or refuses only what needs it:
@@ -316,6 +374,25 @@ struct sd_backend_ops {
 	 */
 	int (*env_check)(const char *name, const char *value, char *err,
 			 size_t errlen);
+
+	/*
+	 * Optional (`shakedown gemm`): time a series of matrix multiplies on
+	 * this rank's device.  Fills the device's A and B with the pattern
+	 * (struct sd_gemm_args), makes a->warmup_iters untimed calls and
+	 * a->iters timed ones back to back, each timed on the device, then
+	 * returns the times and the sampled elements of the last product.
+	 * Called by every rank at once, outside any collective, after
+	 * comm_create.  Returns SD_OK; SD_ERR_INVALID when the type does not
+	 * run on this device, with err saying why ("fp8 needs compute
+	 * capability 8.9 or newer; this GPU has 8.0": the core reports the
+	 * type as not on this device and goes on); SD_ERR_NOMEM when the
+	 * matrices do not fit; SD_ERR_TIMEOUT past a->timeout_ms;
+	 * SD_ERR_BACKEND when the library fails.  NULL: the backend's
+	 * devices are the host's CPUs, and the core multiplies there (float32
+	 * only, through a BLAS; lib/gemm.c).
+	 */
+	int (*gemm)(struct sd_comm *comm, const struct sd_gemm_args *a,
+		    struct sd_gemm_result *r, char *err, size_t errlen);
 };
 
 #ifdef __cplusplus

@@ -584,4 +584,67 @@ static inline void sd_coll_place(struct sd_op_args *a, int me, void *sendbase,
 	}
 }
 
+/*
+ * The matrix multiply's inputs (`shakedown gemm`, struct sd_gemm_args):
+ * element `index` of matrix `which` (0: A, 1: B) is a hash of the seed,
+ * the matrix and the index, spread evenly over [-1, 1) in steps of 2^-23,
+ * then rounded to the type's input format (ties to even, as the GPU
+ * converts): every input is exactly what the device holds, so the
+ * core's reference in double differs from a right product only by the
+ * device's accumulation and its product's rounding.  Usable in CUDA
+ * kernels (SD_HD), so a backend fills its device's matrices itself.
+ */
+
+/* The element type of a gemm type's product (and of BF16, FP16 inputs). */
+static inline SD_HD enum sd_dtype sd_gemm_out_dtype(enum sd_gemm_type t)
+{
+	switch (t) {
+	case SD_GEMM_BF16: case SD_GEMM_FP8: return SD_BFLOAT16;
+	case SD_GEMM_FP16: return SD_FLOAT16;
+	default: return SD_FLOAT32;
+	}
+}
+
+/* The element type of a gemm type's inputs as stored (TF32 values are
+ * stored as float32). */
+static inline SD_HD enum sd_dtype sd_gemm_in_dtype(enum sd_gemm_type t)
+{
+	switch (t) {
+	case SD_GEMM_BF16: return SD_BFLOAT16;
+	case SD_GEMM_FP16: return SD_FLOAT16;
+	case SD_GEMM_FP8: return SD_FP8_E4M3;
+	default: return SD_FLOAT32;
+	}
+}
+
+/* v (|v| < 1, a multiple of 2^-23) rounded to type t's input values. */
+static inline SD_HD double sd_gemm_round(enum sd_gemm_type t, double v)
+{
+	if (t == SD_GEMM_TF32) {
+		/* float32's exponent, 10 mantissa bits */
+		struct sd_minifloat tf32 = { 8, 10, 127, 1, 0 };
+		return sd_decode_minifloat(sd_encode_minifloat(v, tf32), tf32);
+	}
+	if (t == SD_GEMM_FP32)
+		return v; /* exact: 24 bits */
+	return sd_round(sd_gemm_in_dtype(t), v);
+}
+
+/* Input element `index` of matrix `which` (0: A, 1: B). */
+static inline SD_HD double sd_gemm_input(uint32_t seed, int which,
+					 uint64_t index, enum sd_gemm_type t)
+{
+	/* splitmix64's finaliser over the index, the matrix and the seed */
+	uint64_t x = index * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)seed << 1 | (uint64_t)(which & 1)) *
+			     0xbf58476d1ce4e5b9ull;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	double v = ((double)(int64_t)(x >> 40) - 8388608.0) / 8388608.0;
+	return sd_gemm_round(t, v);
+}
+
 #endif

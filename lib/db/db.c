@@ -24,7 +24,8 @@
 #include "shakedown/backend.h"
 #include "util.h"
 
-/* One forward step: the SQL that takes version to-1 to version `to`. */
+/* One forward step: the SQL that takes the version before it (the `to`
+ * of the row above) to version `to`. */
 struct migration {
 	int to;
 	const char *sql;
@@ -36,6 +37,7 @@ static const struct migration migrations[] = {
 	{ 4, sd_db_migration_0004_sql },
 	{ 5, sd_db_migration_0005_sql },
 	{ 6, sd_db_migration_0006_sql },
+	{ 7, sd_db_migration_0007_sql },
 };
 
 const char *sd_db_resolve_path(const char *path_or_null)

@@ -19,6 +19,8 @@ extern const char sd_db_migration_0004_sql[];
 extern const char sd_db_migration_0005_sql[];
 /* sql/migrations/0006_training.sql: version 5 -> 6, the training tables. */
 extern const char sd_db_migration_0006_sql[];
+/* sql/migrations/0007_gemm.sql: version 6 -> 7, the gemm tables. */
+extern const char sd_db_migration_0007_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

@@ -146,6 +146,7 @@ static int allowed(const char *sql)
 	static const char *const ok[] = {
 		"INSERT INTO tests ", "INSERT INTO measurements ",
 		"INSERT INTO verdicts ", "INSERT OR REPLACE INTO suspects ",
+		"INSERT INTO gemm_results ", "INSERT INTO gemm_devices ",
 		"UPDATE runs SET ",
 		"INSERT INTO runs ", "INSERT INTO jobs ", "INSERT INTO ranks ",
 		"INSERT INTO train_runs ", "INSERT INTO train_steps ",

@@ -1,8 +1,9 @@
 /*
  * sink_db.c - the recording sink: every run into the results database.
  *
- * Rank 0 of `shakedown run` opens it before any test (sd_db_sink_open in
- * db.h), so a bad database stops the run before it costs anything.  The
+ * Rank 0 of `shakedown run` (and of `shakedown gemm`) opens it before any
+ * test (sd_db_sink_open in db.h), so a bad database stops the run before
+ * it costs anything.  The
  * run row is inserted as 'running' at run_begin, together with its job,
  * ranks and host environments.  A test's measurements are kept in memory
  * and written with the test in one short transaction at test_end, so a
@@ -218,9 +219,9 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 	if (sqlite3_prepare_v2(s->db,
 		"INSERT INTO runs (uuid, started_at, heartbeat_at, status, "
 		" command_line, plan_text, plan_hash, tool_version, backend, "
-		" backend_version, user, hostname, pid, nranks) "
+		" backend_version, user, hostname, pid, nranks, run_kind) "
 		"VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-		" ?11, ?12, ?13)", -1, &st, NULL) != SQLITE_OK)
+		" ?11, ?12, ?13, ?14)", -1, &st, NULL) != SQLITE_OK)
 		goto rollback;
 	bind_str(st, 1, run->uuid);
 	bind_str(st, 2, started);
@@ -235,6 +236,7 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 	bind_str(st, 11, host);
 	sqlite3_bind_int(st, 12, (int)getpid());
 	sqlite3_bind_int(st, 13, run->nranks);
+	bind_str(st, 14, run->run_kind ? run->run_kind : "collectives");
 	if (step_done(st) != SD_OK)
 		goto rollback;
 	sqlite3_finalize(st);
@@ -915,6 +917,97 @@ static int db_suspects(void *self, const struct sd_suspect_info *v, size_t n)
 		fill_suspect, v, sizeof(*v), 4, copy_suspect);
 }
 
+static void fill_gemm_result(sqlite3_stmt *st, int64_t run_id,
+			     const void *rows, size_t i)
+{
+	const struct sd_gemm_result_info *v =
+		(const struct sd_gemm_result_info *)rows + i;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int(st, 2, v->rank);
+	sqlite3_bind_text(st, 3, v->host ? v->host : "", -1, SQLITE_TRANSIENT);
+	bind_str(st, 4, v->device);
+	bind_str(st, 5, v->dtype);
+	bind_str(st, 6, v->shape);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)v->m);
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)v->n);
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)v->k);
+	sqlite3_bind_int(st, 10, v->iters);
+	sqlite3_bind_int(st, 11, v->warmup_iters);
+	bind_real0(st, 12, v->time_us);
+	bind_real(st, 13, v->time_us_min);
+	bind_real(st, 14, v->time_us_max);
+	bind_real0(st, 15, v->tflops);
+	sqlite3_bind_int64(st, 16, (sqlite3_int64)v->checked);
+	sqlite3_bind_int64(st, 17, (sqlite3_int64)v->wrong);
+	bind_real(st, 18, v->max_error);
+	bind_real(st, 19, v->tolerance);
+	sqlite3_bind_int(st, 20, v->best ? 1 : 0);
+	bind_str(st, 21, v->impl);
+}
+
+static void copy_gemm_result(struct pbatch *b, void *row)
+{
+	struct sd_gemm_result_info *v = row;
+	v->host = keep_str(b, v->host);
+	v->device = keep_str(b, v->device);
+	v->dtype = keep_str(b, v->dtype);
+	v->shape = keep_str(b, v->shape);
+	v->impl = keep_str(b, v->impl);
+}
+
+static int db_gemm_results(void *self, const struct sd_gemm_result_info *v,
+			   size_t n)
+{
+	return write_batch(self,
+		"INSERT INTO gemm_results (run_id, rank, host, device, dtype, "
+		" shape, m, n, k, iters, warmup_iters, time_us, time_us_min, "
+		" time_us_max, tflops, checked, wrong, max_error, tolerance, "
+		" best, impl) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+		" ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)", n,
+		fill_gemm_result, v, sizeof(*v), 5, copy_gemm_result);
+}
+
+static void fill_gemm_device(sqlite3_stmt *st, int64_t run_id,
+			     const void *rows, size_t i)
+{
+	const struct sd_gemm_device_info *v =
+		(const struct sd_gemm_device_info *)rows + i;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int(st, 2, v->rank);
+	sqlite3_bind_text(st, 3, v->host ? v->host : "", -1, SQLITE_TRANSIENT);
+	bind_str(st, 4, v->device);
+	bind_str(st, 5, v->dtype);
+	bind_str(st, 6, v->status);
+	bind_real(st, 7, v->best_tflops);
+	bind_str(st, 8, v->best_shape);
+	bind_real(st, 9, v->peer_median_tflops);
+	sqlite3_bind_int(st, 10, v->peers);
+	bind_real(st, 11, v->peak_tflops);
+	bind_str(st, 12, v->reason);
+}
+
+static void copy_gemm_device(struct pbatch *b, void *row)
+{
+	struct sd_gemm_device_info *v = row;
+	v->host = keep_str(b, v->host);
+	v->device = keep_str(b, v->device);
+	v->dtype = keep_str(b, v->dtype);
+	v->status = keep_str(b, v->status);
+	v->best_shape = keep_str(b, v->best_shape);
+	v->reason = keep_str(b, v->reason);
+}
+
+static int db_gemm_devices(void *self, const struct sd_gemm_device_info *v,
+			   size_t n)
+{
+	return write_batch(self,
+		"INSERT INTO gemm_devices (run_id, rank, host, device, dtype, "
+		" status, best_tflops, best_shape, peer_median_tflops, peers, "
+		" peak_tflops, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+		" ?9, ?10, ?11, ?12)", n, fill_gemm_device, v, sizeof(*v), 6,
+		copy_gemm_device);
+}
+
 /* Append st's statement, its values written out, then reset it. */
 static int add_stmt(sqlite3_str *out, sqlite3_stmt *st)
 {
@@ -1085,6 +1178,8 @@ static const struct sd_sink_ops db_sink_ops = {
 	.destroy = db_destroy,
 	.verdicts = db_verdicts,
 	.suspects = db_suspects,
+	.gemm_results = db_gemm_results,
+	.gemm_devices = db_gemm_devices,
 };
 
 int sd_db_sink_open(const char *path_or_null, const char *cmdline,

@@ -1717,5 +1717,6 @@ const struct sd_backend_ops shakedown_backend = {
 	.describe_links = nullptr, /* CPUs: the NUMA layout is the topology */
 	.algo_auto = g_algo_auto,
 	.env_check = nullptr, /* no NCCL: the core refuses a test's env */
+	.gemm = nullptr, /* host CPUs: shakedown gemm's core multiplies */
 };
 }

@@ -18,6 +18,9 @@
  * emptied by prepare(); iter_times() turns the last ones into per-iteration
  * device times for --per-iter, so no host wait sits between iterations.
  *
+ * The gemm slot (`shakedown gemm`) multiplies on the rank's GPU and
+ * stream through cuBLAS (nccl_gemm.c), when the build found it.
+ *
  * Test-only fault: SHAKEDOWN_NCCL_FAULT=hang=RANK makes that rank's first
  * run() queue a kernel that never finishes in time, to prove the timeout
  * and abort path on one GPU (test/gpu/check.sh).
@@ -41,6 +44,9 @@
 #include "kernels.h"
 #include "links.h"
 #include "nccl_env.h"
+#ifdef HAVE_CUBLAS
+#include "nccl_gemm.h"
+#endif
 #include "nccl_host.h"
 #include "probe.h"
 
@@ -341,6 +347,9 @@ static int nccl_init(struct sd_bootstrap *bs, char *err, size_t errlen)
 
 static void nccl_fini(void)
 {
+#ifdef HAVE_CUBLAS
+	sd_nccl_gemm_fini();
+#endif
 	g.ready = 0;
 }
 
@@ -1274,6 +1283,24 @@ static int nccl_barrier(struct sd_comm *c, int timeout_ms, char *err,
 	return stream_wait(c, timeout_ms, "the barrier", err, errlen);
 }
 
+#ifdef HAVE_CUBLAS
+/* `shakedown gemm`: a series of matrix multiplies on this rank's GPU and
+ * stream, outside any collective (nccl_gemm.c). */
+static int nccl_gemm(struct sd_comm *c, const struct sd_gemm_args *a,
+		     struct sd_gemm_result *r, char *err, size_t errlen)
+{
+	if (c->aborted || !c->nccl) {
+		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
+			 "was aborted", c->rank, g.host);
+		return SD_ERR_CANCELLED;
+	}
+	char what[300];
+	snprintf(what, sizeof(what), "%s on %s", g.what, g.host);
+	struct sd_nccl_gpu gpu = { g.cc_major, g.cc_minor, what };
+	return sd_nccl_gemm(c->stream, &gpu, a, r, err, errlen);
+}
+#endif
+
 const struct sd_backend_ops shakedown_backend = {
 	SD_BACKEND_IDENTITY("nccl", g_version),
 	.dtypes = (((1u << SD_DTYPE_COUNT) - 1) &
@@ -1303,4 +1330,7 @@ const struct sd_backend_ops shakedown_backend = {
 	.iter_times = nccl_iter_times,
 	.describe_links = nccl_describe_links,
 	.env_check = nccl_env_check,
+#ifdef HAVE_CUBLAS
+	.gemm = nccl_gemm,
+#endif
 };

@@ -9,7 +9,7 @@
 -- before are collective runs.
 
 ALTER TABLE runs ADD COLUMN run_kind TEXT NOT NULL DEFAULT 'collectives'
-	CHECK (run_kind IN ('collectives', 'train', 'ingest'));
+	CHECK (run_kind IN ('collectives', 'gemm', 'train', 'ingest'));
 
 -- Named reference loss curves (`shakedown reference create`, import).
 CREATE TABLE train_references (

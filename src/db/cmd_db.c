@@ -254,6 +254,13 @@ static const char report_suspects_sql[] =
 	" reason FROM suspects WHERE run_id = ?1 "
 	"ORDER BY bad_node DESC, kind, subject";
 
+static const char report_gemm_sql[] =
+	"SELECT rank, host, device, dtype, status, "
+	" round(best_tflops, 4) AS best_tflops, best_shape, "
+	" round(peer_median_tflops, 4) AS peer_median_tflops, "
+	" round(peak_tflops, 4) AS peak_tflops, reason "
+	"FROM gemm_devices WHERE run_id = ?1 ORDER BY dtype, rank";
+
 static const char *col(sqlite3_stmt *st, int i)
 {
 	const char *t = (const char *)sqlite3_column_text(st, i);
@@ -308,10 +315,13 @@ static int report_text(sqlite3 *db, int64_t run_id, char *err,
 		  "status = 'failed'", report_failed_sql },
 		{ "SELECT count(*) FROM suspects WHERE run_id = ?1",
 		  report_suspects_sql },
+		/* shakedown gemm: each device's verdict per type */
+		{ "SELECT count(*) FROM gemm_devices WHERE run_id = ?1",
+		  report_gemm_sql },
 	};
 	static const char *const titles[] = { "failed expectations",
-					      "suspects" };
-	for (int i = 0; i < 2; i++) {
+					      "suspects", "gemm devices" };
+	for (int i = 0; i < 3; i++) {
 		sqlite3_stmt *cnt = NULL;
 		long n = 0;
 		if (sqlite3_prepare_v2(db, extra[i][0], -1, &cnt, NULL) ==

@@ -2,8 +2,9 @@
 # check.sh - prove the NCCL backend on a machine with at least one NVIDIA
 # GPU: build everything, then run every op, data type and reduction on one
 # GPU with one rank, the wrong-data, timeout/abort and memory-cap paths,
-# the device and link report, and (with two GPUs or more) every op on two
-# ranks.  Needs the CUDA toolkit and NCCL (configure --enable-nccl=yes).
+# the device and link report, shakedown gemm through cuBLAS (every type
+# checked, fp8 by compute capability, the peak, wrong math and a slow
+# GPU), and (with two GPUs or more) every op on two ranks.  Needs the CUDA toolkit and NCCL (configure --enable-nccl=yes).
 #
 # Usage: test/gpu/check.sh            (from anywhere; builds in the tree)
 # Speaks TAP on stdout (test/system/lib.sh): one "ok N - name" or
@@ -138,6 +139,50 @@ step "a test's env is its communicator's ncclConfig_t" 0 \
 	"Comm config Min CTAs set to 2" -- \
 	env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV \
 	"$sd" run --local 1 $common --plan "$TMPD/env.yaml"
+
+# -- shakedown gemm: cuBLAS on the GPU, every product checked ------------
+gemm="--backend nccl --db none --timeout 120"
+step "gemm: every type over the default sweep, right math (exit 0)" 0 \
+	"bf16 .* passed" -- "$sd" gemm --local 1 $gemm --dtype all -v
+step "gemm: JSON lines, one per product and per device and type" 0 \
+	'"kind":"gemm_device"' -- "$sd" gemm --local 1 $gemm --dtype all \
+	--sizes 512,4096 --width 1024 --tokens 4096 --format json
+ok '! grep "\"kind\":\"gemm\"," "$step_out" | grep -v "\"not_here\"" |
+	grep -v "\"wrong\":0,"' "gemm: no product of any type has a wrong element"
+ok '! grep "\"kind\":\"gemm\"," "$step_out" | grep -v "\"not_here\"" |
+	grep "\"checked\":0,"' "gemm: every product was checked"
+case $cc in
+8.0|8.6|8.7)
+	step "gemm: fp8 is not on this device below 8.9 (exit 2)" 2 \
+		"fp8 needs compute capability 8.9" -- \
+		"$sd" gemm --local 1 $gemm --dtype fp8 --sizes 512 --width 0 ;;
+*)
+	step "gemm: fp8 runs on compute capability $cc" 0 "fp8 .* passed" -- \
+		"$sd" gemm --local 1 $gemm --dtype fp8 --sizes 4096 --width 0 ;;
+esac
+case $gpuname in
+*H100*|*H200*)
+	# dense bf16 peak 989 TFLOPs (SXM): a healthy GPU is above half
+	step "gemm: bf16 above half of the H100/H200 peak" 0 "bf16 .* passed" -- \
+		"$sd" gemm --local 1 $gemm --dtype bf16 --peak-tflops bf16=989 ;;
+*) skip 1 "not an H100 or H200: no peak to hold it to" ;;
+esac
+step "gemm: wrong math is caught (exit 1)" 1 "wrong math" -- \
+	env SHAKEDOWN_FAULT="rank=0,kind=corrupt,index=7" \
+	"$sd" gemm --local 1 $gemm --dtype bf16 --sizes 512 --width 0
+step "gemm: a slow GPU is below its peak (exit 6)" 6 \
+	"below 0.50 of its peak" -- \
+	env SHAKEDOWN_FAULT="rank=0,kind=slow,delay_us=20000" \
+	"$sd" gemm --local 1 $gemm --dtype bf16 --sizes 4096 --width 0 \
+	--peak-tflops 100
+if [ "$ngpu" -ge 2 ]; then
+	step "gemm: 2 GPUs at once, a slow one named by its peers (exit 6)" 6 \
+		"FAILED rank 1 .*peer median" -- \
+		env SHAKEDOWN_FAULT="rank=1,kind=slow,delay_us=20000" \
+		"$sd" gemm --local 2 $gemm --dtype bf16 --sizes 4096 --width 0
+else
+	skip 1 "one GPU: no peers for gemm"
+fi
 
 # -- two GPUs: every op across ranks -----------------------------------
 ops2="all_reduce all_gather reduce_scatter all_to_all broadcast reduce gather

@@ -19,7 +19,7 @@ is "$?" 0 "four runs recorded"
 query() { sqlite3 -batch -header -csv "$DB" < "$top_srcdir/sql/queries/$1"; }
 n=0
 for f in "$top_srcdir"/sql/queries/*.sql; do n=$((n + 1)); done
-is "$n" 10 "ten queries"
+is "$n" 11 "eleven queries (slowest_devices.sql: gemm.t)"
 
 out=$(query peak_busbw_by_op.sql)
 is "$(printf '%s\n' "$out" | head -1)" \

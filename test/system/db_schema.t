@@ -39,11 +39,11 @@ is "$(SQ "$TMPD/new.db" 'PRAGMA journal_mode')" wal "in WAL mode"
 is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%) STRICT'
 	ORDER BY name)")" \
-	"baseline_values baselines host_env jobs measurements ranks runs suspects tests train_metrics train_reference_steps train_references train_runs train_steps upload_outbox verdicts" \
+	"baseline_values baselines gemm_devices gemm_results host_env jobs measurements ranks runs suspects tests train_metrics train_reference_steps train_references train_runs train_steps upload_outbox verdicts" \
 	"every table is STRICT"
 is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	FROM sqlite_schema WHERE type = 'view' ORDER BY name)")" \
-	"busbw_history host_interfaces measurements_v run_summary tests_v train_loss_v train_summary_v" \
+	"busbw_history gemm_results_v host_interfaces measurements_v run_summary tests_v train_loss_v train_summary_v" \
 	"the views"
 like "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ',')
 	FROM pragma_table_info('measurements_v')")" \

@@ -73,6 +73,8 @@ for c in $cmds; do
 			# run: -b above -e stops it once the options are read
 			set -- "$o" ${arg:+X}
 			[ "$c" = run ] && set -- "$@" -b 2K -e 1K
+			# gemm: nothing to measure stops it likewise
+			[ "$c" = gemm ] && set -- "$@" --sizes none --width 0
 			# topo has no database: its ranks start and stop
 			case $c in run|topo) ;;
 			*) set -- "$@" --db "$TMPD/missing.db" ;;
