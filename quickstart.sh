@@ -11,9 +11,9 @@ cd "$(dirname "$0")"
 
 # Build and test dependencies, all from Debian.  The Slurm daemons, munge,
 # iproute2 and openssl are for the test suite's private cluster, network
-# namespaces and HTTPS server.
+# namespaces and HTTPS server; OpenBLAS is the training workload's matmul.
 packages="build-essential autoconf automake libtool pkgconf
-  libsqlite3-dev sqlite3 libyaml-dev libcurl4-openssl-dev
+  libsqlite3-dev sqlite3 libyaml-dev libcurl4-openssl-dev libopenblas-dev
   libgloo-dev libpmi2-0-dev libslurm-dev
   slurmctld slurmd slurm-client munge
   python3 openssl iproute2 procps ca-certificates"
