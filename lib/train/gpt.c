@@ -654,48 +654,110 @@ void sd_gpt_encoder_backward(float *dwte, float *dwpe, const float *dout,
 		}
 }
 
-void sd_gpt_layernorm_forward(float *out, float *mean, float *rstd,
-			      const float *in, const float *w,
-			      const float *b, int N, int C)
+static inline float hsum16(vf16 v)
 {
+	float s = 0;
+	for (int k = 0; k < 16; k++)
+		s += v[k];
+	return s;
+}
+
+#define LOAD16(v, p) memcpy(&(v), (p), sizeof(vf16))
+#define STORE16(p, v) memcpy((p), &(v), sizeof(vf16))
+
+/* Rows of C: whole vectors of 16, then a scalar tail, the same arithmetic
+ * in both. */
+SD_CLONES void sd_gpt_layernorm_forward(float *out, float *mean, float *rstd,
+					const float *in, const float *w,
+					const float *b, int N, int C)
+{
+	int C16 = C & ~15;
 	for (int r = 0; r < N; r++) {
 		const float *x = in + (size_t)r * C;
 		float *y = out + (size_t)r * C;
-		float s = 0, v = 0, mu, rs;
-		for (int i = 0; i < C; i++)
+		vf16 acc = { 0 }, v, wv, bv;
+		float s, var, mu, rs;
+		int i;
+		for (i = 0; i < C16; i += 16) {
+			LOAD16(v, x + i);
+			acc += v;
+		}
+		s = hsum16(acc);
+		for (; i < C; i++)
 			s += x[i];
 		mu = s / C;
-		for (int i = 0; i < C; i++) {
-			float d = x[i] - mu;
-			v += d * d;
+		acc = (vf16){ 0 };
+		for (i = 0; i < C16; i += 16) {
+			LOAD16(v, x + i);
+			v -= mu;
+			acc += v * v;
 		}
-		rs = 1.0f / sqrtf(v / C + 1e-5f);
-		for (int i = 0; i < C; i++)
+		var = hsum16(acc);
+		for (; i < C; i++)
+			var += (x[i] - mu) * (x[i] - mu);
+		rs = 1.0f / sqrtf(var / C + 1e-5f);
+		for (i = 0; i < C16; i += 16) {
+			LOAD16(v, x + i);
+			LOAD16(wv, w + i);
+			LOAD16(bv, b + i);
+			v = (v - mu) * rs * wv + bv;
+			STORE16(y + i, v);
+		}
+		for (; i < C; i++)
 			y[i] = (x[i] - mu) * rs * w[i] + b[i];
 		mean[r] = mu;
 		rstd[r] = rs;
 	}
 }
 
-void sd_gpt_layernorm_backward(float *din, float *dw, float *db,
-			       const float *dout, const float *in,
-			       const float *w, const float *mean,
-			       const float *rstd, int N, int C)
+SD_CLONES void sd_gpt_layernorm_backward(float *din, float *dw, float *db,
+					 const float *dout, const float *in,
+					 const float *w, const float *mean,
+					 const float *rstd, int N, int C)
 {
+	int C16 = C & ~15;
 	for (int r = 0; r < N; r++) {
 		const float *x = in + (size_t)r * C;
 		const float *dy = dout + (size_t)r * C;
 		float *dx = din + (size_t)r * C;
-		float mu = mean[r], rs = rstd[r];
-		float sum_d = 0, sum_dn = 0;
-		for (int i = 0; i < C; i++) {
+		float mu = mean[r], rs = rstd[r], sum_d, sum_dn;
+		vf16 ad = { 0 }, adn = { 0 }, xv, dyv, wv, nv, dv, t;
+		int i;
+		for (i = 0; i < C16; i += 16) {
+			LOAD16(xv, x + i);
+			LOAD16(dyv, dy + i);
+			LOAD16(wv, w + i);
+			nv = (xv - mu) * rs;
+			dv = dyv * wv;
+			ad += dv;
+			adn += dv * nv;
+		}
+		sum_d = hsum16(ad);
+		sum_dn = hsum16(adn);
+		for (; i < C; i++) {
 			float n = (x[i] - mu) * rs, d = dy[i] * w[i];
 			sum_d += d;
 			sum_dn += d * n;
 		}
 		sum_d /= C;
 		sum_dn /= C;
-		for (int i = 0; i < C; i++) {
+		for (i = 0; i < C16; i += 16) {
+			LOAD16(xv, x + i);
+			LOAD16(dyv, dy + i);
+			LOAD16(wv, w + i);
+			nv = (xv - mu) * rs;
+			dv = dyv * wv;
+			LOAD16(t, db + i);
+			t += dyv;
+			STORE16(db + i, t);
+			LOAD16(t, dw + i);
+			t += dyv * nv;
+			STORE16(dw + i, t);
+			LOAD16(t, dx + i);
+			t += rs * (dv - sum_d - nv * sum_dn);
+			STORE16(dx + i, t);
+		}
+		for (; i < C; i++) {
 			float n = (x[i] - mu) * rs, d = dy[i] * w[i];
 			db[i] += dy[i];
 			dw[i] += dy[i] * n;
@@ -1105,28 +1167,54 @@ int sd_gpt_backward(struct sd_gpt *m,
 }
 #undef READY
 
+/* AdamW over n elements, 16 at a time where it can (sqrt lane by lane:
+ * C's vector extensions have none), the same arithmetic in the tail. */
+SD_CLONES static void adamw_range(float *p, const float *g, float *mo,
+				  float *v, size_t n, float b1, float b2,
+				  float eps, float decay, float step_size,
+				  float inv_sqrt_bc2, float grad_scale)
+{
+	size_t j = 0;
+	for (; j + 16 <= n; j += 16) {
+		vf16 pv, gv, mv, vv, den;
+		LOAD16(pv, p + j);
+		LOAD16(gv, g + j);
+		LOAD16(mv, mo + j);
+		LOAD16(vv, v + j);
+		gv *= grad_scale;
+		mv = b1 * mv + (1.0f - b1) * gv;
+		vv = b2 * vv + (1.0f - b2) * gv * gv;
+		for (int k = 0; k < 16; k++)
+			den[k] = sqrtf(vv[k]);
+		pv = pv * decay - step_size * mv / (den * inv_sqrt_bc2 + eps);
+		STORE16(p + j, pv);
+		STORE16(mo + j, mv);
+		STORE16(v + j, vv);
+	}
+	for (; j < n; j++) {
+		float gj = g[j] * grad_scale;
+		mo[j] = b1 * mo[j] + (1.0f - b1) * gj;
+		v[j] = b2 * v[j] + (1.0f - b2) * gj * gj;
+		p[j] = p[j] * decay -
+		       step_size * mo[j] / (sqrtf(v[j]) * inv_sqrt_bc2 + eps);
+	}
+}
+
 void sd_gpt_adamw_step(struct sd_gpt *m, const struct sd_adamw *o,
 		       float grad_scale)
 {
-	float b1 = o->beta1, b2 = o->beta2, eps = o->eps;
 	float step_size, inv_sqrt_bc2;
 
 	m->adam_t++;
-	step_size = (float)(o->lr / (1.0 - pow(b1, (double)m->adam_t)));
+	step_size = (float)(o->lr / (1.0 - pow(o->beta1, (double)m->adam_t)));
 	inv_sqrt_bc2 =
-		(float)(1.0 / sqrt(1.0 - pow(b2, (double)m->adam_t)));
+		(float)(1.0 / sqrt(1.0 - pow(o->beta2, (double)m->adam_t)));
 	for (int i = 0; i < m->n_tensors; i++) {
 		const struct sd_gpt_tensor *t = &m->tensors[i];
-		float *p = m->params + t->offset, *g = m->grads + t->offset;
-		float *mo = m->adam_m + t->offset, *v = m->adam_v + t->offset;
 		float decay = t->decay ? 1.0f - o->lr * o->weight_decay : 1.0f;
-		for (size_t j = 0; j < t->count; j++) {
-			float gj = g[j] * grad_scale;
-			mo[j] = b1 * mo[j] + (1.0f - b1) * gj;
-			v[j] = b2 * v[j] + (1.0f - b2) * gj * gj;
-			p[j] = p[j] * decay -
-			       step_size * mo[j] /
-				       (sqrtf(v[j]) * inv_sqrt_bc2 + eps);
-		}
+		adamw_range(m->params + t->offset, m->grads + t->offset,
+			    m->adam_m + t->offset, m->adam_v + t->offset,
+			    t->count, o->beta1, o->beta2, o->eps, decay,
+			    step_size, inv_sqrt_bc2, grad_scale);
 	}
 }

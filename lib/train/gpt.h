@@ -55,7 +55,7 @@ struct sd_gpt_config {
  */
 #define SD_GPT_CONFIG_DEFAULT                                                \
 	{ .layers = 4, .width = 256, .heads = 4, .seq_len = 128,             \
-	  .vocab = 256, .micro_batch = 8, .accum_steps = 2 }
+	  .vocab = 256, .micro_batch = 4, .accum_steps = 2 }
 
 /*
  * The test configuration for CI: the same structure at a size where a
