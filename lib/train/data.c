@@ -259,8 +259,9 @@ const int32_t *sd_data_markov_successors(const struct sd_data *d,
 	return d->successors + context * d->branching;
 }
 
-/* Sample `index` one token at a time: emit(ctx, t, token) for t = 0 ..
- * seq_len. */
+/* Generate sample `index` one token at a time, running body with t (0 ..
+ * seq_len) and tok set: the Markov chain from its uniform start, or the
+ * file's window at the sample's offset. */
 #define FOR_EACH_TOKEN(d, index, t, tok, body)                               \
 	do {                                                                 \
 		if ((d)->kind == KIND_MARKOV) {                              \
