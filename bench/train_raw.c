@@ -11,7 +11,7 @@
  *                   [--layers N] [--width N] [--heads N] [--seq-len N]
  *                   [--vocab N] [--micro-batch N] [--accum-steps N]
  *                   [--order K] [--branching M]
- *                   [--dump-init FILE] [--dump-tokens FILE]
+ *                   [--dump-init FILE] [--dump-tokens FILE] [--no-replay]
  *
  * --ranks R does the work of R data-parallel ranks in this one process
  * (every step runs R x accum_steps micro-batches, the global batch of R
@@ -20,12 +20,17 @@
  * each step's wall time (CLOCK_MONOTONIC) from its first forward to the
  * end of its optimizer step; the first `warmup` steps (at least one) are
  * not timed; tokens/s = tokens per step x timed steps / their total time.
+ * The sgemm replay at the end runs cblas_sgemm alone on the shapes of one
+ * micro-batch's forward and backward, the same calls in the same order on
+ * buffers of their own, so the model's in-step sgemm rate can be set
+ * against OpenBLAS's on the same shapes (--no-replay skips it).
  * --dump-init writes the initial parameters (float32, table order) and
  * --dump-tokens every step's inputs and targets (int32), so that
  * torch_gpt.py can start from the same point on the same data.
  */
 #include "config.h"
 
+#include <cblas.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +59,98 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+
+/* One micro-batch's sgemm calls, as lib/train/gpt.c makes them. */
+struct shape {
+	char ta, tb;
+	int M, N, K, count;
+};
+
+static int step_shapes(const struct sd_gpt_config *c, struct shape *s)
+{
+	int N = c->micro_batch * c->seq_len, C = c->width, T = c->seq_len;
+	int hs = C / c->heads, L = c->layers, BH = c->micro_batch * c->heads;
+	int n = 0;
+#define S(a, b, m, nn, k, cnt)                                               \
+	s[n++] = (struct shape){ a, b, m, nn, k, cnt }
+	/* forward */
+	S('N', 'T', N, 3 * C, C, L);
+	S('N', 'T', T, T, hs, L * BH);
+	S('N', 'N', T, hs, T, L * BH);
+	S('N', 'T', N, C, C, L);
+	S('N', 'T', N, 4 * C, C, L);
+	S('N', 'T', N, C, 4 * C, L);
+	S('N', 'T', N, c->vocab, C, 1);
+	/* backward */
+	S('N', 'N', N, C, c->vocab, 1);
+	S('T', 'N', c->vocab, C, N, 1);
+	S('N', 'N', N, 4 * C, C, L);
+	S('T', 'N', C, 4 * C, N, L);
+	S('N', 'N', N, C, 4 * C, L);
+	S('T', 'N', 4 * C, C, N, L);
+	S('N', 'N', N, C, C, L);
+	S('T', 'N', C, C, N, L);
+	S('N', 'T', T, T, hs, L * BH);
+	S('T', 'N', T, hs, T, L * BH);
+	S('N', 'N', T, hs, T, L * BH);
+	S('T', 'N', T, hs, T, L * BH);
+	S('N', 'N', N, C, 3 * C, L);
+	S('T', 'N', 3 * C, C, N, L);
+#undef S
+	return n;
+}
+
+/* GFLOP/s of cblas_sgemm alone over the shapes, repeated for >= 1 s. */
+static double sgemm_replay(const struct sd_gpt_config *c)
+{
+	struct shape s[32];
+	int n = step_shapes(c, s);
+	size_t most = 1;
+	double flops = 0, t0, t = 0;
+	float *A, *B, *Cm;
+	long reps = 0;
+
+	for (int i = 0; i < n; i++) {
+		size_t a = (size_t)s[i].M * s[i].K, b = (size_t)s[i].K * s[i].N,
+		       cc = (size_t)s[i].M * s[i].N;
+		most = a > most ? a : most;
+		most = b > most ? b : most;
+		most = cc > most ? cc : most;
+	}
+	A = calloc(most, sizeof(float));
+	B = calloc(most, sizeof(float));
+	Cm = calloc(most, sizeof(float));
+	if (!A || !B || !Cm)
+		return 0;
+	for (size_t i = 0; i < most; i++) {
+		A[i] = (float)(i % 7) * 0.01f;
+		B[i] = (float)(i % 5) * 0.01f;
+	}
+	t0 = sd_now();
+	do {
+		for (int i = 0; i < n; i++) {
+			const struct shape *x = &s[i];
+			int lda = x->ta == 'N' ? x->K : x->M;
+			int ldb = x->tb == 'N' ? x->N : x->K;
+			for (int k = 0; k < x->count; k++)
+				cblas_sgemm(CblasRowMajor,
+					    x->ta == 'N' ? CblasNoTrans
+							 : CblasTrans,
+					    x->tb == 'N' ? CblasNoTrans
+							 : CblasTrans,
+					    x->M, x->N, x->K, 1.0f, A, lda, B, ldb,
+					    0.0f, Cm, x->N);
+			flops += 2.0 * x->M * x->N * x->K * x->count;
+		}
+		reps++;
+		t = sd_now() - t0;
+	} while (t < 1.0);
+	free(A);
+	free(B);
+	free(Cm);
+	return flops / t * 1e-9;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -65,7 +162,8 @@ static void usage(void)
 		"[--micro-batch N]\n"
 		"                 [--accum-steps N] [--order K] "
 		"[--branching M]\n"
-		"                 [--dump-init FILE] [--dump-tokens FILE]\n");
+		"                 [--dump-init FILE] [--dump-tokens FILE] "
+		"[--no-replay]\n");
 }
 
 int main(int argc, char **argv)
@@ -81,7 +179,7 @@ int main(int argc, char **argv)
 	struct sd_gpt *m = NULL;
 	struct sd_data *d = NULL;
 	FILE *tok_out = NULL;
-	int rc;
+	int rc, replay = 1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -90,6 +188,10 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage();
 			return 0;
+		}
+		if (!strcmp(a, "--no-replay")) {
+			replay = 0;
+			continue;
 		}
 		if (!v) {
 			fprintf(stderr, "train_raw: %s needs a value\n", a);
@@ -281,6 +383,8 @@ int main(int argc, char **argv)
 						      timed_s * 1e-9);
 		printf("matmul_share %.3f\n", mm_s / timed_s);
 		printf("matmul_gflops %.2f\n", mm_flops / mm_s * 1e-9);
+		if (replay)
+			printf("sgemm_replay_gflops %.2f\n", sgemm_replay(&cfg));
 	}
 	printf("total_s %.3f\n", timed_s);
 	free(inputs);
