@@ -110,6 +110,8 @@ echo "matmul share of a step: train_raw $(value matmul_share "$OUT/raw.1")" \
 	"(in sgemm, $(value matmul_gflops "$OUT/raw.1") GFLOP/s)," \
 	"PyTorch $(value matmul_share "$OUT/torch.profile")" \
 	"(addmm, mm and bmm self time, profiled)"
+echo "sgemm alone on one micro-batch's shapes (train_raw's replay):" \
+	"$(value sgemm_replay_gflops "$OUT/raw.1") GFLOP/s"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 4. the first steps' loss
