@@ -78,8 +78,8 @@ int sd_data_open_markov(struct sd_data **out, int vocab, int order,
 		return invalid(err, errlen, m);
 	}
 	if (seq_len < 1) {
-		snprintf(m, sizeof(m), "seq_len %d is out of range; use 1 or more",
-			 seq_len);
+		snprintf(m, sizeof(m),
+			 "seq_len %d is out of range; use 1 or more", seq_len);
 		return invalid(err, errlen, m);
 	}
 	for (int i = 0; i < order; i++) {
@@ -259,48 +259,54 @@ const int32_t *sd_data_markov_successors(const struct sd_data *d,
 	return d->successors + context * d->branching;
 }
 
-/* Generate sample `index` one token at a time, running body with t (0 ..
- * seq_len) and tok set: the Markov chain from its uniform start, or the
- * file's window at the sample's offset. */
-#define FOR_EACH_TOKEN(d, index, t, tok, body)                               \
-	do {                                                                 \
-		if ((d)->kind == KIND_MARKOV) {                              \
-			struct sd_rng r_;                                    \
-			uint64_t ctx_ = 0;                                   \
-			sd_rng_seed(&r_, sd_rng_hash((d)->seed,              \
-						     DOMAIN_SAMPLE, (index))); \
-			for (int t = 0; t <= (d)->seq_len; t++) {            \
-				int tok;                                     \
-				if (t < (d)->order)                          \
-					tok = (int)sd_rng_below(             \
-						&r_, (uint32_t)(d)->vocab);  \
-				else                                         \
-					tok = (d)->successors                \
-						[ctx_ * (d)->branching +     \
-						 sd_rng_below(               \
-							 &r_,                \
-							 (uint32_t)(d)->branching)]; \
-				ctx_ = (ctx_ * (uint64_t)(d)->vocab +        \
-					(uint64_t)tok) %                     \
-				       (d)->contexts;                        \
-				body;                                        \
-			}                                                    \
-		} else {                                                     \
-			uint64_t span_ = (d)->size - (size_t)(d)->seq_len;   \
-			const unsigned char *w_ =                            \
-				(d)->bytes +                                 \
-				sd_rng_hash((d)->seed, DOMAIN_OFFSET,        \
-					    (index)) % span_;                \
-			for (int t = 0; t <= (d)->seq_len; t++) {            \
-				int tok = w_[t];                             \
-				body;                                        \
-			}                                                    \
-		}                                                            \
-	} while (0)
+/* A sample's tokens one at a time: the Markov chain from its uniform
+ * start, or the file's window at the sample's offset. */
+struct gen {
+	const struct sd_data *d;
+	struct sd_rng r;
+	uint64_t ctx;              /* Markov: the last `order` tokens */
+	const unsigned char *w;    /* file: the window */
+	int t;
+};
+
+static void gen_start(struct gen *g, const struct sd_data *d,
+		      uint64_t index)
+{
+	g->d = d;
+	g->t = 0;
+	g->ctx = 0;
+	g->w = NULL;
+	if (d->kind == KIND_MARKOV) {
+		sd_rng_seed(&g->r, sd_rng_hash(d->seed, DOMAIN_SAMPLE, index));
+	} else {
+		uint64_t span = d->size - (size_t)d->seq_len;
+		g->w = d->bytes +
+		       sd_rng_hash(d->seed, DOMAIN_OFFSET, index) % span;
+	}
+}
+
+static inline int gen_next(struct gen *g)
+{
+	const struct sd_data *d = g->d;
+	int tok;
+
+	if (g->w)
+		return g->w[g->t++];
+	if (g->t++ < d->order)
+		tok = (int)sd_rng_below(&g->r, (uint32_t)d->vocab);
+	else
+		tok = d->successors[g->ctx * d->branching +
+				    sd_rng_below(&g->r, (uint32_t)d->branching)];
+	g->ctx = (g->ctx * (uint64_t)d->vocab + (uint64_t)tok) % d->contexts;
+	return tok;
+}
 
 void sd_data_sample(const struct sd_data *d, uint64_t index, int *tokens)
 {
-	FOR_EACH_TOKEN(d, index, t, tok, tokens[t] = tok);
+	struct gen g;
+	gen_start(&g, d, index);
+	for (int t = 0; t <= d->seq_len; t++)
+		tokens[t] = gen_next(&g);
 }
 
 uint64_t sd_data_index(long step, int rank, int ranks, int accum_steps,
@@ -333,12 +339,12 @@ int sd_data_micro_batch(const struct sd_data *d, long step, int rank,
 		uint64_t idx = sd_data_index(step, rank, ranks, accum_steps,
 					     micro_step, micro_batch, b);
 		int *in = inputs + (size_t)b * T, *tg = targets + (size_t)b * T;
-		FOR_EACH_TOKEN(d, idx, t, tok, {
-			if (t < T)
-				in[t] = tok;
-			if (t > 0)
-				tg[t - 1] = tok;
-		});
+		struct gen g;
+		gen_start(&g, d, idx);
+		in[0] = gen_next(&g);
+		for (int t = 1; t < T; t++)
+			in[t] = tg[t - 1] = gen_next(&g);
+		tg[T - 1] = gen_next(&g);
 	}
 	return SD_OK;
 }

@@ -212,8 +212,8 @@ int sd_gpt_config_check(const struct sd_gpt_config *c, char *err,
 		return fail(err, errlen, m);
 	}
 	if (c->seq_len < 1 || c->seq_len > 65536) {
-		snprintf(m, sizeof(m),
-			 "seq_len %d is out of range; use 1 to 65536", c->seq_len);
+		snprintf(m, sizeof(m), "seq_len %d is out of range; use 1 to "
+			 "65536", c->seq_len);
 		return fail(err, errlen, m);
 	}
 	if (c->vocab < 2 || c->vocab > (1 << 24)) {
@@ -1023,10 +1023,13 @@ int sd_gpt_forward(struct sd_gpt *m, const int *inputs, const int *targets,
 	for (int i = 0; i < N; i++) {
 		const char *what = NULL;
 		int tok = 0;
-		if (inputs[i] < 0 || inputs[i] >= V)
-			what = "input", tok = inputs[i];
-		else if (targets[i] < 0 || targets[i] >= V)
-			what = "target", tok = targets[i];
+		if (inputs[i] < 0 || inputs[i] >= V) {
+			what = "input";
+			tok = inputs[i];
+		} else if (targets[i] < 0 || targets[i] >= V) {
+			what = "target";
+			tok = targets[i];
+		}
 		if (what) {
 			if (err && errlen)
 				snprintf(err, errlen,

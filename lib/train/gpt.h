@@ -139,9 +139,9 @@ size_t sd_gpt_memory_bytes(const struct sd_gpt_config *cfg);
  * Allocate a model for cfg (checked here) with everything a step needs,
  * parameters zero until sd_gpt_init().  Sets OpenBLAS to one thread (each
  * rank is one process, and a fixed thread count keeps results
- * reproducible) and calls sd_blas_tune().  Returns SD_OK with *out owned by the caller (free with
- * sd_gpt_destroy()), SD_ERR_INVALID for a bad cfg or SD_ERR_NOMEM, err
- * saying which.
+ * reproducible) and calls sd_blas_tune().  Returns SD_OK with *out
+ * owned by the caller (free with sd_gpt_destroy()), SD_ERR_INVALID for a
+ * bad cfg or SD_ERR_NOMEM, err saying which.
  */
 int sd_gpt_create(const struct sd_gpt_config *cfg, struct sd_gpt **out,
 		  char *err, size_t errlen);

@@ -880,8 +880,8 @@ static void test_layout(void)
 		for (int r = 0; r < R; r++)
 			for (int a = 0; a < A; a++) {
 				for (int b = 0; b < B; b++)
-					seen[n++] = sd_data_index(5, r, R, A, a, B,
-								  b);
+					seen[n++] = sd_data_index(5, r, R, A,
+								  a, B, b);
 				sd_data_micro_batch(d, 5, r, R, A, a, B, in, tg,
 						    err, sizeof(err));
 				ok_same &= !memcmp(in, ref[r * A + a],
@@ -898,7 +898,8 @@ static void test_layout(void)
 	   "micro-step r A + a, token for token");
 	int s[T + 1];
 	sd_data_sample(d, sd_data_index(5, 0, 1, 4, 0, B, 1), s);
-	ok(!memcmp(s, ref[0] + T, T * sizeof(int)) && s[T] == tg_ref[0][2 * T - 1],
+	ok(!memcmp(s, ref[0] + T, T * sizeof(int)) &&
+		   s[T] == tg_ref[0][2 * T - 1],
 	   "layout: inputs are a sample's first seq_len tokens, targets the "
 	   "next");
 	ok(sd_data_micro_batch(d, 0, 2, 2, 1, 0, B, in, tg, err, sizeof(err)) ==
