@@ -14,7 +14,8 @@ data-parallel ranks, as train_raw --ranks does), backward of loss /
 
 Timing: each step's wall time (time.perf_counter) from zero_grad to the end
 of the optimizer step; the first `warmup` steps (at least one) are not
-timed; tokens/s = tokens per step x timed steps / their total time.
+timed; tokens/s = tokens per step x timed steps / their total time (and,
+steadier on a loaded host, tokens per step / the median step).
 
   /usr/bin/python3 bench/torch_gpt.py [--config default|test] [--steps N]
       [--warmup W] [--ranks R] [--seed S] [--lr X] [--layers N] [--width N]
@@ -259,6 +260,7 @@ def main():
         print("step_ms_mean %.3f" % (timed / n * 1e3))
         print("step_ms_median %.3f" % (med * 1e3))
         print("tokens_per_s %.1f" % (tps * n / timed))
+        print("tokens_per_s_median_step %.1f" % (tps / med))
     if a.profile:
         print("matmul_share %.3f" % matmul_share(model, opt, batches(0),
                                                  micro))

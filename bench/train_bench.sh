@@ -9,22 +9,24 @@
 #   2. data and start: train_raw writes its tokens and initial parameters,
 #      and both train on those tokens;
 #   3. rounds, interleaved (the order alternates): each round runs both,
-#      with the load average before; then the medians (min-max) of
-#      tokens/s and their ratio, train_raw / PyTorch (goal: >= 1.0), and
+#      with the load average before; a run's tokens/s is tokens per step /
+#      its median step (steadier than the mean on a shared host; both
+#      programs print both); then the medians (min-max) over the rounds of
+#      tokens/s and of the ratio train_raw / PyTorch (goal: >= 1.0), and
 #      each one's share of a step in matmul;
 #   4. the loss of the first steps: train_raw, PyTorch from its own
 #      initialisation, PyTorch from lib/train's, beside the loss floor.
 #
-# usage: bench/train_bench.sh [ROUNDS]              (default 3)
-# environment: CONFIG (default or test), STEPS (20 a run, WARMUP 2 of them
+# usage: bench/train_bench.sh [ROUNDS]              (default 5)
+# environment: CONFIG (default or test), STEPS (30 a run, WARMUP 2 of them
 # untimed), LOSS_STEPS (30), EXTRA (more options for both, e.g. "--ranks
 # 4"), TORCH_PYTHON (/usr/bin/python3: Debian's python3-torch), KEEP=DIR
 # (keep the outputs there).  Run from the build tree after `make`; not part
 # of `make check`.  Figures and what they mean: bench/README-train.md.
 set -eu
-ROUNDS=${1:-3}
+ROUNDS=${1:-5}
 CONFIG=${CONFIG:-default}
-STEPS=${STEPS:-20}
+STEPS=${STEPS:-30}
 WARMUP=${WARMUP:-2}
 LOSS_STEPS=${LOSS_STEPS:-30}
 EXTRA=${EXTRA:-}
@@ -84,8 +86,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 			--warmup "$WARMUP" --tokens "$OUT/tokens" >"$OUT/torch.$r"
 	}
 	if [ $((r % 2)) = 1 ]; then run_raw; run_torch; else run_torch; run_raw; fi
-	a=$(value tokens_per_s "$OUT/raw.$r")
-	b=$(value tokens_per_s "$OUT/torch.$r")
+	a=$(value tokens_per_s_median_step "$OUT/raw.$r")
+	b=$(value tokens_per_s_median_step "$OUT/torch.$r")
 	echo "$a $b" >>"$OUT/rounds"
 	printf '%-6s %12s %12s %7.3f %6s\n' "$r" "$a" "$b" \
 		"$(echo "$a $b" | awk '{ print $1 / $2 }')" "$l"
@@ -96,15 +98,15 @@ done
 	--profile >"$OUT/torch.profile"
 awk -v n="$ROUNDS" '
 	{ a[NR] = $1; b[NR] = $2; q[NR] = $1 / $2 }
-	function med(x,   i, j, t) {
+	function med(x, f,   i, j, t) {
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
 			if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
-		return sprintf("%.1f (%.1f-%.1f)", x[int((n + 1) / 2)], x[1], x[n])
+		return sprintf(f " (" f "-" f ")", x[int((n + 1) / 2)], x[1], x[n])
 	}
 	END {
-		print "median tokens/s, train_raw: " med(a)
-		print "median tokens/s, PyTorch:   " med(b)
-		print "ratio train_raw / PyTorch:  " med(q) "  (goal >= 1.0)"
+		print "median tokens/s, train_raw: " med(a, "%.1f")
+		print "median tokens/s, PyTorch:   " med(b, "%.1f")
+		print "ratio train_raw / PyTorch:  " med(q, "%.3f") "  (goal >= 1.0)"
 	}' "$OUT/rounds"
 echo "matmul share of a step: train_raw $(value matmul_share "$OUT/raw.1")" \
 	"(in sgemm, $(value matmul_gflops "$OUT/raw.1") GFLOP/s)," \

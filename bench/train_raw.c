@@ -19,7 +19,8 @@
  * compute of a multi-rank run can be timed without a backend.  Timing:
  * each step's wall time (CLOCK_MONOTONIC) from its first forward to the
  * end of its optimizer step; the first `warmup` steps (at least one) are
- * not timed; tokens/s = tokens per step x timed steps / their total time.
+ * not timed; tokens/s = tokens per step x timed steps / their total time
+ * (and, steadier on a loaded host, tokens per step / the median step).
  * The sgemm replay at the end runs cblas_sgemm alone on the shapes of one
  * micro-batch's forward and backward, the same calls in the same order on
  * buffers of their own, so the model's in-step sgemm rate can be set
@@ -378,6 +379,8 @@ int main(int argc, char **argv)
 		printf("step_ms_mean %.3f\n", timed_s / n * 1e3);
 		printf("step_ms_median %.3f\n", times[warmup + n / 2] * 1e3);
 		printf("tokens_per_s %.1f\n", tokens_per_step * n / timed_s);
+		printf("tokens_per_s_median_step %.1f\n",
+		       tokens_per_step / times[warmup + n / 2]);
 		printf("model_gflops %.2f\n", sd_gpt_flops_per_token(&cfg) *
 						      tokens_per_step * n /
 						      timed_s * 1e-9);

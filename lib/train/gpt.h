@@ -43,24 +43,27 @@ struct sd_gpt_config {
 
 /*
  * The built-in default: 100 steps on 4 data-parallel ranks on a 2-core
- * host take about a minute of compute.  Measured with bench/train_raw on
- * the 2-core development host (Xeon, AVX-512, OpenBLAS 0.3.21, one
- * thread): 0.141 s per single-rank step alone on a core (2048 tokens,
- * 14.5k tokens/s), so 4 ranks sharing 2 cores take 4 x 100 x 0.141 s /
- * 2 cores = 28 s of compute plus the gradient all_reduce of 3.3 MB per
- * step; 100 steps of `bench/train_raw --ranks 4` (the 4 ranks' work in
- * one process on one core) took 57 s.  3.24M parameters, 21.0 MFLOP per
- * token.  On the Markov source (order 1, branching 4) the loss falls from
- * ln 256 = 5.55 to within 0.1 of the floor ln 4 = 1.386 in 100 steps.
+ * host take about a minute of compute.  3.26M parameters, 21.1 MFLOP per
+ * token (sd_gpt_flops_per_token()), 1024 tokens per rank and step (4 x
+ * 128, accumulated twice), 4096 a step on 4 ranks.  Measured with
+ * bench/train_raw on the 2-core development host (Xeon, family 6 model
+ * 207, AVX-512; OpenBLAS 0.3.21 with Cooperlake kernels, one thread), with
+ * other jobs running: a single-rank step takes 0.24 s on one core (4470
+ * tokens/s, 86% of it in sgemm at 109 GFLOP/s), so 4 ranks x 100 steps
+ * share the 2 cores for 4 x 100 x 0.24 / 2 = 48 s, plus the all_reduce
+ * of 13 MB of gradients a step; `train_raw --ranks 4 --steps 100` (the 4
+ * ranks' work on one core) used 100 s of CPU.  On the Markov source
+ * (order 1, branching 4) the loss falls from ln 256 = 5.55 to 1.56 at
+ * step 100, 0.17 above the floor ln 4 = 1.386 (bench/README-train.md).
  */
 #define SD_GPT_CONFIG_DEFAULT                                                \
 	{ .layers = 4, .width = 256, .heads = 4, .seq_len = 128,             \
 	  .vocab = 256, .micro_batch = 4, .accum_steps = 2 }
 
 /*
- * The test configuration for CI: the same structure at a size where a
- * step takes about 2 ms on one core of the development host (0.08M
- * parameters).
+ * The test configuration for CI: the same structure, 34,688 parameters,
+ * 128 tokens a step (2 x 32, accumulated twice); a step takes 0.6-0.9 ms
+ * on one core of the development host (bench/train_raw --config test).
  */
 #define SD_GPT_CONFIG_TEST                                                   \
 	{ .layers = 2, .width = 32, .heads = 2, .seq_len = 32,               \
