@@ -11,7 +11,8 @@ cd "$(dirname "$0")"
 
 # Build and test dependencies, all from Debian.  The Slurm daemons, munge,
 # iproute2 and openssl are for the test suite's private cluster, network
-# namespaces and HTTPS server; OpenBLAS for shakedown gemm's CPU path.
+# namespaces and HTTPS server; OpenBLAS for the CPU
+# matrix multiplies (shakedown gemm, the training workload).
 packages="build-essential autoconf automake libtool pkgconf
   libsqlite3-dev sqlite3 libyaml-dev libcurl4-openssl-dev
   libgloo-dev libpmi2-0-dev libslurm-dev libopenblas-dev

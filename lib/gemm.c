@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 
 #include "shakedown/pattern.h"
+#include "blas.h"
 #include "gemm.h"
 #include "names.h"
 #include "util.h"
@@ -94,110 +94,14 @@ double sd_gemm_tolerance(enum sd_gemm_type t, uint64_t k)
 
 /* ------------------------------------------------------- the CPU path */
 
-/* cblas_sgemm's prototype, with its enums as the ints they are
- * (CblasRowMajor 101, CblasNoTrans 111). */
-typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k,
-			 float alpha, const float *a, int lda, const float *b,
-			 int ldb, float beta, float *c, int ldc);
-
-static struct {
-	pthread_once_t once;
-	sgemm_fn sgemm;          /* NULL: the builtin loop */
-	char impl[160];
-} cpu = { PTHREAD_ONCE_INIT, NULL, "" };
-
-/* The OpenBLAS kernels this CPU's instructions allow, or NULL. */
-static const char *cpu_coretype(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") &&
-	    __builtin_cpu_supports("avx512dq") &&
-	    __builtin_cpu_supports("avx512bw") &&
-	    __builtin_cpu_supports("avx512vl"))
-		return "SkylakeX";
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		return "Haswell";
-#endif
-	return NULL;
-}
-
-static void cpu_open(void)
-{
-	static const char *const names[] = {
-#ifdef SD_BLAS_SONAME
-		SD_BLAS_SONAME,
-#endif
-		"libopenblas.so.0", "libopenblas.so", "libblas.so.3",
-	};
-	const char *want = getenv("SHAKEDOWN_BLAS");
-	void *h = NULL;
-	const char *from = NULL;
-	char why[96] = "none found";
-	if (want && strcmp(want, "none") == 0) {
-		snprintf(cpu.impl, sizeof(cpu.impl), "builtin loop "
-			 "(SHAKEDOWN_BLAS=none), 1 thread");
-		return;
-	}
-	/* before the library starts: one thread, and kernels for this CPU
-	 * where the library would fall back to generic ones */
-	setenv("OPENBLAS_NUM_THREADS", "1", 1);
-	const char *core = cpu_coretype();
-	int set_core = core && !getenv("OPENBLAS_CORETYPE");
-	if (set_core)
-		setenv("OPENBLAS_CORETYPE", core, 1);
-	if (want && *want) {
-		h = dlopen(want, RTLD_NOW | RTLD_LOCAL);
-		from = want;
-		if (!h)
-			snprintf(why, sizeof(why), "SHAKEDOWN_BLAS=%.60s does not "
-				 "load", want);
-	} else {
-		for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]);
-		     i++) {
-			h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-			from = names[i];
-		}
-	}
-	if (h)
-		*(void **)&cpu.sgemm = dlsym(h, "cblas_sgemm");
-	if (!cpu.sgemm) {
-		if (h)
-			snprintf(why, sizeof(why), "%.60s has no cblas_sgemm",
-				 from);
-		snprintf(cpu.impl, sizeof(cpu.impl), "builtin loop (no BLAS: "
-			 "%s; apt-get install libopenblas0), 1 thread", why);
-		if (h)
-			dlclose(h);
-		return;
-	}
-	void (*threads)(int);
-	char *(*config)(void), *(*corename)(void);
-	*(void **)&threads = dlsym(h, "openblas_set_num_threads");
-	*(void **)&config = dlsym(h, "openblas_get_config");
-	*(void **)&corename = dlsym(h, "openblas_get_corename");
-	if (threads)
-		threads(1);
-	if (config && corename) {
-		/* "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ...": its name and
-		 * version */
-		const char *c = config();
-		const char *sp = c ? strchr(c, ' ') : NULL;
-		const char *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
-		int len = sp2 ? (int)(sp2 - c) : c ? (int)strlen(c) : 0;
-		snprintf(cpu.impl, sizeof(cpu.impl), "%.*s (core %s%s), "
-			 "1 thread", len > 40 ? 40 : len, c ? c : "OpenBLAS",
-			 corename(), set_core ? ", chosen by shakedown" : "");
-	} else {
-		snprintf(cpu.impl, sizeof(cpu.impl), "cblas_sgemm of %.100s, "
-			 "1 thread", from);
-	}
-}
-
 const char *sd_gemm_cpu_impl(void)
 {
-	pthread_once(&cpu.once, cpu_open);
-	return cpu.impl;
+	const struct sd_blas *b = sd_blas();
+	static char impl[260];
+	if (b->sgemm)
+		return b->impl;
+	snprintf(impl, sizeof(impl), "builtin loop (%s), 1 thread", b->impl);
+	return impl;
 }
 
 /* C = A B, row-major, without a BLAS: blocked so that a block of B stays
@@ -280,10 +184,12 @@ int sd_gemm_cpu(void *ctx, const struct sd_gemm_args *a,
 		double t0 = mono_us();
 		if (timed && a->delay_us > 0)
 			wait_us(a->delay_us);
-		if (cpu.sgemm)
-			cpu.sgemm(101, 111, 111, (int)a->m, (int)a->n,
-				  (int)a->k, 1.0f, A, (int)a->k, B, (int)a->n,
-				  0.0f, C, (int)a->n);
+		if (sd_blas()->sgemm)
+			sd_blas()->sgemm(SD_CBLAS_ROW_MAJOR, SD_CBLAS_NO_TRANS,
+					 SD_CBLAS_NO_TRANS, (int)a->m,
+					 (int)a->n, (int)a->k, 1.0f, A,
+					 (int)a->k, B, (int)a->n, 0.0f, C,
+					 (int)a->n);
 		else
 			builtin_sgemm(a->m, a->n, a->k, A, B, C);
 		double t1 = mono_us();
@@ -305,7 +211,7 @@ int sd_gemm_cpu(void *ctx, const struct sd_gemm_args *a,
 		r->sample_value[s] = a->sample_index[s] < nc
 					     ? C[a->sample_index[s]] : NAN;
 	snprintf(r->impl, sizeof(r->impl), "%.63s",
-		 cpu.sgemm ? "cblas_sgemm" : "builtin");
+		 sd_blas()->sgemm ? "cblas_sgemm" : "builtin");
 out:
 	free(A);
 	free(B);

@@ -90,16 +90,10 @@ int sd_gemm_cpu(void *ctx, const struct sd_gemm_args *a,
 		struct sd_gemm_result *r, char *err, size_t errlen);
 
 /*
- * What the CPU path multiplies with, loading it on the first call:
- * "OpenBLAS 0.3.21 (core SkylakeX), 1 thread" or "builtin loop (no BLAS:
- * ...)".  The BLAS is loaded with dlopen, not linked, so that no other
- * command starts its thread pool: $SHAKEDOWN_BLAS (a library name or
- * path; "none" for the builtin loop), else the one configure found, else
- * libopenblas.so.0, libblas.so.3.  OPENBLAS_NUM_THREADS is set to 1
- * before loading, and OPENBLAS_CORETYPE, when unset, to the kernels the
- * CPU's instructions allow (SkylakeX with AVX-512, Haswell with AVX2 and
- * FMA): OpenBLAS 0.3.21 falls back to its slowest kernels on CPU models
- * it does not know.  Returns a static string.
+ * What the CPU path multiplies with, loading it on the first call
+ * (lib/blas.h: which library, and why it is loaded, not linked):
+ * "OpenBLAS 0.3.21 (core SkylakeX), 1 thread" or "builtin loop (none (no
+ * BLAS: ...)), 1 thread".  Returns a static string.
  */
 const char *sd_gemm_cpu_impl(void);
 
