@@ -10,6 +10,12 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
+/* Bind a string to parameter i of st: NULL for NULL or "". */
+void sd_db_bind_str(sqlite3_stmt *st, int i, const char *s);
+/* Bind a real to parameter i of st: NULL when not finite (SQLite would
+ * store NaN as NULL anyway). */
+void sd_db_bind_real(sqlite3_stmt *st, int i, double v);
+
 /* sql/schema.sql: creates a database at SD_DB_SCHEMA_VERSION. */
 extern const char sd_db_schema_sql[];
 /* sql/migrations/0002_history.sql: version 1 -> 2. */

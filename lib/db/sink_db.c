@@ -125,24 +125,6 @@ static void now_iso(char out[32])
 	sd_db_iso_time(sd_wall_now(), out);
 }
 
-/* Bind a string, NULL for NULL or "". */
-static void bind_str(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s && *s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-/* Bind a real; NULL when not finite (SQLite would store NaN as NULL). */
-static void bind_real(sqlite3_stmt *st, int i, double v)
-{
-	if (isfinite(v))
-		sqlite3_bind_double(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 /* A real for a NOT NULL column. */
 static void bind_real0(sqlite3_stmt *st, int i, double v)
 {
@@ -223,20 +205,20 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 		"VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
 		" ?11, ?12, ?13, ?14)", -1, &st, NULL) != SQLITE_OK)
 		goto rollback;
-	bind_str(st, 1, run->uuid);
-	bind_str(st, 2, started);
-	bind_str(st, 3, now);
-	bind_str(st, 4, run->command_line ? run->command_line : s->cmdline);
-	bind_str(st, 5, run->plan_text);
-	bind_str(st, 6, run->plan_hash);
-	bind_str(st, 7, run->tool_version);
-	bind_str(st, 8, run->backend);
-	bind_str(st, 9, run->backend_version);
-	bind_str(st, 10, run->user);
-	bind_str(st, 11, host);
+	sd_db_bind_str(st, 1, run->uuid);
+	sd_db_bind_str(st, 2, started);
+	sd_db_bind_str(st, 3, now);
+	sd_db_bind_str(st, 4, run->command_line ? run->command_line : s->cmdline);
+	sd_db_bind_str(st, 5, run->plan_text);
+	sd_db_bind_str(st, 6, run->plan_hash);
+	sd_db_bind_str(st, 7, run->tool_version);
+	sd_db_bind_str(st, 8, run->backend);
+	sd_db_bind_str(st, 9, run->backend_version);
+	sd_db_bind_str(st, 10, run->user);
+	sd_db_bind_str(st, 11, host);
 	sqlite3_bind_int(st, 12, (int)getpid());
 	sqlite3_bind_int(st, 13, run->nranks);
-	bind_str(st, 14, run->run_kind ? run->run_kind : "collectives");
+	sd_db_bind_str(st, 14, run->run_kind ? run->run_kind : "collectives");
 	if (step_done(st) != SD_OK)
 		goto rollback;
 	sqlite3_finalize(st);
@@ -252,11 +234,11 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 			NULL) != SQLITE_OK)
 			goto rollback;
 		sqlite3_bind_int64(st, 1, s->run_id);
-		bind_str(st, 2, j->launcher);
-		bind_str(st, 3, j->cluster);
-		bind_str(st, 4, j->job_id);
-		bind_str(st, 5, j->step_id);
-		bind_str(st, 6, j->nodelist);
+		sd_db_bind_str(st, 2, j->launcher);
+		sd_db_bind_str(st, 3, j->cluster);
+		sd_db_bind_str(st, 4, j->job_id);
+		sd_db_bind_str(st, 5, j->step_id);
+		sd_db_bind_str(st, 6, j->nodelist);
 		sqlite3_bind_int(st, 7, j->nnodes);
 		sqlite3_bind_int(st, 8, j->tasks_per_node);
 		if (step_done(st) != SD_OK)
@@ -280,14 +262,14 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 					  SQLITE_TRANSIENT);
 			sqlite3_bind_int(st, 4, r->local_rank);
 			sqlite3_bind_int(st, 5, r->pid);
-			bind_str(st, 6, r->dev.name);
-			bind_str(st, 7, r->dev.pci_bus_id);
-			bind_str(st, 8, r->dev.uuid);
+			sd_db_bind_str(st, 6, r->dev.name);
+			sd_db_bind_str(st, 7, r->dev.pci_bus_id);
+			sd_db_bind_str(st, 8, r->dev.uuid);
 			sqlite3_bind_int64(st, 9,
 					   (sqlite3_int64)r->dev.mem_total_bytes);
 			sqlite3_bind_int64(st, 10,
 					   (sqlite3_int64)r->dev.mem_free_bytes);
-			bind_str(st, 11, r->dev.transport);
+			sd_db_bind_str(st, 11, r->dev.transport);
 			if (step_done(st) != SD_OK)
 				goto rollback;
 		}
@@ -307,7 +289,7 @@ static int db_run_begin(void *self, const struct sd_run_info *run)
 			sqlite3_bind_int64(st, 1, s->run_id);
 			sqlite3_bind_text(st, 2, run->hosts[i].host, -1,
 					  SQLITE_TRANSIENT);
-			bind_str(st, 3, run->hosts[i].json ? run->hosts[i].json
+			sd_db_bind_str(st, 3, run->hosts[i].json ? run->hosts[i].json
 							   : "{}");
 			if (step_done(st) != SD_OK)
 				goto rollback;
@@ -415,24 +397,24 @@ static void bind_test(sqlite3_stmt *st, struct db_sink *s, const char *status,
 	const struct sd_test_info *t = &s->test;
 	sqlite3_bind_int64(st, 1, s->run_id);
 	sqlite3_bind_int(st, 2, t->index);
-	bind_str(st, 3, t->name);
-	bind_str(st, 4, sd_op_name(t->op));
-	bind_str(st, 5, sd_dtype_name(t->dtype));
+	sd_db_bind_str(st, 3, t->name);
+	sd_db_bind_str(st, 4, sd_op_name(t->op));
+	sd_db_bind_str(st, 5, sd_dtype_name(t->dtype));
 	if (t->has_redop)
-		bind_str(st, 6, sd_redop_name(t->redop));
+		sd_db_bind_str(st, 6, sd_redop_name(t->redop));
 	if (t->root >= 0)
 		sqlite3_bind_int(st, 7, t->root);
-	bind_str(st, 8, t->scope && *t->scope ? t->scope : "world");
-	bind_str(st, 9, t->algo);
+	sd_db_bind_str(st, 8, t->scope && *t->scope ? t->scope : "world");
+	sd_db_bind_str(st, 9, t->algo);
 	sqlite3_bind_int(st, 10, t->nranks);
 	const char *known = test_status(status);
-	bind_str(st, 11, known);
+	sd_db_bind_str(st, 11, known);
 	if (status && strcmp(known, status) != 0 && !message)
 		message = status; /* keep what the runner said */
-	bind_str(st, 12, message);
-	bind_str(st, 13, s->test_started_at);
-	bind_str(st, 14, now);
-	bind_str(st, 15, t->members && *t->members ? t->members : NULL);
+	sd_db_bind_str(st, 12, message);
+	sd_db_bind_str(st, 13, s->test_started_at);
+	sd_db_bind_str(st, 14, now);
+	sd_db_bind_str(st, 15, t->members && *t->members ? t->members : NULL);
 }
 
 /* Bind a measurement's row (ins_meas_sql, journal_meas_sql). */
@@ -446,30 +428,30 @@ static void bind_meas(sqlite3_stmt *st, int64_t test_id,
 	sqlite3_bind_int(st, 5, m->iters);
 	sqlite3_bind_int(st, 6, m->warmup_iters);
 	bind_real0(st, 7, m->time_us);
-	bind_real(st, 8, m->time_us_min);
-	bind_real(st, 9, m->time_us_avg);
-	bind_real(st, 10, m->time_us_max);
+	sd_db_bind_real(st, 8, m->time_us_min);
+	sd_db_bind_real(st, 9, m->time_us_avg);
+	sd_db_bind_real(st, 10, m->time_us_max);
 	if (m->have_percentiles) {
-		bind_real(st, 11, m->iter_us_min);
-		bind_real(st, 12, m->iter_us_p50);
-		bind_real(st, 13, m->iter_us_p99);
-		bind_real(st, 14, m->iter_us_max);
+		sd_db_bind_real(st, 11, m->iter_us_min);
+		sd_db_bind_real(st, 12, m->iter_us_p50);
+		sd_db_bind_real(st, 13, m->iter_us_p99);
+		sd_db_bind_real(st, 14, m->iter_us_max);
 	}
 	bind_real0(st, 15, m->algbw_gbs);
 	bind_real0(st, 16, m->busbw_gbs);
 	sqlite3_bind_int64(st, 17, (sqlite3_int64)m->ds_size_bytes);
-	bind_str(st, 18, m->ds_description);
-	bind_real(st, 19, m->ds_throughput_gbps);
-	bind_real(st, 20, m->ds_busbw_gbps);
+	sd_db_bind_str(st, 18, m->ds_description);
+	sd_db_bind_real(st, 19, m->ds_throughput_gbps);
+	sd_db_bind_real(st, 20, m->ds_busbw_gbps);
 	sqlite3_bind_int(st, 21, m->checked ? 1 : 0);
 	sqlite3_bind_int64(st, 22, (sqlite3_int64)m->wrong);
 	if (m->wrong > 0 && m->first_wrong_rank >= 0) {
 		sqlite3_bind_int(st, 23, m->first_wrong_rank);
 		sqlite3_bind_int64(st, 24, (sqlite3_int64)m->first_wrong.index);
-		bind_str(st, 25, m->first_wrong.expected);
-		bind_str(st, 26, m->first_wrong.got);
+		sd_db_bind_str(st, 25, m->first_wrong.expected);
+		sd_db_bind_str(st, 26, m->first_wrong.got);
 	}
-	bind_str(st, 27, m->algo);
+	sd_db_bind_str(st, 27, m->algo);
 }
 
 /* Write the open test and its measurements; the caller holds mu. */
@@ -648,11 +630,11 @@ static void bind_run_end(sqlite3_stmt *st, int64_t run_id, const char *status,
 			 const char *now)
 {
 	sqlite3_bind_int64(st, 1, run_id);
-	bind_str(st, 2, status);
+	sd_db_bind_str(st, 2, status);
 	sqlite3_bind_int(st, 3, end->exit_status);
-	bind_str(st, 4, end->message);
-	bind_str(st, 5, finished);
-	bind_str(st, 6, now);
+	sd_db_bind_str(st, 4, end->message);
+	sd_db_bind_str(st, 5, finished);
+	sd_db_bind_str(st, 6, now);
 }
 
 static void write_journal(struct db_sink *s, const char *status,
@@ -848,18 +830,18 @@ static void fill_verdict(sqlite3_stmt *st, int64_t run_id, const void *rows,
 	const struct sd_verdict_info *v = (const struct sd_verdict_info *)rows + i;
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int(st, 2, v->test_index);
-	bind_str(st, 3, v->subject_kind);
-	bind_str(st, 4, v->subject);
+	sd_db_bind_str(st, 3, v->subject_kind);
+	sd_db_bind_str(st, 4, v->subject);
 	sqlite3_bind_text(st, 5, v->hosts ? v->hosts : "", -1,
 			  SQLITE_TRANSIENT);
-	bind_str(st, 6, v->expectation);
+	sd_db_bind_str(st, 6, v->expectation);
 	if (v->size_bytes)
 		sqlite3_bind_int64(st, 7, (sqlite3_int64)v->size_bytes);
-	bind_real(st, 8, v->measured);
-	bind_real(st, 9, v->threshold);
-	bind_str(st, 10, v->unit);
-	bind_str(st, 11, v->status);
-	bind_str(st, 12, v->reason);
+	sd_db_bind_real(st, 8, v->measured);
+	sd_db_bind_real(st, 9, v->threshold);
+	sd_db_bind_str(st, 10, v->unit);
+	sd_db_bind_str(st, 11, v->status);
+	sd_db_bind_str(st, 12, v->reason);
 	sqlite3_bind_int(st, 13, v->attempts > 0 ? v->attempts : 1);
 }
 
@@ -891,8 +873,8 @@ static void fill_suspect(sqlite3_stmt *st, int64_t run_id, const void *rows,
 {
 	const struct sd_suspect_info *v = (const struct sd_suspect_info *)rows + i;
 	sqlite3_bind_int64(st, 1, run_id);
-	bind_str(st, 2, v->kind);
-	bind_str(st, 3, v->subject);
+	sd_db_bind_str(st, 2, v->kind);
+	sd_db_bind_str(st, 3, v->subject);
 	sqlite3_bind_text(st, 4, v->hosts ? v->hosts : "", -1,
 			  SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 5, v->bad_node ? 1 : 0);
@@ -925,24 +907,24 @@ static void fill_gemm_result(sqlite3_stmt *st, int64_t run_id,
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int(st, 2, v->rank);
 	sqlite3_bind_text(st, 3, v->host ? v->host : "", -1, SQLITE_TRANSIENT);
-	bind_str(st, 4, v->device);
-	bind_str(st, 5, v->dtype);
-	bind_str(st, 6, v->shape);
+	sd_db_bind_str(st, 4, v->device);
+	sd_db_bind_str(st, 5, v->dtype);
+	sd_db_bind_str(st, 6, v->shape);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)v->m);
 	sqlite3_bind_int64(st, 8, (sqlite3_int64)v->n);
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)v->k);
 	sqlite3_bind_int(st, 10, v->iters);
 	sqlite3_bind_int(st, 11, v->warmup_iters);
 	bind_real0(st, 12, v->time_us);
-	bind_real(st, 13, v->time_us_min);
-	bind_real(st, 14, v->time_us_max);
+	sd_db_bind_real(st, 13, v->time_us_min);
+	sd_db_bind_real(st, 14, v->time_us_max);
 	bind_real0(st, 15, v->tflops);
 	sqlite3_bind_int64(st, 16, (sqlite3_int64)v->checked);
 	sqlite3_bind_int64(st, 17, (sqlite3_int64)v->wrong);
-	bind_real(st, 18, v->max_error);
-	bind_real(st, 19, v->tolerance);
+	sd_db_bind_real(st, 18, v->max_error);
+	sd_db_bind_real(st, 19, v->tolerance);
 	sqlite3_bind_int(st, 20, v->best ? 1 : 0);
-	bind_str(st, 21, v->impl);
+	sd_db_bind_str(st, 21, v->impl);
 }
 
 static void copy_gemm_result(struct pbatch *b, void *row)
@@ -975,15 +957,15 @@ static void fill_gemm_device(sqlite3_stmt *st, int64_t run_id,
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int(st, 2, v->rank);
 	sqlite3_bind_text(st, 3, v->host ? v->host : "", -1, SQLITE_TRANSIENT);
-	bind_str(st, 4, v->device);
-	bind_str(st, 5, v->dtype);
-	bind_str(st, 6, v->status);
-	bind_real(st, 7, v->best_tflops);
-	bind_str(st, 8, v->best_shape);
-	bind_real(st, 9, v->peer_median_tflops);
+	sd_db_bind_str(st, 4, v->device);
+	sd_db_bind_str(st, 5, v->dtype);
+	sd_db_bind_str(st, 6, v->status);
+	sd_db_bind_real(st, 7, v->best_tflops);
+	sd_db_bind_str(st, 8, v->best_shape);
+	sd_db_bind_real(st, 9, v->peer_median_tflops);
 	sqlite3_bind_int(st, 10, v->peers);
-	bind_real(st, 11, v->peak_tflops);
-	bind_str(st, 12, v->reason);
+	sd_db_bind_real(st, 11, v->peak_tflops);
+	sd_db_bind_str(st, 12, v->reason);
 }
 
 static void copy_gemm_device(struct pbatch *b, void *row)

@@ -144,24 +144,6 @@ static const char heartbeat_sql[] =
 	"UPDATE runs SET heartbeat_at = ?2 WHERE uuid = ?1 "
 	"AND status = 'running'";
 
-/* Bind a string, NULL for NULL or "". */
-static void bind_str(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s && *s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-/* Bind a real; NULL when not finite. */
-static void bind_real(sqlite3_stmt *st, int i, double v)
-{
-	if (isfinite(v))
-		sqlite3_bind_double(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 /* Bind a known fact: as an integer when `whole`, else a real. */
 static void bind_fact(sqlite3_stmt *st, int i, const struct sd_train_fact *f,
 		      int whole)
@@ -252,16 +234,16 @@ static int write_begin(struct emit *em, const struct sd_train_rec *r)
 	sd_db_iso_time(sd_wall_now(), now);
 	if (prepare(em, ins_run_sql, &st) != SD_OK)
 		goto out;
-	bind_str(st, 1, r->uuid);
-	bind_str(st, 2, r->kind);
-	bind_str(st, 3, started);
-	bind_str(st, 4, now);
-	bind_str(st, 5, r->command_line);
-	bind_str(st, 6, r->tool_version);
-	bind_str(st, 7, r->backend);
-	bind_str(st, 8, r->backend_version);
-	bind_str(st, 9, r->user);
-	bind_str(st, 10, r->hostname);
+	sd_db_bind_str(st, 1, r->uuid);
+	sd_db_bind_str(st, 2, r->kind);
+	sd_db_bind_str(st, 3, started);
+	sd_db_bind_str(st, 4, now);
+	sd_db_bind_str(st, 5, r->command_line);
+	sd_db_bind_str(st, 6, r->tool_version);
+	sd_db_bind_str(st, 7, r->backend);
+	sd_db_bind_str(st, 8, r->backend_version);
+	sd_db_bind_str(st, 9, r->user);
+	sd_db_bind_str(st, 10, r->hostname);
 	sqlite3_bind_int(st, 11, (int)getpid());
 	sqlite3_bind_int(st, 12, r->nranks);
 	if (emit(em, st) != SD_OK)
@@ -272,12 +254,12 @@ static int write_begin(struct emit *em, const struct sd_train_rec *r)
 		const struct sd_job_info *j = &r->job;
 		if (prepare(em, ins_job_sql, &st) != SD_OK)
 			goto out;
-		bind_str(st, 1, r->uuid);
-		bind_str(st, 2, j->launcher);
-		bind_str(st, 3, j->cluster);
-		bind_str(st, 4, j->job_id);
-		bind_str(st, 5, j->step_id);
-		bind_str(st, 6, j->nodelist);
+		sd_db_bind_str(st, 1, r->uuid);
+		sd_db_bind_str(st, 2, j->launcher);
+		sd_db_bind_str(st, 3, j->cluster);
+		sd_db_bind_str(st, 4, j->job_id);
+		sd_db_bind_str(st, 5, j->step_id);
+		sd_db_bind_str(st, 6, j->nodelist);
 		sqlite3_bind_int(st, 7, j->nnodes);
 		sqlite3_bind_int(st, 8, j->tasks_per_node);
 		if (emit(em, st) != SD_OK)
@@ -290,20 +272,20 @@ static int write_begin(struct emit *em, const struct sd_train_rec *r)
 			goto out;
 		for (int i = 0; i < r->nranks; i++) {
 			const struct sd_rank_info *k = &r->ranks[i];
-			bind_str(st, 1, r->uuid);
+			sd_db_bind_str(st, 1, r->uuid);
 			sqlite3_bind_int(st, 2, k->rank);
 			sqlite3_bind_text(st, 3, k->host, -1, SQLITE_TRANSIENT);
 			sqlite3_bind_int(st, 4, k->local_rank);
 			sqlite3_bind_int(st, 5, k->pid);
-			bind_str(st, 6, k->dev.name);
-			bind_str(st, 7, k->dev.pci_bus_id);
-			bind_str(st, 8, k->dev.uuid);
+			sd_db_bind_str(st, 6, k->dev.name);
+			sd_db_bind_str(st, 7, k->dev.pci_bus_id);
+			sd_db_bind_str(st, 8, k->dev.uuid);
 			const struct sd_device_info *d = &k->dev;
 			sqlite3_bind_int64(st, 9,
 					   (sqlite3_int64)d->mem_total_bytes);
 			sqlite3_bind_int64(st, 10,
 					   (sqlite3_int64)d->mem_free_bytes);
-			bind_str(st, 11, k->dev.transport);
+			sd_db_bind_str(st, 11, k->dev.transport);
 			if (emit(em, st) != SD_OK)
 				goto out;
 		}
@@ -314,11 +296,11 @@ static int write_begin(struct emit *em, const struct sd_train_rec *r)
 	if (origins_json(f, &ob) || prepare(em, ins_train_run_sql, &st) !=
 					   SD_OK)
 		goto out;
-	bind_str(st, 1, r->uuid);
-	bind_str(st, 2, r->config);
-	bind_str(st, 3, r->log_path);
-	bind_str(st, 4, r->log_format);
-	bind_str(st, 5, f->device_name);
+	sd_db_bind_str(st, 1, r->uuid);
+	sd_db_bind_str(st, 2, r->config);
+	sd_db_bind_str(st, 3, r->log_path);
+	sd_db_bind_str(st, 4, r->log_format);
+	sd_db_bind_str(st, 5, f->device_name);
 	bind_fact(st, 6, &f->devices, 1);
 	bind_fact(st, 7, &f->seq_len, 1);
 	bind_fact(st, 8, &f->tokens_per_step, 0);
@@ -327,9 +309,9 @@ static int write_begin(struct emit *em, const struct sd_train_rec *r)
 	bind_fact(st, 11, &f->width, 1);
 	bind_fact(st, 12, &f->flops_per_token, 0);
 	bind_fact(st, 13, &f->warmup_steps, 1);
-	bind_str(st, 14, sd_train_precision_name(f->precision));
+	sd_db_bind_str(st, 14, sd_train_precision_name(f->precision));
 	bind_fact(st, 15, &f->peak_tflops, 0);
-	bind_str(st, 16, ob.data);
+	sd_db_bind_str(st, 16, ob.data);
 	if (emit(em, st) != SD_OK)
 		goto out;
 	rc = SD_OK;
@@ -351,7 +333,7 @@ static int write_steps(struct emit *em, const struct sd_train_rec *r,
 	for (size_t i = from; i < to && rc == SD_OK; i++) {
 		const struct rec_step *x = &r->steps[i];
 		const struct sd_train_step *s = &x->s;
-		bind_str(st, 1, r->uuid);
+		sd_db_bind_str(st, 1, r->uuid);
 		sqlite3_bind_int64(st, 2, s->step);
 		if (s->rank >= 0)
 			sqlite3_bind_int(st, 3, s->rank);
@@ -361,19 +343,19 @@ static int write_steps(struct emit *em, const struct sd_train_rec *r,
 			if (isfinite(s->loss))
 				sqlite3_bind_double(st, 5, s->loss);
 			else
-				bind_str(st, 6, isnan(s->loss) ? "nan"
+				sd_db_bind_str(st, 6, isnan(s->loss) ? "nan"
 					 : s->loss > 0 ? "inf" : "-inf");
 		}
 		if (s->has & SD_STEP_TIME)
-			bind_real(st, 7, s->step_s);
+			sd_db_bind_real(st, 7, s->step_s);
 		if (s->has & SD_STEP_TOKENS)
-			bind_real(st, 8, s->tokens);
+			sd_db_bind_real(st, 8, s->tokens);
 		if (s->has & SD_STEP_COMPUTE)
-			bind_real(st, 9, s->compute_s);
+			sd_db_bind_real(st, 9, s->compute_s);
 		if (s->has & SD_STEP_COMM)
-			bind_real(st, 10, s->comm_s);
+			sd_db_bind_real(st, 10, s->comm_s);
 		if (s->has & SD_STEP_OPTIM)
-			bind_real(st, 11, s->optim_s);
+			sd_db_bind_real(st, 11, s->optim_s);
 		sqlite3_bind_int(st, 12, x->timed);
 		rc = emit(em, st);
 	}
@@ -402,20 +384,20 @@ static int write_end(struct emit *em, const struct sd_train_rec *r)
 	if (bad || sd_buf_printf(&ob, "}") ||
 	    prepare(em, upd_train_run_sql, &st) != SD_OK)
 		goto out;
-	bind_str(st, 1, r->uuid);
+	sd_db_bind_str(st, 1, r->uuid);
 	if (s) {
-		bind_real(st, 2, s->flops_per_token);
-		bind_real(st, 3, s->peak.tflops);
-		bind_str(st, 4, s->peak.part);
+		sd_db_bind_real(st, 2, s->flops_per_token);
+		sd_db_bind_real(st, 3, s->peak.tflops);
+		sd_db_bind_str(st, 4, s->peak.part);
 	}
-	bind_str(st, 5, ob.data);
+	sd_db_bind_str(st, 5, ob.data);
 	if (c) {
-		bind_str(st, 6, r->reference_name);
-		bind_real(st, 7, c->tol.rel_tol);
-		bind_real(st, 8, c->tol.abs_tol);
-		bind_real(st, 9, c->tol.var_tol);
-		bind_str(st, 10, sd_train_verdict_name(c->verdict));
-		bind_str(st, 11, c->reason);
+		sd_db_bind_str(st, 6, r->reference_name);
+		sd_db_bind_real(st, 7, c->tol.rel_tol);
+		sd_db_bind_real(st, 8, c->tol.abs_tol);
+		sd_db_bind_real(st, 9, c->tol.var_tol);
+		sd_db_bind_str(st, 10, sd_train_verdict_name(c->verdict));
+		sd_db_bind_str(st, 11, c->reason);
 		if (c->nonfinite_step >= 0)
 			sqlite3_bind_int64(st, 12, c->nonfinite_step);
 	} else if (s && s->nonfinite_step >= 0) {
@@ -432,12 +414,12 @@ static int write_end(struct emit *em, const struct sd_train_rec *r)
 			goto out;
 		for (size_t i = 0; i < r->nmetrics; i++) {
 			const struct rec_metric *m = &r->metrics[i];
-			bind_str(st, 1, r->uuid);
-			bind_str(st, 2, m->name);
-			bind_str(st, 3, m->unit);
+			sd_db_bind_str(st, 1, r->uuid);
+			sd_db_bind_str(st, 2, m->name);
+			sd_db_bind_str(st, 3, m->unit);
 			sqlite3_bind_double(st, 4, m->value);
 			if (m->has_host)
-				bind_str(st, 5, m->host);
+				sd_db_bind_str(st, 5, m->host);
 			if (m->rank >= 0)
 				sqlite3_bind_int(st, 6, m->rank);
 			if (emit(em, st) != SD_OK)
@@ -450,12 +432,12 @@ static int write_end(struct emit *em, const struct sd_train_rec *r)
 	sd_db_iso_time(sd_wall_now(), now);
 	if (prepare(em, upd_run_end_sql, &st) != SD_OK)
 		goto out;
-	bind_str(st, 1, r->uuid);
-	bind_str(st, 2, r->status);
+	sd_db_bind_str(st, 1, r->uuid);
+	sd_db_bind_str(st, 2, r->status);
 	sqlite3_bind_int(st, 3, r->exit_status);
-	bind_str(st, 4, r->message);
-	bind_str(st, 5, finished);
-	bind_str(st, 6, now);
+	sd_db_bind_str(st, 4, r->message);
+	sd_db_bind_str(st, 5, finished);
+	sd_db_bind_str(st, 6, now);
 	if (emit(em, st) != SD_OK)
 		goto out;
 	rc = SD_OK;
@@ -509,8 +491,8 @@ static int flush(struct sd_train_rec *r)
 		sd_db_iso_time(sd_wall_now(), now);
 		if (prepare(&em, heartbeat_sql, &hb) != SD_OK)
 			goto fail;
-		bind_str(hb, 1, r->uuid);
-		bind_str(hb, 2, now);
+		sd_db_bind_str(hb, 1, r->uuid);
+		sd_db_bind_str(hb, 2, now);
 		if (emit(&em, hb) != SD_OK)
 			goto fail;
 	}
@@ -1357,8 +1339,8 @@ static int insert_ref(sqlite3 *db, const struct sd_train_reference *ref,
 			       &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_text(st, 1, ref->name, -1, SQLITE_STATIC);
-	bind_str(st, 2, ref->created_at[0] ? ref->created_at : now);
-	bind_str(st, 3, ref->description);
+	sd_db_bind_str(st, 2, ref->created_at[0] ? ref->created_at : now);
+	sd_db_bind_str(st, 3, ref->description);
 	sqlite3_bind_text(st, 4, ref->config, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, ref->source && *ref->source ? ref->source
 							      : "unknown",
