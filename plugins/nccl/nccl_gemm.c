@@ -46,20 +46,6 @@ void sd_nccl_gemm_fini(void)
 	lt = NULL;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void nap_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* Whether type t runs on this GPU; 0, or -1 with err saying why not. */
 static int type_here(const struct sd_nccl_gpu *gpu,
 		     const struct sd_gemm_args *a, char *err, size_t errlen)
@@ -309,7 +295,7 @@ int sd_nccl_gemm(cudaStream_t stream, const struct sd_nccl_gpu *gpu,
 		if (timed >= 0 && a->delay_us > 0) {
 			cudaStreamSynchronize(stream);
 			cudaEventRecord(s.start[timed], stream);
-			nap_us(a->delay_us);
+			sd_nccl_nap_us(a->delay_us);
 		} else if (timed >= 0) {
 			cudaEventRecord(s.start[timed], stream);
 		}
@@ -333,10 +319,10 @@ int sd_nccl_gemm(cudaStream_t stream, const struct sd_nccl_gpu *gpu,
 	}
 
 	/* the wait, polled up to the timeout */
-	double deadline = mono_s() + (a->timeout_ms > 0 ? a->timeout_ms
+	double deadline = sd_nccl_now_s() + (a->timeout_ms > 0 ? a->timeout_ms
 							: 600000) / 1e3;
 	while ((e = cudaEventQuery(s.stop[a->iters - 1])) == cudaErrorNotReady) {
-		if (mono_s() > deadline) {
+		if (sd_nccl_now_s() > deadline) {
 			snprintf(err, errlen, "%s: %d calls of %llux%llux%llu "
 				 "did not finish within %.1f s; use smaller "
 				 "--sizes, fewer -n, or a longer --timeout", what,
@@ -347,7 +333,7 @@ int sd_nccl_gemm(cudaStream_t stream, const struct sd_nccl_gpu *gpu,
 			leak = 1;
 			goto out;
 		}
-		nap_us(100);
+		sd_nccl_nap_us(100);
 	}
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "%s: the matrix multiplies failed: %s", what,

@@ -35,6 +35,11 @@ int sd_nccl_gemm(cudaStream_t stream, const struct sd_nccl_gpu *gpu,
 		 const struct sd_gemm_args *a, struct sd_gemm_result *r,
 		 char *err, size_t errlen);
 
+/* Seconds on the monotonic clock, and a nap of us microseconds that
+ * signals do not cut short (nccl_plugin.c's, shared). */
+double sd_nccl_now_s(void);
+void sd_nccl_nap_us(long us);
+
 /* Free the cuBLAS handles made by the first series (process tear-down). */
 void sd_nccl_gemm_fini(void);
 

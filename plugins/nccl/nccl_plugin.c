@@ -44,9 +44,7 @@
 #include "kernels.h"
 #include "links.h"
 #include "nccl_env.h"
-#ifdef HAVE_CUBLAS
-#include "nccl_gemm.h"
-#endif
+#include "nccl_gemm.h" /* sd_nccl_now_s, sd_nccl_nap_us; the gemm slot */
 #include "nccl_host.h"
 #include "probe.h"
 
@@ -163,14 +161,14 @@ static const char *cuerr(cudaError_t e)
 	return cudaGetErrorString(e);
 }
 
-static double now_s(void)
+double sd_nccl_now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void nap_us(long us)
+void sd_nccl_nap_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -369,15 +367,15 @@ static const char *nccl_what(ncclResult_t r)
 static int settle(ncclComm_t comm, ncclResult_t r, const char *what,
 		  int timeout_ms, char *err, size_t errlen)
 {
-	double end = now_s() + (timeout_ms > 0 ? timeout_ms : 600000) / 1e3;
+	double end = sd_nccl_now_s() + (timeout_ms > 0 ? timeout_ms : 600000) / 1e3;
 	while (r == ncclInProgress) {
-		if (now_s() > end) {
+		if (sd_nccl_now_s() > end) {
 			snprintf(err, errlen, "%s on %s, %s did not finish "
 				 "within %.1f s", what, g.host, g.what,
 				 timeout_ms / 1e3);
 			return SD_ERR_TIMEOUT;
 		}
-		nap_us(100);
+		sd_nccl_nap_us(100);
 		if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
 			break;
 	}
@@ -842,7 +840,7 @@ static int stream_wait(struct sd_comm *c, int timeout_ms, const char *what,
 {
 	if (timeout_ms <= 0)
 		timeout_ms = c->timeout_ms;
-	double end = now_s() + timeout_ms / 1e3;
+	double end = sd_nccl_now_s() + timeout_ms / 1e3;
 	for (long spins = 0;; spins++) {
 		if (c->aborted) {
 			snprintf(err, errlen, "rank %d on %s, %s: the NCCL "
@@ -873,7 +871,7 @@ static int stream_wait(struct sd_comm *c, int timeout_ms, const char *what,
 			nccl_abort(c);
 			return SD_ERR_BACKEND;
 		}
-		if (now_s() > end) {
+		if (sd_nccl_now_s() > end) {
 			snprintf(err, errlen, "rank %d on %s, %s: %s did not "
 				 "complete within %.1f s; NCCL communicator "
 				 "aborted", c->rank, g.host, g.what, what,
@@ -882,7 +880,7 @@ static int stream_wait(struct sd_comm *c, int timeout_ms, const char *what,
 			return SD_ERR_TIMEOUT;
 		}
 		if (spins > 100000)
-			nap_us(50); /* long operations: stop burning a core */
+			sd_nccl_nap_us(50); /* long operations: stop burning a core */
 	}
 }
 
