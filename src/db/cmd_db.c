@@ -1,6 +1,6 @@
 /*
- * cmd_db.c - the commands that read the results database: report,
- * history, compare and db (info, migrate, check).
+ * cmd_db.c - the commands that read the results database: report (with
+ * a training run's part), history, compare and db (info, migrate, check).
  *
  * They need no bootstrap and no backend: they open the file (--db, else
  * SHAKEDOWN_DB, else ./shakedown.db), run queries over the views of
@@ -292,13 +292,10 @@ static const char report_train_sql[] =
 	"  AND s.rank IS NULL) "
 	"FROM runs r JOIN train_runs t ON t.run_id = r.id WHERE r.id = ?1";
 
-/* The facts: name, value column, origin key in fact_origins. */
-static const char *const train_facts[][2] = {
-	{ "devices", "devices" }, { "seq_len", "seq_len" },
-	{ "tokens_per_step", "tokens_per_step" }, { "params", "params" },
-	{ "layers", "layers" }, { "width", "width" },
-	{ "flops_per_token", "flops_per_token" },
-	{ "warmup_steps", "warmup_steps" }, { "peak_tflops", "peak_tflops" },
+/* The facts: each a train_runs column and its key in fact_origins. */
+static const char *const train_facts[] = {
+	"devices", "seq_len", "tokens_per_step", "params", "layers", "width",
+	"flops_per_token", "warmup_steps", "peak_tflops",
 };
 
 /* A step's loss: first, last (?2 = 0, 1 by step) or min (2). */
@@ -427,8 +424,8 @@ static int report_train_facts(sqlite3 *db, int64_t run_id, char *err,
 	int bad = sd_buf_printf(&q, "SELECT ");
 	for (size_t i = 0; i < nf && !bad; i++)
 		bad = sd_buf_printf(&q, "%st.%s, json_extract(t.fact_origins, "
-				    "'$.%s')", i ? ", " : "", train_facts[i][0],
-				    train_facts[i][1]);
+				    "'$.%s')", i ? ", " : "", train_facts[i],
+				    train_facts[i]);
 	if (bad || sd_buf_printf(&q, " FROM train_runs t WHERE t.run_id = "
 				 "?1")) {
 		sd_buf_free(&q);
@@ -444,7 +441,7 @@ static int report_train_facts(sqlite3 *db, int64_t run_id, char *err,
 				char b[64];
 				const char *o = (const char *)
 					sqlite3_column_text(st, 2 * (int)i + 1);
-				printf("  %-18s %-14s %s\n", train_facts[i][0],
+				printf("  %-18s %-14s %s\n", train_facts[i],
 				       num(st, 2 * (int)i, b, sizeof(b)),
 				       o ? o : "unknown");
 			}
