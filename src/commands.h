@@ -21,6 +21,7 @@ int cmd_history(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
+int cmd_reference(int argc, char **argv);
 
 /* report upload (src/upload/) */
 int cmd_upload(int argc, char **argv);
@@ -36,6 +37,7 @@ extern const char sd_help_history[];
 extern const char sd_help_compare[];
 extern const char sd_help_db[];
 extern const char sd_help_baseline[];
+extern const char sd_help_reference[];
 extern const char sd_help_upload[];
 extern const char sd_help_plan[];
 extern const char sd_help_topo[];

@@ -36,6 +36,8 @@ static const struct command commands[] = {
 	{ "compare", cmd_compare, "compare two runs and flag regressions" },
 	{ "db", cmd_db, "results database: info, migrate, check" },
 	{ "baseline", cmd_baseline, "named baselines to judge runs against" },
+	{ "reference", cmd_reference, "reference loss curves to judge training "
+				      "runs against" },
 	{ "upload", cmd_upload, "send run reports to a collector; the outbox" },
 	{ "help", cmd_help, "show help for shakedown or one command" },
 	{ "version", cmd_version, "print the version" },

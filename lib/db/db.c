@@ -22,6 +22,7 @@
 
 #include "db/db.h"
 #include "db/db_internal.h"
+#include "db/train_db.h"
 #include "shakedown/backend.h"
 #include "util.h"
 
@@ -722,6 +723,44 @@ static const char report_sql[] =
 "  'tests_failed', s.tests_not_passed, 'wrong', s.wrong_total))"
 "FROM runs r JOIN run_summary s ON s.run_id = r.id WHERE r.id = ?1";
 
+/* A training run's part (sd_train_db_run_json()) as the member
+ * "training" at the end of *json, the run's report object; nothing for
+ * other runs, nor in a file of a schema before version 6. */
+static int add_training(sqlite3 *db, int64_t run_id, char **json, char *err,
+			size_t errlen)
+{
+	int64_t has = 0;
+	if (query_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = "
+		      "'table' AND name = 'train_runs'", &has) != SQLITE_OK) {
+		snprintf(err, errlen, "building the report: %s",
+			 sqlite3_errmsg(db));
+		return SD_ERR_IO;
+	}
+	if (!has)
+		return SD_OK;
+	char *train = NULL;
+	int rc = sd_train_db_run_json(db, run_id, &train, err, errlen);
+	if (rc != SD_OK || !train)
+		return rc;
+	size_t len = strlen(*json);
+	if (!len || (*json)[len - 1] != '}') {
+		free(train); /* no report object to add it to */
+		return SD_OK;
+	}
+	char *doc = malloc(len + strlen(train) + 16);
+	if (!doc) {
+		free(train);
+		snprintf(err, errlen, "out of memory building the report");
+		return SD_ERR_NOMEM;
+	}
+	memcpy(doc, *json, len - 1);
+	snprintf(doc + len - 1, strlen(train) + 16, ",\"training\":%s}", train);
+	free(train);
+	free(*json);
+	*json = doc;
+	return SD_OK;
+}
+
 int sd_db_report_json(sqlite3 *db, const char *run_ref, char **json,
 		      char *err, size_t errlen)
 {
@@ -754,7 +793,7 @@ int sd_db_report_json(sqlite3 *db, const char *run_ref, char **json,
 		rc = SD_ERR_NOMEM;
 		goto out;
 	}
-	rc = SD_OK;
+	rc = add_training(db, run_id, json, err, errlen);
 out:
 	sqlite3_finalize(st);
 	return rc;

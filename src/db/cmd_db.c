@@ -1,6 +1,6 @@
 /*
- * cmd_db.c - the commands that read the results database: report,
- * history, compare and db (info, migrate, check).
+ * cmd_db.c - the commands that read the results database: report (with
+ * a training run's part), history, compare and db (info, migrate, check).
  *
  * They need no bootstrap and no backend: they open the file (--db, else
  * SHAKEDOWN_DB, else ./shakedown.db), run queries over the views of
@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ struct db_opts {
 	const char *journal;  /* db recover --journal */
 	const char *into;     /* db recover --into */
 	/* report */
-	int bad_nodes, drain;
+	int bad_nodes, drain, steps;
 };
 
 /* The output formats of the database commands, by name. */
@@ -54,11 +55,13 @@ static const struct sd_name_row db_format_names[] = {
 enum db_option {
 	OPT_DB = 256, OPT_FORMAT, OPT_OP, OPT_SIZE, OPT_DTYPE, OPT_SINCE,
 	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE, OPT_BAD_NODES, OPT_DRAIN, OPT_JOURNAL, OPT_INTO,
+	OPT_STEPS,
 };
 
 static const struct option report_options[] = {
 	{ "bad-nodes", no_argument, NULL, OPT_BAD_NODES },
 	{ "drain", no_argument, NULL, OPT_DRAIN },
+	{ "steps", no_argument, NULL, OPT_STEPS },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "help", no_argument, NULL, 'h' },
@@ -161,6 +164,7 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_TOLERANCE: o->tolerance = optarg; break;
 		case OPT_BAD_NODES: o->bad_nodes = 1; break;
 		case OPT_DRAIN: o->drain = 1; break;
+		case OPT_STEPS: o->steps = 1; break;
 		case OPT_JOURNAL: o->journal = optarg; break;
 		case OPT_INTO: o->into = optarg; break;
 		case 'h':
@@ -267,11 +271,332 @@ static const char *col(sqlite3_stmt *st, int i)
 	return t && *t ? t : "-";
 }
 
-static int report_text(sqlite3 *db, int64_t run_id, char *err,
+/* --- report: the training part ------------------------------------------
+ * A run of kind train or ingest has a train_runs row: its facts with where
+ * each came from, the metric rows (shakedown-db(5)), its steps and its
+ * verdict against a reference.  Printed from those rows alone, as the
+ * JSON document's "training" member is built from them. */
+
+static const char report_train_sql[] =
+	"SELECT r.run_kind, t.config, t.log_path, t.log_format, "
+	" t.lines_unparsed, t.device_name, "
+	" json_extract(t.fact_origins, '$.device_name'), t.precision, "
+	" t.peak_part, t.reference_name, t.reference_id IS NOT NULL, "
+	" t.rel_tol, t.abs_tol, t.var_tol, t.verdict, t.verdict_reason, "
+	" t.nonfinite_step, "
+	" (SELECT count(*) FROM train_steps s WHERE s.run_id = r.id "
+	"  AND s.rank IS NULL), "
+	" (SELECT min(step) FROM train_steps s WHERE s.run_id = r.id "
+	"  AND s.rank IS NULL), "
+	" (SELECT max(step) FROM train_steps s WHERE s.run_id = r.id "
+	"  AND s.rank IS NULL) "
+	"FROM runs r JOIN train_runs t ON t.run_id = r.id WHERE r.id = ?1";
+
+/* The facts: each a train_runs column and its key in fact_origins. */
+static const char *const train_facts[] = {
+	"devices", "seq_len", "tokens_per_step", "params", "layers", "width",
+	"flops_per_token", "warmup_steps", "peak_tflops",
+};
+
+/* A step's loss: first, last (?2 = 0, 1 by step) or min (2). */
+static const char report_train_loss_sql[] =
+	"SELECT step, coalesce(loss_nonfinite, loss) FROM train_steps "
+	"WHERE run_id = ?1 AND rank IS NULL AND "
+	" (loss IS NOT NULL OR loss_nonfinite IS NOT NULL) "
+	"ORDER BY CASE ?2 WHEN 0 THEN step WHEN 1 THEN -step "
+	" ELSE iif(loss_nonfinite IS NULL, loss, NULL) END NULLS LAST, step "
+	"LIMIT 1";
+
+/* The steps (text: losses to 6 decimals; csv: the stored values). */
+static const char report_train_steps_text_sql[] =
+	"SELECT s.step, s.span_steps AS span, "
+	" coalesce(s.loss_nonfinite, printf('%.6f', s.loss)) AS loss, "
+	" iif(p.loss_mean IS NULL, NULL, printf('%.6f', p.loss_mean)) "
+	"  AS ref_mean, "
+	" iif(p.loss_mean IS NULL OR s.loss IS NULL, NULL, "
+	"  printf('%+.6f', s.loss - p.loss_mean)) AS diff, "
+	" iif(s.step_s IS NULL, NULL, printf('%.4g', s.step_s)) AS step_s, "
+	" iif(coalesce(s.tokens, t.tokens_per_step) IS NULL, NULL, "
+	"  printf('%.10g', coalesce(s.tokens, t.tokens_per_step))) AS tokens, "
+	" iif(s.compute_s IS NULL, NULL, printf('%.4g', s.compute_s)) "
+	"  AS compute_s, "
+	" iif(s.comm_s IS NULL, NULL, printf('%.4g', s.comm_s)) AS comm_s, "
+	" iif(s.optim_s IS NULL, NULL, printf('%.4g', s.optim_s)) AS optim_s, "
+	" iif(s.timed, 'yes', 'no') AS timed "
+	"FROM train_steps s JOIN train_runs t ON t.run_id = s.run_id "
+	" LEFT JOIN train_reference_steps p ON p.reference_id = t.reference_id "
+	"  AND p.step = s.step "
+	"WHERE s.run_id = ?1 AND s.rank IS NULL ORDER BY s.step";
+
+static const char report_train_steps_sql[] =
+	"SELECT s.step, s.span_steps, s.loss, s.loss_nonfinite, s.step_s, "
+	" s.tokens, s.compute_s, s.comm_s, s.optim_s, s.timed, "
+	" p.loss_mean AS ref_loss_mean, p.loss_spread AS ref_loss_spread, "
+	" s.loss - p.loss_mean AS loss_diff "
+	"FROM train_steps s JOIN train_runs t ON t.run_id = s.run_id "
+	" LEFT JOIN train_reference_steps p ON p.reference_id = t.reference_id "
+	"  AND p.step = s.step "
+	"WHERE s.run_id = ?1 AND s.rank IS NULL ORDER BY s.step";
+
+/* Whether run_id is a training run: 1, 0, or -1 (err filled).  A file
+ * of a schema before version 6, opened read-only, has no training run. */
+static int is_train_run(sqlite3 *db, int64_t run_id, char *err,
+			size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema WHERE "
+			       "type = 'table' AND name = 'train_runs'", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 0)
+		rc = 0;
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == 0)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM train_runs WHERE "
+			       "run_id = ?1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			rc = sqlite3_column_int(st, 0) > 0;
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "query failed: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* One number as the report prints it: "-" for NULL. */
+static const char *num(sqlite3_stmt *st, int i, char *buf, size_t len)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return "-";
+	if (sqlite3_column_type(st, i) == SQLITE_TEXT)
+		return (const char *)sqlite3_column_text(st, i);
+	snprintf(buf, len, "%.10g", sqlite3_column_double(st, i));
+	return buf;
+}
+
+/* The job's metric `name`; NaN when the run has none. */
+static double train_metric(sqlite3 *db, int64_t run_id, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+	double v = NAN;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM train_metrics WHERE "
+			       "run_id = ?1 AND name = ?2 AND host IS NULL AND "
+			       "rank IS NULL", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    sqlite3_column_type(st, 0) != SQLITE_NULL)
+			v = sqlite3_column_double(st, 0);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* "%.6g" of v, or "-" for NaN. */
+static const char *g6(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		return "-";
+	snprintf(buf, len, "%.6g", v);
+	return buf;
+}
+
+/* A share as a percentage to one decimal ("-0.0" printed as "0.0"). */
+static const char *pct1(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		return "-";
+	v *= 100.0;
+	snprintf(buf, len, "%.1f", fabs(v) < 0.05 ? 0.0 : v);
+	return buf;
+}
+
+/* The facts block: each with its value and where it came from. */
+static int report_train_facts(sqlite3 *db, int64_t run_id, char *err,
+			      size_t errlen)
+{
+	struct sd_buf q = { 0 };
+	sqlite3_stmt *st = NULL;
+	size_t nf = sizeof(train_facts) / sizeof(train_facts[0]);
+	int bad = sd_buf_printf(&q, "SELECT ");
+	for (size_t i = 0; i < nf && !bad; i++)
+		bad = sd_buf_printf(&q, "%st.%s, json_extract(t.fact_origins, "
+				    "'$.%s')", i ? ", " : "", train_facts[i],
+				    train_facts[i]);
+	if (bad || sd_buf_printf(&q, " FROM train_runs t WHERE t.run_id = "
+				 "?1")) {
+		sd_buf_free(&q);
+		snprintf(err, errlen, "out of memory");
+		return SD_ERR_NOMEM;
+	}
+	int rc = SD_ERR_IO;
+	if (sqlite3_prepare_v2(db, q.data, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run_id);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			printf("facts\n");
+			for (size_t i = 0; i < nf; i++) {
+				char b[64];
+				const char *o = (const char *)
+					sqlite3_column_text(st, 2 * (int)i + 1);
+				printf("  %-18s %-14s %s\n", train_facts[i],
+				       num(st, 2 * (int)i, b, sizeof(b)),
+				       o ? o : "unknown");
+			}
+			rc = SD_OK;
+		}
+	}
+	if (rc != SD_OK)
+		snprintf(err, errlen, "reading the facts: %s",
+			 sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	sd_buf_free(&q);
+	return rc;
+}
+
+/* A loss of the run (which: 0 first, 1 last, 2 min) as "V at step S". */
+static void report_train_loss(sqlite3 *db, int64_t run_id, int which,
+			      const char *label)
+{
+	sqlite3_stmt *st = NULL;
+	char b[64];
+	if (sqlite3_prepare_v2(db, report_train_loss_sql, -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_int(st, 2, which);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			const char *v = sqlite3_column_type(st, 1) ==
+						SQLITE_TEXT
+					? (const char *)sqlite3_column_text(st, 1)
+					: g6(sqlite3_column_double(st, 1), b,
+					     sizeof(b));
+			printf("  %-18s %s at step %lld\n", label, v,
+			       (long long)sqlite3_column_int64(st, 0));
+		} else {
+			printf("  %-18s -\n", label);
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+/* The training part of the text report, after the run's header. */
+static int report_train_text(sqlite3 *db, int64_t run_id, int steps,
+			     char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	char b[8][64];
+	if (sqlite3_prepare_v2(db, report_train_sql, -1, &st, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "query failed: %s", sqlite3_errmsg(db));
+		return SD_ERR_IO;
+	}
+	sqlite3_bind_int64(st, 1, run_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		snprintf(err, errlen, "reading the training run: %s",
+			 sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return SD_ERR_IO;
+	}
+	printf("training  %s, config '%s'\n", col(st, 0), col(st, 1));
+	if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+		printf("log       %s (%s; %s line(s) did not parse)\n",
+		       col(st, 2), col(st, 3), col(st, 4));
+	printf("device    %s (%s), peak for %s%s%s\n\n", col(st, 5),
+	       col(st, 6), col(st, 7),
+	       sqlite3_column_type(st, 8) != SQLITE_NULL ? " from the table: "
+							 : "",
+	       sqlite3_column_type(st, 8) != SQLITE_NULL ? col(st, 8) : "");
+	int rc = report_train_facts(db, run_id, err, errlen);
+	if (rc != SD_OK)
+		goto out;
+
+	/* throughput, from the metric rows */
+	double timed = train_metric(db, run_id, "timed_steps");
+	printf("\nthroughput (%s timed step(s) of %s)\n", g6(timed, b[0], 64),
+	       col(st, 17));
+	printf("  %-18s %s tokens/s/device\n", "tgs",
+	       g6(train_metric(db, run_id, "tgs"), b[0], 64));
+	printf("  %-18s %s tokens/s\n", "tokens/s",
+	       g6(train_metric(db, run_id, "tokens_per_s"), b[0], 64));
+	printf("  %-18s %s TFLOP/s/device\n", "TFLOPs",
+	       g6(train_metric(db, run_id, "tflops"), b[0], 64));
+	double mfu = train_metric(db, run_id, "mfu");
+	printf("  %-18s %s%% of %s TFLOP/s/device\n", "MFU",
+	       g6(mfu * 100.0, b[0], 64),
+	       g6(train_metric(db, run_id, "peak_tflops"), b[1], 64));
+	printf("  %-18s %s s mean, %s s median\n", "step time",
+	       g6(train_metric(db, run_id, "step_s_mean"), b[0], 64),
+	       g6(train_metric(db, run_id, "step_s_median"), b[1], 64));
+	static const char *const shares[] = { "compute_share", "comm_share",
+					      "optim_share", "other_share" };
+	double sh[4];
+	for (int i = 0; i < 4; i++)
+		sh[i] = train_metric(db, run_id, shares[i]);
+	if (isnan(sh[0]))
+		printf("  %-18s -\n", "breakdown");
+	else
+		printf("  %-18s compute %s%%, gradient all_reduce %s%%, "
+		       "optimizer %s%%, other %s%%\n", "breakdown",
+		       pct1(sh[0], b[0], 64), pct1(sh[1], b[1], 64),
+		       pct1(sh[2], b[2], 64), pct1(sh[3], b[3], 64));
+
+	/* the loss, from the steps */
+	printf("\nloss (%s step(s), %s to %s)\n", col(st, 17), col(st, 18),
+	       col(st, 19));
+	report_train_loss(db, run_id, 0, "first");
+	report_train_loss(db, run_id, 1, "last");
+	report_train_loss(db, run_id, 2, "min");
+	if (sqlite3_column_type(st, 16) != SQLITE_NULL)
+		printf("  %-18s at step %s\n", "not finite", col(st, 16));
+
+	/* against its reference */
+	if (sqlite3_column_type(st, 9) == SQLITE_NULL) {
+		printf("\nreference none: the run was not judged\n");
+	} else {
+		double n = train_metric(db, run_id, "loss_steps_compared");
+		printf("\nagainst reference '%s'%s (%s step(s) compared)\n",
+		       col(st, 9),
+		       sqlite3_column_int(st, 10) ? "" : " (deleted since)",
+		       g6(n, b[0], 64));
+		printf("  %-18s %s nat^2 (at most %s)\n", "variance",
+		       g6(train_metric(db, run_id, "loss_var"), b[0], 64),
+		       col(st, 13));
+		printf("  %-18s %s nat\n", "RMSE",
+		       g6(train_metric(db, run_id, "loss_rmse"), b[0], 64));
+		printf("  %-18s %s nat at step %s\n", "max |diff|",
+		       g6(train_metric(db, run_id, "loss_max_abs_diff"), b[0],
+			  64),
+		       g6(train_metric(db, run_id, "loss_max_diff_step"), b[1],
+			  64));
+		printf("  %-18s per step |diff| <= %s + %s x |reference|; "
+		       "variance <= %s nat^2\n", "tolerance", col(st, 12),
+		       col(st, 11), col(st, 13));
+		printf("  %-18s %s%s%s\n", "verdict", col(st, 14),
+		       sqlite3_column_type(st, 15) != SQLITE_NULL ? ": " : "",
+		       sqlite3_column_type(st, 15) != SQLITE_NULL ? col(st, 15)
+								  : "");
+	}
+	if (steps) {
+		struct sd_db_param p = { .type = SD_DB_P_INT, .i = run_id };
+		printf("\n");
+		rc = sd_db_print_query(db, report_train_steps_text_sql, &p, 1,
+				       SD_DB_TEXT, stdout, NULL, err, errlen);
+	}
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int report_text(sqlite3 *db, int64_t run_id, int steps, char *err,
 		       size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	struct sd_db_param p = { .type = SD_DB_P_INT, .i = run_id };
+	int train = is_train_run(db, run_id, err, errlen);
+	if (train < 0)
+		return SD_ERR_IO;
 	if (sqlite3_prepare_v2(db, report_head_sql, -1, &st, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "query failed: %s", sqlite3_errmsg(db));
@@ -299,11 +624,14 @@ static int report_text(sqlite3 *db, int64_t run_id, char *err,
 								  : "");
 		printf("by        %s on %s, shakedown %s\n", col(st, 19),
 		       col(st, 20), col(st, 21));
-		printf("tests     %s: %s passed, %s not passed; %s wrong "
-		       "elements\n\n", col(st, 15), col(st, 16), col(st, 17),
-		       col(st, 18));
+		if (!train)
+			printf("tests     %s: %s passed, %s not passed; %s "
+			       "wrong elements\n\n", col(st, 15), col(st, 16),
+			       col(st, 17), col(st, 18));
 	}
 	sqlite3_finalize(st);
+	if (train)
+		return report_train_text(db, run_id, steps, err, errlen);
 	int rc = sd_db_print_query(db, report_tests_sql, &p, 1, SD_DB_TEXT,
 				   stdout, NULL, err, errlen);
 	if (rc != SD_OK)
@@ -534,6 +862,13 @@ int cmd_report(int argc, char **argv)
 		rc = SD_EXIT_USAGE;
 		goto out;
 	}
+	if (o.steps && (o.bad_nodes || o.format != SD_DB_TEXT)) {
+		fprintf(stderr, "shakedown report: --steps adds a training "
+			"run's steps to the text report; --format json and csv "
+			"have them already\n");
+		rc = SD_EXIT_USAGE;
+		goto out;
+	}
 	if (o.bad_nodes && o.format == SD_DB_CSV) {
 		fprintf(stderr, "shakedown report: --bad-nodes prints text or "
 			"json, not csv\n");
@@ -550,11 +885,16 @@ int cmd_report(int argc, char **argv)
 			printf("%s\n", json);
 		free(json);
 	} else if (o.format == SD_DB_CSV) {
+		/* a training run's rows are its steps */
 		struct sd_db_param p = { .type = SD_DB_P_INT, .i = run_id };
-		st = sd_db_print_query(db, report_meas_sql, &p, 1, SD_DB_CSV,
-				       stdout, NULL, err, sizeof(err));
+		int train = is_train_run(db, run_id, err, sizeof(err));
+		st = train < 0 ? SD_ERR_IO
+		     : sd_db_print_query(db, train ? report_train_steps_sql
+						   : report_meas_sql, &p, 1,
+					 SD_DB_CSV, stdout, NULL, err,
+					 sizeof(err));
 	} else {
-		st = report_text(db, run_id, err, sizeof(err));
+		st = report_text(db, run_id, o.steps, err, sizeof(err));
 	}
 	if (st != SD_OK) {
 		rc = query_failed(argv[0], st, err);
