@@ -388,9 +388,10 @@ static int fault_misfit(const struct sd_fault *f, int nranks,
 {
 	if (f->kind == SD_FAULT_NONE)
 		return 0;
-	if (f->op >= 0 || f->size || f->in_place >= 0) {
-		snprintf(err, errlen, "op, size and in_place do not apply to "
-			 "gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
+	if (f->op >= 0 || f->size || f->in_place >= 0 ||
+	    f->kind == SD_FAULT_GRAD_CORRUPT || f->kind == SD_FAULT_GRAD_NAN) {
+		snprintf(err, errlen, "op, size, in_place and the grad_ kinds do "
+			 "not apply to gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
 		return 1;
 	}
 	if (f->rank >= nranks) {
@@ -1345,14 +1346,7 @@ int cmd_gemm(int argc, char **argv)
 		return SD_EXIT_USAGE;
 	}
 	/* the command line, for the record (gemm takes no secret) */
-	size_t used = (size_t)snprintf(ctx.cmdline, sizeof(ctx.cmdline),
-				       "shakedown");
-	for (int i = 0; i < argc && used < sizeof(ctx.cmdline); i++)
-		used += (size_t)snprintf(ctx.cmdline + used,
-					 sizeof(ctx.cmdline) - used,
-					 strpbrk(argv[i], " \t'\"") ? " '%s'"
-								    : " %s",
-					 argv[i]);
+	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
 	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
 	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
 		fprintf(stderr, "shakedown gemm: %s\n", err);

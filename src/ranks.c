@@ -79,3 +79,13 @@ int sd_local_ports_short(int n, char *err, size_t errlen)
 		 "several hosts", n, 4L * n * (n - 1), range, lo, hi, most);
 	return 1;
 }
+
+void sd_command_line(int argc, char **argv, char *buf, size_t len)
+{
+	size_t used = (size_t)snprintf(buf, len, "shakedown");
+	for (int i = 0; i < argc && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used,
+					 strpbrk(argv[i], " \t'\"") ? " '%s'"
+								     : " %s",
+					 argv[i]);
+}

@@ -40,4 +40,8 @@ int sd_agree(struct sd_bootstrap_impl *boot, int mine);
  * local TCP ports (its full mesh); 1 with err naming the limit. */
 int sd_local_ports_short(int n, char *err, size_t errlen);
 
+/* The command line for the record: "shakedown" and argv, an argument
+ * with a blank or a quote in single quotes; cut to len. */
+void sd_command_line(int argc, char **argv, char *buf, size_t len);
+
 #endif
