@@ -120,7 +120,7 @@ struct train_ctx {
 	struct sd_train_reference ref;
 	int have_ref;
 	char ref_label[700];     /* "gpt-test-cpu (file PATH)" */
-	char ref_note[700];      /* why there is none, or "" */
+	char ref_note[1024];     /* why there is none, or "" */
 	double peak;             /* TFLOPs per device; 0 unknown */
 	enum sd_train_origin peak_origin;
 };
@@ -155,7 +155,7 @@ static const struct option long_options[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "reference", required_argument, NULL, OPT_REFERENCE },
-	{ "save-reference", required_argument, NULL, OPT_SAVE_REF },
+	{ "save-ref", required_argument, NULL, OPT_SAVE_REF },
 	{ "peak-tflops", required_argument, NULL, OPT_PEAK },
 	{ "slow-factor", required_argument, NULL, OPT_SLOW },
 	{ "db", required_argument, NULL, OPT_DB },
@@ -311,7 +311,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 		USAGE_ERROR("%s", err);
 	if (o->save_reference && o->reference &&
 	    strcmp(o->reference, "none") != 0)
-		USAGE_ERROR("--save-reference makes a reference from this run; "
+		USAGE_ERROR("--save-ref makes a reference from this run; "
 			    "drop --reference (or give --reference none)");
 	if (!o->iface)
 		o->iface = getenv("SHAKEDOWN_IFACE");
@@ -475,9 +475,10 @@ static void on_grad_ready(void *arg, int ready)
 		struct sd_fault *f = d->fault;
 		if (f && f->kind == SD_FAULT_GRAD_CORRUPT && d->step >= f->iter)
 			for (size_t i = 0; i < b->count; i++) {
-				/* a sign from the element and the step */
-				uint64_t h = sd_fnv1a(SD_FNV_INIT, &i, sizeof(i));
-				h = sd_fnv1a(h, &d->step, sizeof(d->step));
+				/* a sign of its own for each element, the same
+				 * at every step: a bias, as a stuck bit is */
+				size_t e = b->offset + i;
+				uint64_t h = sd_fnv1a(SD_FNV_INIT, &e, sizeof(e));
 				p[i] += (float)((h & 1) ? f->scale : -f->scale);
 			}
 		if (f && f->kind == SD_FAULT_GRAD_NAN && d->step == f->iter &&
@@ -773,11 +774,9 @@ static void print_summary_text(struct train_ctx *c, struct train_outcome *g,
 		else
 			printf("  loss check     %d steps compared: variance "
 			       "%.3g, RMSE %.3g, max |diff| %.3g at step %ld: "
-			       "%s%s%s\n", k->steps_compared, k->diff_var,
+			       "%s\n", k->steps_compared, k->diff_var,
 			       k->rmse, k->max_abs_diff, k->max_diff_step,
-			       sd_train_verdict_name(k->verdict),
-			       k->reason[0] ? " (" : "",
-			       k->reason[0] ? ")" : "");
+			       sd_train_verdict_name(k->verdict));
 		if (k->verdict == SD_TRAIN_FAILED)
 			printf("  why            %s\n", k->reason);
 		if (k->note[0])
@@ -993,7 +992,7 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 		if (rc) {
 			status = SD_EXIT_ENV;
 			st = "error";
-			snprintf(msg, sizeof(msg), "--save-reference: %s", err);
+			snprintf(msg, sizeof(msg), "--save-ref: %s", err);
 		} else if (o->format == TRAIN_TEXT) {
 			printf("# reference %s written to %s\n", name,
 			       o->save_reference);
@@ -1122,6 +1121,7 @@ static int train_main(void *arg)
 	struct ddp_state *ddp = NULL;
 	struct train_outcome g = { 0 };
 	double floor_loss = NAN;
+	long recorded = 0;       /* steps handed to the recorder */
 
 	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
@@ -1327,11 +1327,11 @@ static int train_main(void *arg)
 			printf("# model: %d layers, width %d, %d heads, seq %d, "
 			       "vocab %d: %zu parameters, %.4g FLOPs/token; "
 			       "%d x %d samples a step on each rank, %d "
-			       "gradient buckets\n", k->layers, k->width,
+			       "gradient bucket%s\n", k->layers, k->width,
 			       k->heads, k->seq_len, k->vocab,
 			       sd_gpt_param_count(k),
 			       sd_gpt_flops_per_token(k), k->accum_steps,
-			       k->micro_batch, ddp->nb);
+			       k->micro_batch, ddp->nb, ddp->nb == 1 ? "" : "s");
 			if (o->data)
 				printf("# data: bytes of %s, seed %ld\n", o->data,
 				       o->seed);
@@ -1358,7 +1358,6 @@ static int train_main(void *arg)
 	int loop_status = SD_EXIT_OK;
 	const char *why = NULL;
 	long every = o->steps >= 10 ? o->steps / 10 : 1;
-	long recorded = 0;
 	double last_record = sd_now();
 	if (bs->barrier(bs)) {
 		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
@@ -1368,7 +1367,7 @@ static int train_main(void *arg)
 		goto out;
 	}
 	for (long step = 1; step <= o->steps; step++) {
-		struct step_report rep;
+		struct step_report rep = { 0 };
 		int src = cancel_flag ? SD_ERR_CANCELLED
 				      : train_step(c, model, data, ddp, step,
 						   inputs, targets, &rep, err,
@@ -1442,7 +1441,7 @@ out:
 	if (c->rec) {
 		/* stopped before rank 0 could finish (a lost rank, a broken
 		 * bootstrap): the record says so, with the steps done */
-		record_rows(c, &g, 0, 0);
+		record_rows(c, &g, recorded, g.done);
 		char msg[200];
 		snprintf(msg, sizeof(msg), "the run stopped early: %s; see its "
 			 "message", lost ? "a rank was lost"
