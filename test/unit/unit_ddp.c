@@ -29,9 +29,11 @@ static const struct row rows[] = {
 	{ "a bucket closes once it holds at least its cap",
 	  { 300, 300, 200, 100 }, 1024, 2048, "2-3 0-1" },
 	{ "later buckets use the larger cap",
-	  { 600, 600, 600, 600, 300 }, 1024, 4096, "3-4 0-2" },
-	{ "a tensor larger than any cap is a bucket of its own",
-	  { 10, 5000, 10 }, 64, 64, "2-2 1-1 0-0" },
+	  { 600, 600, 600, 600, 300 }, 1024, 4096, "4-4 2-3 0-1" },
+	{ "a bucket takes the tensor that crosses its cap, however large",
+	  { 10, 5000, 10 }, 64, 64, "1-2 0-0" },
+	{ "the last bucket holds what is left, below its cap",
+	  { 10, 10, 1000 }, 1024, 4096, "2-2 0-1" },
 };
 
 int main(void)
