@@ -388,10 +388,15 @@ static int fault_misfit(const struct sd_fault *f, int nranks,
 {
 	if (f->kind == SD_FAULT_NONE)
 		return 0;
-	if (f->op >= 0 || f->size || f->in_place >= 0 ||
-	    f->kind == SD_FAULT_GRAD_CORRUPT || f->kind == SD_FAULT_GRAD_NAN) {
-		snprintf(err, errlen, "op, size, in_place and the grad_ kinds do "
-			 "not apply to gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
+	if (f->kind == SD_FAULT_GRAD_CORRUPT || f->kind == SD_FAULT_GRAD_NAN) {
+		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
+			 "'shakedown train'; plant slow, corrupt, stall, exit "
+			 "or kill here");
+		return 1;
+	}
+	if (f->op >= 0 || f->size || f->in_place >= 0) {
+		snprintf(err, errlen, "op, size and in_place do not apply to "
+			 "gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
 		return 1;
 	}
 	if (f->rank >= nranks) {
