@@ -1065,22 +1065,10 @@ static int gemm_main(void *arg)
 		sd_fault_act(&c->fault);
 
 	/* the backend and its world communicator, as `run` builds them */
-	rc = sd_plugin_load(o->backend, &c->plugin, err, sizeof(err));
-	if (!rc) {
-		rc = c->plugin.ops->init(bs, err, sizeof(err));
-		if (rc)
-			sd_rank_error(bs, "", err);
-	} else if (bs->local_rank == 0) {
-		sd_rank_error(bs, "", err);
-	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
 	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
 				      .iface = o->iface };
-	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
-	if (rc)
-		sd_rank_error(bs, "creating the communicator", err);
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg,
+					  &c->plugin, &c->comm)))
 		goto out;
 
 	/* the sweep: the same on every rank (the backend says where) */
@@ -1106,13 +1094,7 @@ static int gemm_main(void *arg)
 		goto out;
 
 	/* who is who */
-	memset(&me, 0, sizeof(me));
-	me.rank = bs->rank;
-	me.local_rank = bs->local_rank;
-	me.pid = (int)getpid();
-	sd_strlcpy(me.host, bs->host, sizeof(me.host));
-	if (c->plugin.ops->describe_device)
-		c->plugin.ops->describe_device(c->comm, &me.dev);
+	sd_job_describe(c->boot, &c->plugin, c->comm, &me);
 	rc = SD_OK;
 	if (!c->plugin.ops->gemm && me.dev.pci_bus_id[0]) {
 		/* a device of its own but no slot: the CPU's numbers would
@@ -1131,11 +1113,7 @@ static int gemm_main(void *arg)
 	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
-	ranks = calloc((size_t)bs->size, sizeof(*ranks));
-	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me))) {
-		sd_rank_error(bs, "bootstrap: exchanging rank information",
-			      ranks ? sd_boot_error(c->boot, "failed")
-				    : "out of memory");
+	if (!(ranks = sd_job_exchange(c->boot, &me))) {
 		status = SD_EXIT_ENV;
 		goto out;
 	}
@@ -1308,15 +1286,7 @@ out:
 	}
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
-	if (c->comm)
-		c->plugin.ops->comm_destroy(c->comm);
-	c->comm = NULL;
-	if (c->plugin.ops && c->plugin.ops->fini)
-		c->plugin.ops->fini();
-	sd_plugin_unload(&c->plugin);
-	if (c->boot)
-		c->boot->close(c->boot);
-	c->boot = NULL;
+	sd_job_close(&c->boot, &c->plugin, &c->comm);
 	free(ranks);
 	free(mine);
 	free(all_rows);

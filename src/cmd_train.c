@@ -1138,22 +1138,10 @@ static int train_main(void *arg)
 	config_string(o, bs->size, c->config, sizeof(c->config));
 
 	/* the backend and its world communicator, as `gemm` builds them */
-	rc = sd_plugin_load(o->backend, &c->plugin, err, sizeof(err));
-	if (!rc) {
-		rc = c->plugin.ops->init(bs, err, sizeof(err));
-		if (rc)
-			sd_rank_error(bs, "", err);
-	} else if (bs->local_rank == 0) {
-		sd_rank_error(bs, "", err);
-	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
 	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
 				      .iface = o->iface };
-	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
-	if (rc)
-		sd_rank_error(bs, "creating the communicator", err);
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg,
+					  &c->plugin, &c->comm)))
 		goto out;
 
 	/* the model, the data and the buckets: the same on every rank */
@@ -1212,18 +1200,8 @@ static int train_main(void *arg)
 		goto out;
 
 	/* who is who */
-	memset(&me, 0, sizeof(me));
-	me.rank = bs->rank;
-	me.local_rank = bs->local_rank;
-	me.pid = (int)getpid();
-	sd_strlcpy(me.host, bs->host, sizeof(me.host));
-	if (c->plugin.ops->describe_device)
-		c->plugin.ops->describe_device(c->comm, &me.dev);
-	ranks = calloc((size_t)bs->size, sizeof(*ranks));
-	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me))) {
-		sd_rank_error(bs, "bootstrap: exchanging rank information",
-			      ranks ? sd_boot_error(c->boot, "failed")
-				    : "out of memory");
+	sd_job_describe(c->boot, &c->plugin, c->comm, &me);
+	if (!(ranks = sd_job_exchange(c->boot, &me))) {
 		status = SD_EXIT_ENV;
 		goto out;
 	}
@@ -1458,15 +1436,7 @@ out:
 			fprintf(stderr, "shakedown train: a rank was lost after "
 				"%ld steps; they are recorded\n", g.done);
 	}
-	if (c->comm)
-		c->plugin.ops->comm_destroy(c->comm);
-	c->comm = NULL;
-	if (c->plugin.ops && c->plugin.ops->fini)
-		c->plugin.ops->fini();
-	sd_plugin_unload(&c->plugin);
-	if (c->boot)
-		c->boot->close(c->boot);
-	c->boot = NULL;
+	sd_job_close(&c->boot, &c->plugin, &c->comm);
 	sd_gpt_destroy(model);
 	sd_data_close(data);
 	sd_train_ref_free(&c->ref);
