@@ -21,7 +21,7 @@ SQ() { sqlite3 -batch "$DB" "$@"; }
 # default 1.25x
 T="$SHAKEDOWN train --config test --steps 30 --no-progress --db $DB"
 H="--slow-factor 3"
-plan 52
+plan 61
 # the loss curve of a run, every step's loss to 17 digits
 curve() {
 	SQ "SELECT group_concat(printf('%.17g', s.loss), ' ') FROM
@@ -145,6 +145,57 @@ is "$(SQ "SELECT status, exit_status FROM runs WHERE id = (SELECT max(id) FROM r
 # -- a lost rank --------------------------------------------------------
 SHAKEDOWN_FAULT=rank=1,kind=kill,iter=5 run -t 120 $T --local 2 -T 10
 is "$rc" 4 "a rank killed at step 6: exit 4"
+
+# -- never lost: the database locked through the run ----------------------
+# another process takes the write lock once the run has its row and keeps
+# it past the end: the steps go to the journal, exit 7, never "recorded",
+# and `db recover` puts them in
+if command -v python3 >/dev/null; then
+	LDB=$TMPD/locked.db
+	python3 -c '
+import os, sqlite3, sys, time
+start = time.time()
+while time.time() - start < 60:
+    try:
+        db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+        if db.execute("SELECT count(*) FROM runs").fetchone()[0] > 0:
+            break
+        db.close()
+    except sqlite3.Error:
+        pass
+    time.sleep(0.02)
+db.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+while not os.path.exists(sys.argv[2]) and time.time() - start < 120:
+    time.sleep(0.02)
+db.execute("ROLLBACK")
+' "$LDB" "$TMPD/release" >"$TMPD/held" 2>&1 &
+	holder=$!
+	# both ranks slowed alike: a slow run, no slow rank
+	SHAKEDOWN_DB_BUSY_TIMEOUT_MS=200 SHAKEDOWN_FAULT=rank=0,kind=slow,delay_us=40000 \
+		run -t 120 $SHAKEDOWN train --config test --steps 30 --no-progress \
+		--db "$LDB" --local 2 --slow-factor 1000
+	: >"$TMPD/release"
+	wait "$holder"
+	ok 'grep -q held "$TMPD/held"' "the lock was held through the run"
+	is "$rc" 7 "the record is incomplete: exit 7"
+	like "$err" "the record in $LDB is incomplete: .*kept in $LDB.pending.sql" \
+		"says what is missing and where it is kept"
+	unlike "$out" "results recorded" "never says recorded"
+	run $SHAKEDOWN db recover --db "$LDB"
+	is "$rc" 0 "db recover: exit 0"
+	is "$(sqlite3 "$LDB" "SELECT count(*) FROM train_steps WHERE rank IS NULL")" 30 \
+		"all 30 steps are in after the recovery"
+else
+	skip 6 "python3 is needed to hold a lock"
+fi
+
+# -- byte-level data ---------------------------------------------------------
+run -t 120 $T --local 2 --data "$top_srcdir/README" $H
+is "$rc" 0 "--data README: exit 0"
+like "$out" "# data: bytes of .*README, seed 1" "trains on the file's bytes"
+like "$out" "reference +not judged: no shipped reference for a changed config or --data" \
+	"not judged against the Markov source's reference"
 
 # -- JSON lines ----------------------------------------------------------
 run -t 120 $T --local 2 --steps 12 --format json $H
