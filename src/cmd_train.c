@@ -1214,6 +1214,16 @@ static int train_main(void *arg)
 		if (rc)
 			fprintf(stderr, "shakedown train: %s\n", err);
 	}
+	if (!rc && bs->rank == 0 && c->have_ref &&
+	    strcmp(c->ref.config, c->config) != 0) {
+		/* said now, not after the steps */
+		fprintf(stderr, "shakedown train: reference '%s' is for config "
+			"'%s', this run is '%s'; run its config (the global "
+			"batch is ranks x --accum x --micro-batch) or give "
+			"another --reference\n", c->ref.name, c->ref.config,
+			c->config);
+		rc = SD_ERR_INVALID;
+	}
 	if (!rc && bs->rank == 0) {
 		if (o->peak_tflops > 0) {
 			c->peak = o->peak_tflops;

@@ -21,7 +21,7 @@ SQ() { sqlite3 -batch "$DB" "$@"; }
 # default 1.25x
 T="$SHAKEDOWN train --config test --steps 30 --no-progress --db $DB"
 H="--slow-factor 3"
-plan 61
+plan 63
 # the loss curve of a run, every step's loss to 17 digits
 curve() {
 	SQ "SELECT group_concat(printf('%.17g', s.loss), ' ') FROM
@@ -219,5 +219,9 @@ like "$err" "needs the training workload's GPU path .* not built yet; use --back
 	"says the GPU path is not built"
 SHAKEDOWN_FAULT=rank=5,kind=grad_nan run -t 60 $T --local 2
 is "$rc" 2 "a fault on a rank outside the job: exit 2"
+run -t 60 $T --local 1 --reference gpt-test-cpu
+is "$rc" 2 "a reference of another global batch, asked for: exit 2"
+like "$err" "reference 'gpt-test-cpu' is for config '.*batch=8 .*', this run is '.*batch=4 .*'; run its config" \
+	"said before the steps, naming both configs"
 
 done_testing
