@@ -882,6 +882,33 @@ static void record_rows(struct train_ctx *c, struct train_outcome *g,
 	free(rows);
 }
 
+/* What the summary and the record know of the run beyond its steps. */
+static void run_facts(const struct train_ctx *c, int nranks,
+		      const struct sd_rank_info *ranks,
+		      struct sd_train_facts *f)
+{
+	const struct sd_gpt_config *g = &c->opt.cfg;
+	sd_train_facts_init(f);
+	f->devices = (struct sd_train_fact){ nranks, SD_TRAIN_WORKLOAD };
+	f->seq_len = (struct sd_train_fact){ g->seq_len, SD_TRAIN_WORKLOAD };
+	f->tokens_per_step = (struct sd_train_fact){
+		(double)nranks * g->accum_steps * g->micro_batch * g->seq_len,
+		SD_TRAIN_WORKLOAD };
+	f->params = (struct sd_train_fact){ (double)sd_gpt_param_count(g),
+					    SD_TRAIN_WORKLOAD };
+	f->layers = (struct sd_train_fact){ g->layers, SD_TRAIN_WORKLOAD };
+	f->width = (struct sd_train_fact){ g->width, SD_TRAIN_WORKLOAD };
+	f->warmup_steps = (struct sd_train_fact){ (double)c->opt.warmup,
+						  SD_TRAIN_GIVEN };
+	if (c->peak > 0)
+		f->peak_tflops = (struct sd_train_fact){ c->peak,
+							 c->peak_origin };
+	snprintf(f->device_name, sizeof(f->device_name), "%s",
+		 ranks[0].dev.name[0] ? ranks[0].dev.name : "CPU");
+	f->device_name_origin = SD_TRAIN_READ;
+	f->precision = SD_TRAIN_FP32;
+}
+
 /* Rank 0 at the end: summarise, judge, print, record, and say how the
  * run ended (loop_status: how the loop stopped; why: its words).
  * Returns the exit status. */
@@ -893,26 +920,7 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	struct sd_train_facts f;
 	char err[700] = "", msg[900] = "";
 	int status = loop_status;
-	const struct sd_gpt_config *cfg = &o->cfg;
-	sd_train_facts_init(&f);
-	f.devices = (struct sd_train_fact){ g->nranks, SD_TRAIN_WORKLOAD };
-	f.seq_len = (struct sd_train_fact){ cfg->seq_len, SD_TRAIN_WORKLOAD };
-	f.tokens_per_step = (struct sd_train_fact){
-		(double)g->nranks * cfg->accum_steps * cfg->micro_batch *
-			cfg->seq_len, SD_TRAIN_WORKLOAD };
-	f.params = (struct sd_train_fact){ (double)sd_gpt_param_count(cfg),
-					   SD_TRAIN_WORKLOAD };
-	f.layers = (struct sd_train_fact){ cfg->layers, SD_TRAIN_WORKLOAD };
-	f.width = (struct sd_train_fact){ cfg->width, SD_TRAIN_WORKLOAD };
-	f.warmup_steps = (struct sd_train_fact){ (double)o->warmup,
-						 SD_TRAIN_GIVEN };
-	if (c->peak > 0)
-		f.peak_tflops = (struct sd_train_fact){ c->peak,
-							c->peak_origin };
-	snprintf(f.device_name, sizeof(f.device_name), "%s",
-		 g->ranks[0].dev.name[0] ? g->ranks[0].dev.name : "CPU");
-	f.device_name_origin = SD_TRAIN_READ;
-	f.precision = SD_TRAIN_FP32;
+	run_facts(c, g->nranks, g->ranks, &f);
 
 	if (g->done > 0 && sd_train_summarize(g->job, (size_t)g->done, &f,
 					      &g->sum, err, sizeof(err)) == SD_OK)
@@ -1244,29 +1252,7 @@ static int train_main(void *arg)
 		struct passwd *pw = getpwuid(getuid());
 		const char *user = getenv("USER");
 		struct sd_train_facts f;
-		sd_train_facts_init(&f);
-		f.devices = (struct sd_train_fact){ bs->size, SD_TRAIN_WORKLOAD };
-		f.seq_len = (struct sd_train_fact){ o->cfg.seq_len,
-						    SD_TRAIN_WORKLOAD };
-		f.params = (struct sd_train_fact){
-			(double)sd_gpt_param_count(&o->cfg), SD_TRAIN_WORKLOAD };
-		f.layers = (struct sd_train_fact){ o->cfg.layers,
-						   SD_TRAIN_WORKLOAD };
-		f.width = (struct sd_train_fact){ o->cfg.width,
-						  SD_TRAIN_WORKLOAD };
-		f.tokens_per_step = (struct sd_train_fact){
-			(double)bs->size * o->cfg.accum_steps *
-				o->cfg.micro_batch * o->cfg.seq_len,
-			SD_TRAIN_WORKLOAD };
-		f.warmup_steps = (struct sd_train_fact){ (double)o->warmup,
-							 SD_TRAIN_GIVEN };
-		if (c->peak > 0)
-			f.peak_tflops = (struct sd_train_fact){ c->peak,
-								c->peak_origin };
-		snprintf(f.device_name, sizeof(f.device_name), "%s",
-			 ranks[0].dev.name[0] ? ranks[0].dev.name : "CPU");
-		f.device_name_origin = SD_TRAIN_READ;
-		f.precision = SD_TRAIN_FP32;
+		run_facts(c, bs->size, ranks, &f);
 		struct sd_train_run_info info = {
 			.kind = "train", .started_at = sd_wall_now(),
 			.command_line = c->cmdline,
