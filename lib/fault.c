@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,21 @@
 static const struct sd_name_row kind_names[] = {
 	{ "corrupt", SD_FAULT_CORRUPT }, { "stall", SD_FAULT_STALL },
 	{ "exit", SD_FAULT_EXIT }, { "kill", SD_FAULT_KILL },
-	{ "slow", SD_FAULT_SLOW }, { NULL, 0 }
+	{ "slow", SD_FAULT_SLOW }, { "grad_corrupt", SD_FAULT_GRAD_CORRUPT },
+	{ "grad_nan", SD_FAULT_GRAD_NAN }, { NULL, 0 }
 };
+
+/* A positive finite number: 0, or -1. */
+static int parse_scale(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e30)
+		return -1;
+	*out = v;
+	return 0;
+}
 
 int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		   size_t errlen)
@@ -29,6 +43,7 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 	f->code = 9;
 	f->rank = -1;
 	f->delay_us = 1000;
+	f->scale = 1.0;
 	if (!spec || !*spec)
 		return SD_OK;
 	char copy[512], *save = NULL;
@@ -64,8 +79,12 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		else if (strcmp(kv, "at") == 0 && strcmp(v, "start") == 0)
 			f->at_start = 1;
 		else if (strcmp(kv, "iter") == 0 &&
-			 !sd_parse_int(v, 0, 1 << 30, &n))
+			 !sd_parse_int(v, 0, 1 << 30, &n)) {
 			f->iter = n;
+			f->iter_set = 1;
+		} else if (strcmp(kv, "scale") == 0 &&
+			   !parse_scale(v, &f->scale))
+			;
 		else if (strcmp(kv, "code") == 0 && !sd_parse_int(v, 0, 255, &n))
 			f->code = (int)n;
 		else if (strcmp(kv, "index") == 0 &&
@@ -82,7 +101,7 @@ bad:
 	}
 	if (f->kind == SD_FAULT_NONE || f->rank < 0) {
 		snprintf(err, errlen, "SHAKEDOWN_FAULT needs rank=R and kind="
-			 "corrupt|stall|exit|kill|slow");
+			 "corrupt|stall|exit|kill|slow|grad_corrupt|grad_nan");
 		return SD_ERR_INVALID;
 	}
 	return SD_OK;

@@ -14,7 +14,15 @@
  *                 kill:    SIGKILL itself before iteration N
  *                 slow:    wait delay_us=N microseconds (default 1000)
  *                          before every operation it starts, in every
- *                          measurement (a slow node; never "fires")
+ *                          measurement (a slow node; never "fires");
+ *                          in `shakedown train`, before every step
+ *                 grad_corrupt: (`shakedown train`) add +-scale=X
+ *                          (default 1) to every element of this rank's
+ *                          gradient before its all_reduce, at every step
+ *                          from step iter=N on (default 0: all)
+ *                 grad_nan: (`shakedown train`) put a NaN in element
+ *                          index=I of this rank's gradient before its
+ *                          all_reduce, at step iter=N (default 3)
  *   op=NAME       only in this operation (default: the first one)
  *   size=BYTES    only at this size (K/M/G suffixes; default: the first)
  *   in_place=0|1  only out of place / in place (default: either)
@@ -31,7 +39,8 @@
 #include "shakedown/backend.h"
 
 enum sd_fault_kind { SD_FAULT_NONE = 0, SD_FAULT_CORRUPT, SD_FAULT_STALL,
-		     SD_FAULT_EXIT, SD_FAULT_KILL, SD_FAULT_SLOW };
+		     SD_FAULT_EXIT, SD_FAULT_KILL, SD_FAULT_SLOW,
+		     SD_FAULT_GRAD_CORRUPT, SD_FAULT_GRAD_NAN };
 
 struct sd_fault {
 	enum sd_fault_kind kind;
@@ -43,6 +52,8 @@ struct sd_fault {
 	int code;
 	uint64_t index;
 	long delay_us;    /* slow: before every operation */
+	double scale;     /* grad_corrupt: what is added (1) */
+	int iter_set;     /* iter= was given */
 	int at_start;     /* at=start */
 	int fired;
 	/* ends the process at once with a status (the tool's _exit); kind

@@ -388,6 +388,12 @@ static int fault_misfit(const struct sd_fault *f, int nranks,
 {
 	if (f->kind == SD_FAULT_NONE)
 		return 0;
+	if (f->kind == SD_FAULT_GRAD_CORRUPT || f->kind == SD_FAULT_GRAD_NAN) {
+		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
+			 "'shakedown train'; plant slow, corrupt, stall, exit "
+			 "or kill here");
+		return 1;
+	}
 	if (f->op >= 0 || f->size || f->in_place >= 0) {
 		snprintf(err, errlen, "op, size and in_place do not apply to "
 			 "gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
@@ -1059,22 +1065,10 @@ static int gemm_main(void *arg)
 		sd_fault_act(&c->fault);
 
 	/* the backend and its world communicator, as `run` builds them */
-	rc = sd_plugin_load(o->backend, &c->plugin, err, sizeof(err));
-	if (!rc) {
-		rc = c->plugin.ops->init(bs, err, sizeof(err));
-		if (rc)
-			sd_rank_error(bs, "", err);
-	} else if (bs->local_rank == 0) {
-		sd_rank_error(bs, "", err);
-	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
 	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
 				      .iface = o->iface };
-	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
-	if (rc)
-		sd_rank_error(bs, "creating the communicator", err);
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg,
+					  &c->plugin, &c->comm)))
 		goto out;
 
 	/* the sweep: the same on every rank (the backend says where) */
@@ -1100,13 +1094,7 @@ static int gemm_main(void *arg)
 		goto out;
 
 	/* who is who */
-	memset(&me, 0, sizeof(me));
-	me.rank = bs->rank;
-	me.local_rank = bs->local_rank;
-	me.pid = (int)getpid();
-	sd_strlcpy(me.host, bs->host, sizeof(me.host));
-	if (c->plugin.ops->describe_device)
-		c->plugin.ops->describe_device(c->comm, &me.dev);
+	sd_job_describe(c->boot, &c->plugin, c->comm, &me);
 	rc = SD_OK;
 	if (!c->plugin.ops->gemm && me.dev.pci_bus_id[0]) {
 		/* a device of its own but no slot: the CPU's numbers would
@@ -1125,11 +1113,7 @@ static int gemm_main(void *arg)
 	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
-	ranks = calloc((size_t)bs->size, sizeof(*ranks));
-	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me))) {
-		sd_rank_error(bs, "bootstrap: exchanging rank information",
-			      ranks ? sd_boot_error(c->boot, "failed")
-				    : "out of memory");
+	if (!(ranks = sd_job_exchange(c->boot, &me))) {
 		status = SD_EXIT_ENV;
 		goto out;
 	}
@@ -1302,15 +1286,7 @@ out:
 	}
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
-	if (c->comm)
-		c->plugin.ops->comm_destroy(c->comm);
-	c->comm = NULL;
-	if (c->plugin.ops && c->plugin.ops->fini)
-		c->plugin.ops->fini();
-	sd_plugin_unload(&c->plugin);
-	if (c->boot)
-		c->boot->close(c->boot);
-	c->boot = NULL;
+	sd_job_close(&c->boot, &c->plugin, &c->comm);
 	free(ranks);
 	free(mine);
 	free(all_rows);
@@ -1345,14 +1321,7 @@ int cmd_gemm(int argc, char **argv)
 		return SD_EXIT_USAGE;
 	}
 	/* the command line, for the record (gemm takes no secret) */
-	size_t used = (size_t)snprintf(ctx.cmdline, sizeof(ctx.cmdline),
-				       "shakedown");
-	for (int i = 0; i < argc && used < sizeof(ctx.cmdline); i++)
-		used += (size_t)snprintf(ctx.cmdline + used,
-					 sizeof(ctx.cmdline) - used,
-					 strpbrk(argv[i], " \t'\"") ? " '%s'"
-								    : " %s",
-					 argv[i]);
+	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
 	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
 	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
 		fprintf(stderr, "shakedown gemm: %s\n", err);

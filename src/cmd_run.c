@@ -496,6 +496,12 @@ static int fault_misses(const struct sd_fault *f, const struct sd_plan *p,
 {
 	if (f->kind == SD_FAULT_NONE)
 		return 0;
+	if (f->kind == SD_FAULT_GRAD_CORRUPT || f->kind == SD_FAULT_GRAD_NAN) {
+		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
+			 "'shakedown train'; plant corrupt, stall, exit, kill "
+			 "or slow here");
+		return 1;
+	}
 	if (f->rank < 0 || f->rank >= nranks) {
 		snprintf(err, errlen, "rank=%d is not a rank of this job (0 to "
 			 "%d); plant it on one that runs", f->rank, nranks - 1);

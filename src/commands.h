@@ -12,6 +12,7 @@ int cmd_run(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 void cmd_run_usage(FILE *out);
 
@@ -42,5 +43,6 @@ extern const char sd_help_upload[];
 extern const char sd_help_plan[];
 extern const char sd_help_topo[];
 extern const char sd_help_gemm[];
+extern const char sd_help_train[];
 
 #endif

@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "plan", cmd_plan, "check a plan file, or show what it expands to" },
 	{ "topo", cmd_topo, "the job's hosts, devices, links and interfaces" },
 	{ "gemm", cmd_gemm, "matrix-multiply TFLOPs of every device, judged" },
+	{ "train", cmd_train, "fine-tuning workload: tgs, TFLOPs, loss vs reference" },
 	{ "report", cmd_report, "show a recorded run and its verdicts" },
 	{ "history", cmd_history, "bus bandwidth of one operation over time" },
 	{ "compare", cmd_compare, "compare two runs and flag regressions" },

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ranks.h"
 #include "tool.h"
+#include "util.h"
 
 int sd_first_task(void)
 {
@@ -78,4 +80,80 @@ int sd_local_ports_short(int n, char *err, size_t errlen)
 		 "ranks here, or widen the range, or run under srun over "
 		 "several hosts", n, 4L * n * (n - 1), range, lo, hi, most);
 	return 1;
+}
+
+void sd_command_line(int argc, char **argv, char *buf, size_t len)
+{
+	size_t used = (size_t)snprintf(buf, len, "shakedown");
+	for (int i = 0; i < argc && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used,
+					 strpbrk(argv[i], " \t'\"") ? " '%s'"
+								     : " %s",
+					 argv[i]);
+}
+
+int sd_job_backend_open(struct sd_bootstrap_impl *boot, const char *name,
+			const struct sd_comm_config *cfg,
+			struct sd_plugin *plugin, struct sd_comm **comm)
+{
+	struct sd_bootstrap *bs = &boot->bs;
+	char err[1024] = "";
+	int status;
+	int rc = sd_plugin_load(name, plugin, err, sizeof(err));
+	if (!rc) {
+		rc = plugin->ops->init(bs, err, sizeof(err));
+		if (rc)
+			sd_rank_error(bs, "", err);
+	} else if (bs->local_rank == 0) {
+		sd_rank_error(bs, "", err);
+	}
+	if ((status = sd_agree(boot, rc ? sd_exit_for_status(rc) : 0)))
+		return status;
+	rc = plugin->ops->comm_create(bs, cfg, comm, err, sizeof(err));
+	if (rc)
+		sd_rank_error(bs, "creating the communicator", err);
+	return sd_agree(boot, rc ? sd_exit_for_status(rc) : 0);
+}
+
+void sd_job_describe(struct sd_bootstrap_impl *boot,
+		     const struct sd_plugin *plugin, struct sd_comm *comm,
+		     struct sd_rank_info *me)
+{
+	struct sd_bootstrap *bs = &boot->bs;
+	memset(me, 0, sizeof(*me));
+	me->rank = bs->rank;
+	me->local_rank = bs->local_rank;
+	me->pid = (int)getpid();
+	sd_strlcpy(me->host, bs->host, sizeof(me->host));
+	if (plugin->ops->describe_device)
+		plugin->ops->describe_device(comm, &me->dev);
+}
+
+struct sd_rank_info *sd_job_exchange(struct sd_bootstrap_impl *boot,
+				     const struct sd_rank_info *me)
+{
+	struct sd_bootstrap *bs = &boot->bs;
+	struct sd_rank_info *ranks = calloc((size_t)bs->size, sizeof(*ranks));
+	if (!ranks || bs->allgather(bs, me, ranks, sizeof(*me))) {
+		sd_rank_error(bs, "bootstrap: exchanging rank information",
+			      ranks ? sd_boot_error(boot, "failed")
+				    : "out of memory");
+		free(ranks);
+		return NULL;
+	}
+	return ranks;
+}
+
+void sd_job_close(struct sd_bootstrap_impl **boot, struct sd_plugin *plugin,
+		  struct sd_comm **comm)
+{
+	if (*comm)
+		plugin->ops->comm_destroy(*comm);
+	*comm = NULL;
+	if (plugin->ops && plugin->ops->fini)
+		plugin->ops->fini();
+	sd_plugin_unload(plugin);
+	if (*boot)
+		(*boot)->close(*boot);
+	*boot = NULL;
 }

@@ -75,6 +75,8 @@ for c in $cmds; do
 			[ "$c" = run ] && set -- "$@" -b 2K -e 1K
 			# gemm: nothing to measure stops it likewise
 			[ "$c" = gemm ] && set -- "$@" --sizes none --width 0
+			# train: no step to take stops it likewise
+			[ "$c" = train ] && set -- "$@" --steps 0
 			# topo has no database: its ranks start and stop
 			case $c in run|topo) ;;
 			*) set -- "$@" --db "$TMPD/missing.db" ;;

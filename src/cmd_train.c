@@ -1,0 +1,1501 @@
+/*
+ * cmd_train.c - `shakedown train`: the built-in fine-tuning workload, a
+ * small GPT-2-style model trained data-parallel on every rank, measured
+ * (tgs, TFLOPs, MFU, the step-time breakdown), its loss curve judged
+ * against a reference, and recorded.
+ *
+ * Started like `shakedown gemm` (forked by --local, under srun through
+ * PMI2, or alone): every rank bootstraps, loads the backend and builds
+ * the world communicator.  Every rank initialises the same parameters
+ * from the same seed (lib/train/gpt.h) and trains on its own shard of
+ * each step's global batch (lib/train/data.h: R ranks see the samples 1
+ * rank would see).  A step is accum micro-steps of forward and backward;
+ * on the last one the gradients are all-reduced in DDP-style buckets
+ * (lib/train/ddp.h), each started from backward's grad_ready callback as
+ * soon as the bucket is complete, then AdamW takes the mean over the
+ * global batch.  After each step the ranks exchange their step's loss
+ * and times through the bootstrap's allgather (which also stops them all
+ * together when one fails or the loss is no longer finite); rank 0 keeps
+ * every rank's rows, prints progress, hands the rows to the recorder
+ * (lib/db/train_db.h), and at the end summarises (lib/train/metrics.h),
+ * judges the loss curve against the reference and each rank's compute
+ * time against its peers, prints, records, and says the exit status,
+ * which every rank returns.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "commands.h"
+#include "fault.h"
+#include "gemm.h"
+#include "hostlist.h"
+#include "launcher.h"
+#include "names.h"
+#include "plugin.h"
+#include "ranks.h"
+#include "sink.h"
+#include "tool.h"
+#include "util.h"
+#include "db/db.h"
+#include "db/train_db.h"
+#include "train/data.h"
+#include "train/ddp.h"
+#include "train/gpt.h"
+#include "train/metrics.h"
+#include "train/reference.h"
+
+/* a usage error of `shakedown train` (src/ranks.h) */
+#define USAGE_ERROR(...) SD_USAGE_ERROR("train", __VA_ARGS__)
+
+/* The default bound of start-up and of one all_reduce. */
+#define TRAIN_TIMEOUT_MS 60000
+/* A rank whose compute time per step is above this many times the
+ * median of all ranks' is a slow rank. */
+#define TRAIN_SLOW_FACTOR 1.25
+/* The most buckets (one per tensor at worst). */
+#define TRAIN_MAX_BUCKETS 1024
+/* Hand the rows to the recorder at least this often (seconds). */
+#define TRAIN_RECORD_EVERY_S 2.0
+
+enum train_format { TRAIN_TEXT = 0, TRAIN_JSON };
+
+struct train_options {
+	int local_ranks;
+	const char *backend, *iface, *db, *data, *reference, *save_reference;
+	const char *config_name;      /* "default" or "test" */
+	struct sd_gpt_config cfg;     /* after the overrides */
+	int overridden;               /* an override changed cfg */
+	long steps, warmup, seed;
+	double peak_tflops;           /* 0: measure */
+	double slow_factor;
+	enum train_format format;
+	int progress;
+	int timeout_ms;
+};
+
+/* What every rank says about one step (the bootstrap's allgather). */
+struct step_report {
+	int32_t status;   /* the exit status this rank stops with; 0 */
+	int32_t nonfinite;/* its loss was NaN or infinite */
+	double loss_sum;  /* the sum of its micro-batches' mean losses */
+	double step_s, compute_s, comm_s, optim_s;
+};
+
+/* The bucketed all_reduce of one step. */
+struct ddp_state {
+	struct sd_backend_ops const *ops;
+	struct sd_comm *comm;
+	float *grads;
+	struct sd_ddp_bucket b[TRAIN_MAX_BUCKETS];
+	int nb, next;         /* buckets; the next one to start */
+	int active;           /* the last micro-step: reduce */
+	int timeout_ms;
+	int nranks;
+	double comm_s;        /* time inside run() */
+	int rc;               /* the first failure */
+	char err[512];
+	struct sd_fault *fault; /* a gradient fault of this rank, or NULL */
+	long step;
+};
+
+struct train_ctx {
+	struct train_options opt;
+	struct sd_fault fault;
+	char cmdline[4096];
+	char config[512];        /* the workload's identity */
+	struct sd_bootstrap_impl *boot;
+	struct sd_plugin plugin;
+	struct sd_comm *comm;
+	struct sd_train_rec *rec;
+	struct sd_train_reference ref;
+	int have_ref;
+	char ref_label[700];     /* "gpt-test-cpu (file PATH)" */
+	char ref_note[1024];     /* why there is none, or "" */
+	double peak;             /* TFLOPs per device; 0 unknown */
+	enum sd_train_origin peak_origin;
+};
+
+static volatile sig_atomic_t cancel_flag;
+
+static void on_cancel(int sig)
+{
+	cancel_flag = sig;
+}
+
+enum long_only {
+	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_STEPS, OPT_CONFIG,
+	OPT_LAYERS, OPT_WIDTH, OPT_HEADS, OPT_SEQ, OPT_MICRO, OPT_ACCUM,
+	OPT_DATA, OPT_SEED, OPT_WARMUP, OPT_REFERENCE, OPT_SAVE_REF, OPT_PEAK,
+	OPT_SLOW, OPT_DB, OPT_FORMAT, OPT_NO_PROGRESS,
+};
+
+static const struct option long_options[] = {
+	{ "local", required_argument, NULL, OPT_LOCAL },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "iface", required_argument, NULL, OPT_IFACE },
+	{ "steps", required_argument, NULL, OPT_STEPS },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "layers", required_argument, NULL, OPT_LAYERS },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "heads", required_argument, NULL, OPT_HEADS },
+	{ "seq-len", required_argument, NULL, OPT_SEQ },
+	{ "micro-batch", required_argument, NULL, OPT_MICRO },
+	{ "accum", required_argument, NULL, OPT_ACCUM },
+	{ "data", required_argument, NULL, OPT_DATA },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "reference", required_argument, NULL, OPT_REFERENCE },
+	{ "save-ref", required_argument, NULL, OPT_SAVE_REF },
+	{ "peak-tflops", required_argument, NULL, OPT_PEAK },
+	{ "slow-factor", required_argument, NULL, OPT_SLOW },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* A positive number up to max: 0, or -1. */
+static int parse_positive(const char *s, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Parse argv into o.  Returns -1 to go on, else an exit status. */
+static int parse_options(int argc, char **argv, struct train_options *o)
+{
+	static const struct sd_name_row formats[] = {
+		{ "text", TRAIN_TEXT }, { "json", TRAIN_JSON }, { NULL, 0 }
+	};
+	static const struct sd_gpt_config def = SD_GPT_CONFIG_DEFAULT;
+	static const struct sd_gpt_config test = SD_GPT_CONFIG_TEST;
+	int ch, f;
+	long v;
+	const char *hint;
+	char oerr[256];
+	/* the overrides, applied after --config whatever the order */
+	long layers = -1, width = -1, heads = -1, seq = -1, micro = -1,
+	     accum = -1;
+	opterr = 0;
+	optind = 1;
+	while ((ch = sd_getopt(argc, argv, ":T:h", long_options, oerr,
+			       sizeof(oerr))) != -1) {
+		switch (ch) {
+		case SD_OPT_REFUSED:
+			USAGE_ERROR("%s", oerr);
+		case OPT_LOCAL:
+			if (sd_parse_int(optarg, 1, 1024, &v))
+				USAGE_ERROR("--local '%s' must be a number of "
+					    "ranks from 1 to 1024", optarg);
+			o->local_ranks = (int)v;
+			break;
+		case OPT_BACKEND: o->backend = optarg; break;
+		case OPT_IFACE: o->iface = optarg; break;
+		case OPT_STEPS:
+			if (sd_parse_int(optarg, 1, 1000000, &o->steps))
+				USAGE_ERROR("--steps '%s' must be a number of "
+					    "optimizer steps from 1 to 1000000",
+					    optarg);
+			break;
+		case OPT_CONFIG:
+			if (strcmp(optarg, "default") == 0)
+				o->config_name = "default";
+			else if (strcmp(optarg, "test") == 0)
+				o->config_name = "test";
+			else
+				USAGE_ERROR("--config '%s' must be default "
+					    "(the built-in workload) or test (a "
+					    "tiny one for CI)", optarg);
+			break;
+#define OVERRIDE(CASE, VAR, LO, HI, WHAT)                                    \
+		case CASE:                                                   \
+			if (sd_parse_int(optarg, LO, HI, &VAR))              \
+				USAGE_ERROR("%s '%s' must be " WHAT " from %d " \
+					    "to %d", argv[optind - 1][1] == '-' \
+					    ? argv[optind - 1] : "option",   \
+					    optarg, LO, HI);                 \
+			break;
+		OVERRIDE(OPT_LAYERS, layers, 1, 64, "a number of blocks")
+		OVERRIDE(OPT_WIDTH, width, 1, 8192, "a model width")
+		OVERRIDE(OPT_HEADS, heads, 1, 256, "a number of heads")
+		OVERRIDE(OPT_SEQ, seq, 1, 8192, "a sequence length")
+		OVERRIDE(OPT_MICRO, micro, 1, 4096,
+			 "a number of samples per micro-batch")
+		OVERRIDE(OPT_ACCUM, accum, 1, 4096,
+			 "a number of micro-batches per step")
+#undef OVERRIDE
+		case OPT_DATA: o->data = optarg; break;
+		case OPT_SEED:
+			if (sd_parse_int(optarg, 0, 1L << 62, &o->seed))
+				USAGE_ERROR("--seed '%s' must be a number from 0",
+					    optarg);
+			break;
+		case OPT_WARMUP:
+			if (sd_parse_int(optarg, 0, 1000000, &o->warmup))
+				USAGE_ERROR("--warmup '%s' must be a number of "
+					    "steps from 0", optarg);
+			break;
+		case OPT_REFERENCE: o->reference = optarg; break;
+		case OPT_SAVE_REF: o->save_reference = optarg; break;
+		case OPT_PEAK:
+			if (parse_positive(optarg, 1e6, &o->peak_tflops))
+				USAGE_ERROR("--peak-tflops '%s' must be a number "
+					    "of TFLOPs per device above 0",
+					    optarg);
+			break;
+		case OPT_SLOW:
+			if (parse_positive(optarg, 1e6, &o->slow_factor) ||
+			    o->slow_factor <= 1)
+				USAGE_ERROR("--slow-factor '%s' must be a ratio "
+					    "above 1 (1.25: a rank 25%% slower "
+					    "than the median fails)", optarg);
+			break;
+		case OPT_DB: o->db = optarg; break;
+		case OPT_FORMAT:
+			hint = NULL;
+			if (sd_name_lookup(formats, optarg, &f, &hint))
+				USAGE_ERROR("--format '%s' must be text or "
+					    "json%s%s%s", optarg,
+					    hint ? "; did you mean '" : "",
+					    hint ? hint : "", hint ? "'?" : "");
+			o->format = (enum train_format)f;
+			break;
+		case OPT_NO_PROGRESS: o->progress = 0; break;
+		case 'T':
+			if (sd_parse_duration_ms(optarg, &o->timeout_ms))
+				USAGE_ERROR("--timeout '%s' must be a positive "
+					    "number of seconds", optarg);
+			break;
+		case 'h':
+			fputs(sd_help_train, stdout);
+			return sd_finish_stdout();
+		case ':':
+			USAGE_ERROR("option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
+				    "train'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help "
+			    "train'", argv[optind]);
+	o->cfg = strcmp(o->config_name, "test") == 0 ? test : def;
+	struct sd_gpt_config base = o->cfg;
+	if (layers > 0) o->cfg.layers = (int)layers;
+	if (width > 0) o->cfg.width = (int)width;
+	if (heads > 0) o->cfg.heads = (int)heads;
+	if (seq > 0) o->cfg.seq_len = (int)seq;
+	if (micro > 0) o->cfg.micro_batch = (int)micro;
+	if (accum > 0) o->cfg.accum_steps = (int)accum;
+	o->overridden = memcmp(&base, &o->cfg, sizeof(base)) != 0;
+	char err[300];
+	if (sd_gpt_config_check(&o->cfg, err, sizeof(err)) != SD_OK)
+		USAGE_ERROR("%s", err);
+	if (o->save_reference && o->reference &&
+	    strcmp(o->reference, "none") != 0)
+		USAGE_ERROR("--save-ref makes a reference from this run; "
+			    "drop --reference (or give --reference none)");
+	if (!o->iface)
+		o->iface = getenv("SHAKEDOWN_IFACE");
+	return -1;
+}
+
+/* The workload's identity, what a reference must match: the model, the
+ * global batch (not how it is split over ranks), the data source and
+ * the optimizer. */
+static void config_string(const struct train_options *o, int nranks,
+			  char *buf, size_t len)
+{
+	const struct sd_gpt_config *g = &o->cfg;
+	const char *base = o->data ? strrchr(o->data, '/') : NULL;
+	char data[300];
+	if (o->data)
+		snprintf(data, sizeof(data), "file:%.200s",
+			 base ? base + 1 : o->data);
+	else
+		snprintf(data, sizeof(data), "markov-%d-%d",
+			 SD_MARKOV_ORDER_DEFAULT, SD_MARKOV_BRANCHING_DEFAULT);
+	struct sd_adamw a = SD_ADAMW_DEFAULT;
+	snprintf(buf, len, "gpt2 layers=%d width=%d heads=%d seq=%d vocab=%d "
+		 "batch=%ld data=%s adamw=%g,%g,%g,%g", g->layers, g->width,
+		 g->heads, g->seq_len, g->vocab,
+		 (long)nranks * g->accum_steps * g->micro_batch, data,
+		 (double)a.lr, (double)a.beta1, (double)a.beta2,
+		 (double)a.weight_decay);
+}
+
+/* ------------------------------------------------------- the reference */
+
+/* The shipped reference file NAME(.ref): the source tree's when run from
+ * the build tree, else the installed one.  Fills buf; 0, or -1. */
+static int shipped_reference(const char *name, char *buf, size_t len)
+{
+	const char *dirs[2];
+	int nd = 0;
+	if (sd_in_build_tree())
+		dirs[nd++] = SD_SOURCE_DIR "/plans/reference";
+	dirs[nd++] = SD_DATA_DIR "/plans/reference";
+	for (int d = 0; d < nd; d++)
+		for (int k = 0; k < 2; k++) {
+			snprintf(buf, len, "%s/%s%s", dirs[d], name,
+				 k ? ".ref" : "");
+			if (access(buf, R_OK) == 0)
+				return 0;
+		}
+	return -1;
+}
+
+/* Rank 0: find the reference the run is judged by.  SD_OK (c->have_ref,
+ * or c->ref_note saying why there is none), or a status with err. */
+static int find_reference(struct train_ctx *c, char *err, size_t errlen)
+{
+	const struct train_options *o = &c->opt;
+	char path[4200];
+	int rc;
+	if (o->save_reference || (o->reference &&
+				  strcmp(o->reference, "none") == 0)) {
+		snprintf(c->ref_note, sizeof(c->ref_note), "not judged: %s",
+			 o->save_reference ? "this run makes the reference"
+					   : "--reference none");
+		return SD_OK;
+	}
+	if (!o->reference) {
+		/* the shipped one of the built-in config, when it fits */
+		char name[64];
+		snprintf(name, sizeof(name), "gpt-%s-cpu", o->config_name);
+		if (o->overridden || o->data) {
+			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
+				 "no shipped reference for a changed config or "
+				 "--data; give --reference");
+			return SD_OK;
+		}
+		if (shipped_reference(name, path, sizeof(path))) {
+			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
+				 "the shipped reference %s.ref is not installed "
+				 "in " SD_DATA_DIR "/plans/reference", name);
+			return SD_OK;
+		}
+		rc = sd_train_ref_load(path, &c->ref, err, errlen);
+		if (rc)
+			return rc;
+		if (strcmp(c->ref.config, c->config) != 0) {
+			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
+				 "the shipped reference %s is for '%.250s' "
+				 "(its global batch), this run is '%.250s'; "
+				 "run with the ranks and --accum it was made "
+				 "with, or give --reference", name,
+				 c->ref.config, c->config);
+			sd_train_ref_free(&c->ref);
+			return SD_OK;
+		}
+		c->have_ref = 1;
+		snprintf(c->ref_label, sizeof(c->ref_label), "%s (shipped, "
+			 "%.600s)", c->ref.name, path);
+		return SD_OK;
+	}
+	/* a file, a reference of the database, or a shipped one */
+	if (strchr(o->reference, '/') || access(o->reference, R_OK) == 0) {
+		rc = sd_train_ref_load(o->reference, &c->ref, err, errlen);
+		if (rc)
+			return rc;
+		snprintf(c->ref_label, sizeof(c->ref_label), "%s (file %.600s)",
+			 c->ref.name, o->reference);
+		c->have_ref = 1;
+		return SD_OK;
+	}
+	const char *dbp = sd_db_resolve_path(o->db);
+	char dberr[600] = "";
+	if (strcmp(dbp, "none") != 0 && access(dbp, F_OK) == 0) {
+		sqlite3 *db = NULL;
+		rc = sd_db_open(dbp, SD_DB_READONLY, &db, dberr, sizeof(dberr));
+		if (!rc) {
+			rc = sd_train_db_ref_load(db, o->reference, &c->ref,
+						  dberr, sizeof(dberr));
+			sd_db_close(db);
+			if (!rc) {
+				c->have_ref = 1;
+				snprintf(c->ref_label, sizeof(c->ref_label),
+					 "%s (database %.600s)", c->ref.name,
+					 dbp);
+				return SD_OK;
+			}
+			sd_train_ref_free(&c->ref);
+		}
+	}
+	if (!shipped_reference(o->reference, path, sizeof(path))) {
+		rc = sd_train_ref_load(path, &c->ref, err, errlen);
+		if (rc)
+			return rc;
+		snprintf(c->ref_label, sizeof(c->ref_label), "%s (shipped, "
+			 "%.600s)", c->ref.name, path);
+		c->have_ref = 1;
+		return SD_OK;
+	}
+	snprintf(err, errlen, "--reference '%s' is neither a file, nor a "
+		 "reference of the database %s%s%.300s%s, nor shipped; see "
+		 "'shakedown reference list'", o->reference, dbp,
+		 dberr[0] ? " (" : "", dberr, dberr[0] ? ")" : "");
+	return SD_ERR_INVALID;
+}
+
+/* ------------------------------------------------------ the step itself */
+
+/* Start (here: run, the Gloo backend completes it inside) the all_reduce
+ * of every bucket that backward has finished, tensor `ready` being the
+ * last one it reported. */
+static void on_grad_ready(void *arg, int ready)
+{
+	struct ddp_state *d = arg;
+	if (!d->active)
+		return;
+	while (d->next < d->nb && d->b[d->next].first_tensor >= ready) {
+		const struct sd_ddp_bucket *b = &d->b[d->next++];
+		float *p = d->grads + b->offset;
+		if (d->rc)
+			continue;
+		/* a planted gradient fault, before this rank sends */
+		struct sd_fault *f = d->fault;
+		if (f && f->kind == SD_FAULT_GRAD_CORRUPT && d->step >= f->iter)
+			for (size_t i = 0; i < b->count; i++) {
+				/* a sign of its own for each element, the same
+				 * at every step: a bias, as a stuck bit is */
+				size_t e = b->offset + i;
+				uint64_t h = sd_fnv1a(SD_FNV_INIT, &e, sizeof(e));
+				p[i] += (float)((h & 1) ? f->scale : -f->scale);
+			}
+		if (f && f->kind == SD_FAULT_GRAD_NAN && d->step == f->iter &&
+		    f->index >= b->offset && f->index < b->offset + b->count)
+			d->grads[f->index] = NAN;
+		struct sd_op_args a = {
+			.op = SD_OP_ALL_REDUCE, .dtype = SD_FLOAT32,
+			.redop = SD_SUM, .in_place = 1,
+			.send_count = b->count, .recv_count = b->count,
+			.sendbuf = p, .recvbuf = p, .algo = -1,
+			.timeout_ms = d->timeout_ms };
+		if (d->nranks < 2)
+			continue; /* alone: the sum is its own gradient */
+		double t0 = sd_now();
+		d->rc = d->ops->run(d->comm, &a, d->err, sizeof(d->err));
+		d->comm_s += sd_now() - t0;
+	}
+}
+
+/* One optimizer step of this rank into *rep.  Returns SD_OK or the
+ * status of what failed (err says it). */
+static int train_step(struct train_ctx *c, struct sd_gpt *m,
+		      struct sd_data *data, struct ddp_state *d, long step,
+		      int *inputs, int *targets, struct step_report *rep,
+		      char *err, size_t errlen)
+{
+	const struct sd_gpt_config *g = &c->opt.cfg;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	static const struct sd_adamw adamw = SD_ADAMW_DEFAULT;
+	int mine = c->fault.kind != SD_FAULT_NONE && c->fault.rank == bs->rank;
+	int rc = SD_OK;
+	memset(rep, 0, sizeof(*rep));
+	double t0 = sd_now();
+	if (mine && c->fault.kind == SD_FAULT_SLOW)
+		sd_fault_delay(&c->fault);
+	if (mine && !c->fault.fired && (c->fault.kind == SD_FAULT_STALL ||
+					c->fault.kind == SD_FAULT_EXIT ||
+					c->fault.kind == SD_FAULT_KILL) &&
+	    step - 1 == c->fault.iter)
+		sd_fault_act(&c->fault);
+	d->next = 0;
+	d->comm_s = 0;
+	d->rc = SD_OK;
+	d->active = 0;
+	d->step = step;
+	d->fault = mine && (c->fault.kind == SD_FAULT_GRAD_CORRUPT ||
+			    c->fault.kind == SD_FAULT_GRAD_NAN)
+			   ? &c->fault : NULL;
+	for (int ms = 0; ms < g->accum_steps && !rc; ms++) {
+		double loss = 0;
+		/* sd_data_index's steps count from 0 */
+		rc = sd_data_micro_batch(data, step - 1, bs->rank, bs->size,
+					 g->accum_steps, ms, g->micro_batch,
+					 inputs, targets, err, errlen);
+		if (!rc)
+			rc = sd_gpt_forward(m, inputs, targets, &loss, err,
+					    errlen);
+		if (rc)
+			break;
+		if (!isfinite(loss))
+			rep->nonfinite = 1;
+		rep->loss_sum += loss;
+		d->active = ms == g->accum_steps - 1;
+		rc = sd_gpt_backward(m, on_grad_ready, d, err, errlen);
+	}
+	double t1 = sd_now();
+	if (!rc && d->active && d->next < d->nb) {
+		snprintf(err, errlen, "backward reported %d of %d gradient "
+			 "buckets; this is a bug of shakedown", d->next, d->nb);
+		rc = SD_ERR_INVALID;
+	}
+	if (!rc && d->rc) {
+		snprintf(err, errlen, "all_reduce of the gradients: %s", d->err);
+		rc = d->rc;
+	}
+	if (!rc && bs->size > 1)
+		rc = c->plugin.ops->wait(c->comm, c->opt.timeout_ms, err,
+					 errlen);
+	double t2 = sd_now();
+	if (!rc) {
+		sd_gpt_adamw_step(m, &adamw,
+				  1.0f / (float)(bs->size * g->accum_steps));
+		sd_gpt_zero_grad(m);
+	}
+	double t3 = sd_now();
+	rep->compute_s = (t1 - t0) - d->comm_s;
+	rep->comm_s = d->comm_s + (t2 - t1);
+	rep->optim_s = t3 - t2;
+	rep->step_s = t3 - t0;
+	return rc;
+}
+
+/* -------------------------------------------------- rank 0: the rows */
+
+/* The job's row of a step from every rank's report. */
+static struct sd_train_step job_row(const struct train_options *o,
+				    const struct step_report *all, int nranks,
+				    long step)
+{
+	const struct sd_gpt_config *g = &o->cfg;
+	struct sd_train_step s = {
+		.step = step, .rank = -1,
+		.has = SD_STEP_LOSS | SD_STEP_TIME | SD_STEP_TOKENS |
+		       SD_STEP_COMPUTE | SD_STEP_COMM | SD_STEP_OPTIM,
+		.tokens = (double)nranks * g->accum_steps * g->micro_batch *
+			  g->seq_len };
+	double loss = 0;
+	for (int r = 0; r < nranks; r++) {
+		loss += all[r].loss_sum;
+		if (all[r].step_s > s.step_s)
+			s.step_s = all[r].step_s;
+		s.compute_s += all[r].compute_s / nranks;
+		s.comm_s += all[r].comm_s / nranks;
+		s.optim_s += all[r].optim_s / nranks;
+	}
+	s.loss = loss / ((double)nranks * g->accum_steps);
+	if (!(s.step_s > 0))
+		s.step_s = 1e-9;
+	return s;
+}
+
+/* Rank r's own row of a step. */
+static struct sd_train_step rank_row(const struct train_options *o,
+				     const struct step_report *rep, int r,
+				     long step)
+{
+	const struct sd_gpt_config *g = &o->cfg;
+	struct sd_train_step s = {
+		.step = step, .rank = r,
+		.has = SD_STEP_LOSS | SD_STEP_TIME | SD_STEP_TOKENS |
+		       SD_STEP_COMPUTE | SD_STEP_COMM | SD_STEP_OPTIM,
+		.loss = rep->loss_sum / g->accum_steps,
+		.step_s = rep->step_s > 0 ? rep->step_s : 1e-9,
+		.tokens = (double)g->accum_steps * g->micro_batch * g->seq_len,
+		.compute_s = rep->compute_s, .comm_s = rep->comm_s,
+		.optim_s = rep->optim_s };
+	return s;
+}
+
+static void json_num(struct sd_buf *b, double v)
+{
+	if (isfinite(v))
+		sd_buf_printf(b, "%.9g", v);
+	else
+		sd_buf_printf(b, "null");
+}
+
+static void print_step(const struct train_options *o, const char *uuid,
+		       const struct sd_train_step *s)
+{
+	if (o->format == TRAIN_JSON) {
+		struct sd_buf b = { 0 };
+		sd_buf_printf(&b, "{\"run\":\"%s\",\"kind\":\"train_step\","
+			      "\"step\":%ld,\"loss\":", uuid, s->step);
+		json_num(&b, s->loss);
+		sd_buf_printf(&b, ",\"step_s\":");
+		json_num(&b, s->step_s);
+		sd_buf_printf(&b, ",\"tokens\":%.0f,\"compute_s\":", s->tokens);
+		json_num(&b, s->compute_s);
+		sd_buf_printf(&b, ",\"comm_s\":");
+		json_num(&b, s->comm_s);
+		sd_buf_printf(&b, ",\"optim_s\":");
+		json_num(&b, s->optim_s);
+		sd_buf_printf(&b, "}\n");
+		if (b.data)
+			fputs(b.data, stdout);
+		sd_buf_free(&b);
+	} else {
+		printf("step %5ld/%ld  loss %.4f  step %.4f s  %.0f tokens/s\n",
+		       s->step, o->steps, s->loss, s->step_s,
+		       s->tokens / s->step_s);
+	}
+	fflush(stdout);
+}
+
+/* What rank 0 knows at the end. */
+struct train_outcome {
+	const struct sd_rank_info *ranks;
+	int nranks;
+	struct sd_train_step *job;     /* steps done */
+	struct step_report *reps;      /* steps x nranks */
+	long done;
+	struct sd_train_summary sum;
+	int summarized;
+	struct sd_train_comparison cmp;
+	int compared;
+	double *compute_mean;          /* per rank, over the timed steps */
+	double compute_median;
+	int nslow;
+	char *slow_hosts;              /* hostlist of the slow ranks */
+	char slow_which[400];
+};
+
+/* Each rank's compute time per timed step against the median: the slow
+ * ones (more than slow_factor times it). */
+static void judge_ranks(const struct train_options *o, struct train_outcome *g)
+{
+	int R = g->nranks;
+	g->compute_mean = calloc((size_t)R, sizeof(double));
+	double *sorted = calloc((size_t)R, sizeof(double));
+	const char **bad = calloc((size_t)R + 1, sizeof(*bad));
+	if (!g->compute_mean || !sorted || !bad)
+		goto out;
+	long first = 1 + o->warmup; /* the first timed step - 1 */
+	long n = 0;
+	for (long s = 0; s < g->done; s++) {
+		if (s + 1 <= first)
+			continue;
+		n++;
+		for (int r = 0; r < R; r++)
+			g->compute_mean[r] += g->reps[s * R + r].compute_s;
+	}
+	if (n == 0 || R < 2)
+		goto out;
+	for (int r = 0; r < R; r++) {
+		g->compute_mean[r] /= (double)n;
+		sorted[r] = g->compute_mean[r];
+	}
+	for (int i = 1; i < R; i++)
+		for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			double t = sorted[j];
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	g->compute_median = R % 2 ? sorted[R / 2]
+				  : (sorted[R / 2 - 1] + sorted[R / 2]) / 2;
+	size_t wl = 0;
+	for (int r = 0; r < R; r++) {
+		if (!(g->compute_mean[r] > o->slow_factor * g->compute_median))
+			continue;
+		bad[g->nslow++] = g->ranks[r].host;
+		if (wl < sizeof(g->slow_which))
+			wl += (size_t)snprintf(g->slow_which + wl,
+					       sizeof(g->slow_which) - wl,
+					       "%srank %d (%s) compute %.2fx "
+					       "the median", wl ? ", " : "", r,
+					       g->ranks[r].host,
+					       g->compute_mean[r] /
+						       g->compute_median);
+	}
+	if (g->nslow)
+		g->slow_hosts = sd_hostlist_compress(bad, g->nslow);
+out:
+	free(sorted);
+	free(bad);
+}
+
+static void print_summary_text(struct train_ctx *c, struct train_outcome *g,
+			       double floor_loss)
+{
+	const struct train_options *o = &c->opt;
+	const struct sd_train_summary *s = &g->sum;
+	printf("# summary: %ld steps, %zu timed (the first never, then %ld "
+	       "warm-up)\n", g->done, s->timed_rows, o->warmup);
+	if (isfinite(s->tgs))
+		printf("  tgs            %.1f tokens/s/device\n"
+		       "  tokens/s       %.1f (the job's, %d devices)\n",
+		       s->tgs, s->tokens_per_s, g->nranks);
+	else
+		printf("  tgs            - (%s)\n", s->tgs_why);
+	if (isfinite(s->tflops))
+		printf("  TFLOPs/device  %.4f (%.4g FLOPs/token, %s)\n",
+		       s->tflops, s->flops_per_token,
+		       sd_train_origin_name(s->flops_origin));
+	else
+		printf("  TFLOPs/device  - (%s)\n", s->tflops_why);
+	if (isfinite(s->mfu))
+		printf("  MFU            %.2f%% of %.4g TFLOPs (%s%s)\n",
+		       100 * s->mfu, s->peak.tflops,
+		       sd_train_origin_name(s->peak.origin),
+		       c->peak_origin == SD_TRAIN_MEASURED
+			       ? ": fp32 sgemm 512x512x512 on rank 0's CPU core"
+			       : "");
+	else
+		printf("  MFU            - (%s)\n", s->mfu_why);
+	if (s->breakdown_rows)
+		printf("  step time      mean %.4f s, median %.4f s: compute "
+		       "%.1f%%, all_reduce %.1f%%, optimizer %.1f%%, other "
+		       "%.1f%%\n", s->step_s_mean, s->step_s_median,
+		       100 * s->compute_share, 100 * s->comm_share,
+		       100 * s->optim_share, 100 * s->other_share);
+	printf("  loss           first %.4f, last %.4f", s->loss_first,
+	       s->loss_last);
+	if (isfinite(floor_loss))
+		printf("; floor %.4f (the Markov source's entropy)", floor_loss);
+	printf("\n");
+	if (g->compared) {
+		const struct sd_train_comparison *k = &g->cmp;
+		printf("  reference      %s\n", c->ref_label);
+		if (k->verdict == SD_TRAIN_NONFINITE)
+			printf("  loss check     nonfinite: loss became NaN at "
+			       "step %ld\n", k->nonfinite_step);
+		else
+			printf("  loss check     %d steps compared: variance "
+			       "%.3g, RMSE %.3g, max |diff| %.3g at step %ld: "
+			       "%s\n", k->steps_compared, k->diff_var,
+			       k->rmse, k->max_abs_diff, k->max_diff_step,
+			       sd_train_verdict_name(k->verdict));
+		if (k->verdict == SD_TRAIN_FAILED)
+			printf("  why            %s\n", k->reason);
+		if (k->note[0])
+			printf("  note           %s\n", k->note);
+	} else {
+		printf("  reference      %s\n", c->ref_note);
+	}
+	if (g->compute_median > 0) {
+		printf("  ranks          compute per step vs the median "
+		       "(%.4f s):", g->compute_median);
+		for (int r = 0; r < g->nranks; r++)
+			printf("%s %d %.2fx", r ? "," : "", r,
+			       g->compute_mean[r] / g->compute_median);
+		printf("\n");
+	}
+	if (g->nslow)
+		printf("# FAILED slow rank: %s (> %.2fx); bad nodes: %s\n",
+		       g->slow_which, o->slow_factor, g->slow_hosts);
+}
+
+static void print_summary_json(struct train_ctx *c, struct train_outcome *g,
+			       const char *uuid, const char *status,
+			       double floor_loss)
+{
+	const struct sd_train_summary *s = &g->sum;
+	struct sd_buf b = { 0 };
+	sd_buf_printf(&b, "{\"run\":\"%s\",\"kind\":\"train_summary\","
+		      "\"config\":", uuid);
+	sd_buf_json_string(&b, c->config);
+	sd_buf_printf(&b, ",\"ranks\":%d,\"steps\":%ld,\"timed_steps\":%zu,"
+		      "\"tgs\":", g->nranks, g->done, s->timed_rows);
+	json_num(&b, s->tgs);
+	sd_buf_printf(&b, ",\"tokens_per_s\":");
+	json_num(&b, s->tokens_per_s);
+	sd_buf_printf(&b, ",\"tflops\":");
+	json_num(&b, s->tflops);
+	sd_buf_printf(&b, ",\"peak_tflops\":");
+	json_num(&b, s->peak.tflops);
+	sd_buf_printf(&b, ",\"peak_origin\":\"%s\",\"mfu\":",
+		      sd_train_origin_name(s->peak.origin));
+	json_num(&b, s->mfu);
+	sd_buf_printf(&b, ",\"step_s_mean\":");
+	json_num(&b, s->step_s_mean);
+	sd_buf_printf(&b, ",\"compute_share\":");
+	json_num(&b, s->compute_share);
+	sd_buf_printf(&b, ",\"comm_share\":");
+	json_num(&b, s->comm_share);
+	sd_buf_printf(&b, ",\"optim_share\":");
+	json_num(&b, s->optim_share);
+	sd_buf_printf(&b, ",\"loss_first\":");
+	json_num(&b, s->loss_first);
+	sd_buf_printf(&b, ",\"loss_last\":");
+	json_num(&b, s->loss_last);
+	sd_buf_printf(&b, ",\"loss_floor\":");
+	json_num(&b, floor_loss);
+	if (g->compared) {
+		sd_buf_printf(&b, ",\"reference\":");
+		sd_buf_json_string(&b, c->ref.name);
+		sd_buf_printf(&b, ",\"loss_var\":");
+		json_num(&b, g->cmp.diff_var);
+		sd_buf_printf(&b, ",\"loss_rmse\":");
+		json_num(&b, g->cmp.rmse);
+		sd_buf_printf(&b, ",\"loss_max_abs_diff\":");
+		json_num(&b, g->cmp.max_abs_diff);
+		sd_buf_printf(&b, ",\"loss_max_diff_step\":%ld,\"loss_check\":"
+			      "\"%s\"", g->cmp.max_diff_step,
+			      sd_train_verdict_name(g->cmp.verdict));
+	} else {
+		sd_buf_printf(&b, ",\"reference\":null,\"loss_check\":null");
+	}
+	sd_buf_printf(&b, ",\"slow_ranks\":[");
+	for (int r = 0, n = 0; g->compute_median > 0 && r < g->nranks; r++)
+		if (g->compute_mean[r] > c->opt.slow_factor * g->compute_median)
+			sd_buf_printf(&b, "%s%d", n++ ? "," : "", r);
+	sd_buf_printf(&b, "],\"status\":\"%s\"}\n", status);
+	if (b.data)
+		fputs(b.data, stdout);
+	sd_buf_free(&b);
+}
+
+/* Hand the rows of steps [from, to) to the recorder: the job's and each
+ * rank's.  A failure is kept by the recorder and said at the end. */
+static void record_rows(struct train_ctx *c, struct train_outcome *g,
+			long from, long to)
+{
+	int R = g->nranks;
+	size_t n = (size_t)(to - from) * (size_t)(R + 1);
+	if (!c->rec || to <= from)
+		return;
+	struct sd_train_step *rows = calloc(n, sizeof(*rows));
+	char err[512];
+	if (!rows)
+		return;
+	size_t k = 0;
+	for (long s = from; s < to; s++)
+		rows[k++] = g->job[s];
+	for (int r = 0; R > 1 && r < R; r++)
+		for (long s = from; s < to; s++)
+			rows[k++] = rank_row(&c->opt, &g->reps[s * R + r], r,
+					     s + 1);
+	/* SD_ERR_IO keeps them for the next write: finish says the rest */
+	sd_train_rec_steps(c->rec, rows, k, err, sizeof(err));
+	free(rows);
+}
+
+/* What the summary and the record know of the run beyond its steps. */
+static void run_facts(const struct train_ctx *c, int nranks,
+		      const struct sd_rank_info *ranks,
+		      struct sd_train_facts *f)
+{
+	const struct sd_gpt_config *g = &c->opt.cfg;
+	sd_train_facts_init(f);
+	f->devices = (struct sd_train_fact){ nranks, SD_TRAIN_WORKLOAD };
+	f->seq_len = (struct sd_train_fact){ g->seq_len, SD_TRAIN_WORKLOAD };
+	f->tokens_per_step = (struct sd_train_fact){
+		(double)nranks * g->accum_steps * g->micro_batch * g->seq_len,
+		SD_TRAIN_WORKLOAD };
+	f->params = (struct sd_train_fact){ (double)sd_gpt_param_count(g),
+					    SD_TRAIN_WORKLOAD };
+	f->layers = (struct sd_train_fact){ g->layers, SD_TRAIN_WORKLOAD };
+	f->width = (struct sd_train_fact){ g->width, SD_TRAIN_WORKLOAD };
+	f->warmup_steps = (struct sd_train_fact){ (double)c->opt.warmup,
+						  SD_TRAIN_GIVEN };
+	if (c->peak > 0)
+		f->peak_tflops = (struct sd_train_fact){ c->peak,
+							 c->peak_origin };
+	snprintf(f->device_name, sizeof(f->device_name), "%s",
+		 ranks[0].dev.name[0] ? ranks[0].dev.name : "CPU");
+	f->device_name_origin = SD_TRAIN_READ;
+	f->precision = SD_TRAIN_FP32;
+}
+
+/* Rank 0 at the end: summarise, judge, print, record, and say how the
+ * run ended (loop_status: how the loop stopped; why: its words).
+ * Returns the exit status. */
+static int finish(struct train_ctx *c, struct train_outcome *g,
+		  int loop_status, const char *why, const char *uuid,
+		  double floor_loss)
+{
+	const struct train_options *o = &c->opt;
+	struct sd_train_facts f;
+	char err[700] = "", msg[900] = "";
+	int status = loop_status;
+	run_facts(c, g->nranks, g->ranks, &f);
+
+	if (g->done > 0 && sd_train_summarize(g->job, (size_t)g->done, &f,
+					      &g->sum, err, sizeof(err)) == SD_OK)
+		g->summarized = 1;
+	else if (!status) {
+		status = SD_EXIT_ENV;
+		snprintf(msg, sizeof(msg), "no step to summarise: %s", err);
+	}
+	if (g->summarized && c->have_ref) {
+		if (sd_train_compare(g->job, (size_t)g->done, c->config, &c->ref,
+				     NULL, &g->cmp, err, sizeof(err)) == SD_OK)
+			g->compared = 1;
+		else if (!status) {
+			status = SD_EXIT_USAGE;
+			snprintf(msg, sizeof(msg), "the loss cannot be judged: "
+				 "%s", err);
+		}
+	}
+	judge_ranks(o, g);
+
+	const char *st = "passed";
+	long nan_step = g->summarized ? g->sum.nonfinite_step : -1;
+	if (status) {
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s%s",
+			 msg[0] ? "; " : "", why ? why : "the run failed");
+	} else if (nan_step >= 0) {
+		status = SD_EXIT_CHECK;
+		snprintf(msg, sizeof(msg), "loss became %s at step %ld; the run "
+			 "stopped there", isnan(g->sum.nonfinite_loss) ? "NaN"
+			 : "infinite", nan_step);
+	} else {
+		if (g->compared && g->cmp.verdict != SD_TRAIN_PASSED) {
+			status = SD_EXIT_VERDICT;
+			snprintf(msg, sizeof(msg), "the loss is off the "
+				 "reference %s: %s", c->ref.name,
+				 g->cmp.reason);
+		}
+		if (g->nslow) {
+			status = SD_EXIT_VERDICT;
+			size_t u = strlen(msg);
+			snprintf(msg + u, sizeof(msg) - u, "%sslow rank: %s "
+				 "(> %.2fx); bad nodes: %s", u ? "; " : "",
+				 g->slow_which, o->slow_factor, g->slow_hosts);
+		}
+	}
+	if (status == SD_EXIT_CANCELLED)
+		st = "cancelled";
+	else if (status == SD_EXIT_CHECK || status == SD_EXIT_VERDICT ||
+		 status == SD_EXIT_USAGE)
+		st = "failed";
+	else if (status)
+		st = "error";
+
+	/* the reference this run makes, when asked */
+	if (o->save_reference && status == SD_EXIT_OK) {
+		struct sd_train_reference ref = { 0 };
+		struct sd_train_curve cv = { "this run", g->job,
+					     (size_t)g->done };
+		const char *b = strrchr(o->save_reference, '/');
+		char name[SD_TRAIN_REF_NAME_MAX + 1], desc[300], src[80];
+		snprintf(name, sizeof(name), "%s", b ? b + 1 : o->save_reference);
+		char *dot = strrchr(name, '.');
+		if (dot && strcmp(dot, ".ref") == 0)
+			*dot = '\0';
+		snprintf(desc, sizeof(desc), "shakedown train: %d ranks on %s, "
+			 "%ld steps, seed %ld, %s", g->nranks,
+			 g->ranks[0].host, g->done, o->seed,
+			 g->ranks[0].dev.transport[0]
+				 ? g->ranks[0].dev.transport : "");
+		snprintf(src, sizeof(src), "runs %s", uuid);
+		int rc = sd_train_ref_create(name, desc, c->config, src, &cv, 1,
+					     &ref, NULL, 0, err, sizeof(err));
+		if (!rc)
+			rc = sd_train_ref_save(&ref, o->save_reference, err,
+					       sizeof(err));
+		sd_train_ref_free(&ref);
+		if (rc) {
+			status = SD_EXIT_ENV;
+			st = "error";
+			snprintf(msg, sizeof(msg), "--save-ref: %s", err);
+		} else if (o->format == TRAIN_TEXT) {
+			printf("# reference %s written to %s\n", name,
+			       o->save_reference);
+		}
+	}
+
+	if (g->summarized) {
+		if (o->format == TRAIN_TEXT)
+			print_summary_text(c, g, floor_loss);
+		else
+			print_summary_json(c, g, uuid, st, floor_loss);
+	}
+	if (msg[0])
+		fprintf(stderr, "shakedown train: %s\n", msg);
+
+	/* the record: every rank's metric rows beside the job's */
+	char lack[700] = "";
+	int incomplete = 0;
+	if (c->rec) {
+		struct sd_train_metric *extra =
+			calloc((size_t)g->nranks * 2 + 1, sizeof(*extra));
+		size_t ne = 0;
+		for (int r = 0; extra && g->compute_mean &&
+				g->compute_median > 0 && r < g->nranks; r++) {
+			extra[ne++] = (struct sd_train_metric){
+				"compute_s_mean", "s", g->compute_mean[r],
+				g->ranks[r].host, r };
+			extra[ne++] = (struct sd_train_metric){
+				"compute_vs_median", "ratio",
+				g->compute_mean[r] / g->compute_median,
+				g->ranks[r].host, r };
+		}
+		struct sd_train_end e = {
+			.status = st, .exit_status = status,
+			.message = msg[0] ? msg : NULL,
+			.summary = g->summarized ? &g->sum : NULL,
+			.cmp = g->compared ? &g->cmp : NULL,
+			.reference_name = g->compared ? c->ref.name : NULL,
+			.lines_unparsed = -1, .extra = extra, .nextra = ne };
+		sd_train_rec_finish(c->rec, &e, err, sizeof(err));
+		free(extra);
+		incomplete = sd_train_rec_incomplete(c->rec, lack, sizeof(lack));
+		if (incomplete && (status == SD_EXIT_OK ||
+				   status == SD_EXIT_VERDICT))
+			status = SD_EXIT_RECORD;
+	}
+	FILE *out = o->format == TRAIN_JSON ? stderr : stdout;
+	if (o->format == TRAIN_TEXT)
+		printf("# run %s\n", st);
+	if (incomplete)
+		fprintf(stderr, "shakedown: %s\n", lack);
+	else if (c->rec && strcmp(sd_train_rec_path(c->rec), "none") != 0)
+		fprintf(out, "# results recorded in %s (run %s); 'shakedown "
+			"report' shows them\n", sd_train_rec_path(c->rec),
+			uuid);
+	return status;
+}
+
+/* A planted `exit` fault ends the process at once. */
+static void fault_exit(int code)
+{
+	fflush(stdout);
+	fflush(stderr);
+	_exit(code);
+}
+
+/* The planted fault's fit to a training run: 0, or 1 with err. */
+static int fault_misfit(const struct sd_fault *f, int nranks, size_t nparams,
+			char *err, size_t errlen)
+{
+	if (f->kind == SD_FAULT_NONE)
+		return 0;
+	if (f->op >= 0 || f->size || f->in_place >= 0 || f->at_start ||
+	    f->kind == SD_FAULT_CORRUPT) {
+		snprintf(err, errlen, "op, size, in_place, at=start and kind "
+			 "corrupt do not apply to train; plant rank=R,kind="
+			 "slow|grad_corrupt|grad_nan|stall|exit|kill");
+		return 1;
+	}
+	if (f->rank >= nranks) {
+		snprintf(err, errlen, "rank=%d is not a rank of this job (0 to "
+			 "%d); plant it on one that runs", f->rank, nranks - 1);
+		return 1;
+	}
+	if (f->kind == SD_FAULT_GRAD_NAN && f->index >= nparams) {
+		snprintf(err, errlen, "index=%llu is past the %zu gradients of "
+			 "the model; use a smaller index",
+			 (unsigned long long)f->index, nparams);
+		return 1;
+	}
+	return 0;
+}
+
+/* The peak of a CPU core: fp32 sgemm 512x512x512, the median of 5
+ * calls.  0 when it cannot be measured. */
+static double measure_cpu_peak(void)
+{
+	double t[5];
+	char err[256];
+	struct sd_gemm_args a = { .type = SD_GEMM_FP32, .m = 512, .n = 512,
+				  .k = 512, .seed = 1, .warmup_iters = 1,
+				  .iters = 5, .timeout_ms = 30000 };
+	struct sd_gemm_result r = { .time_us = t };
+	if (sd_gemm_cpu(NULL, &a, &r, err, sizeof(err)) != SD_OK)
+		return 0;
+	for (int i = 1; i < 5; i++)
+		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+			double x = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = x;
+		}
+	return t[2] > 0 ? 2.0 * 512 * 512 * 512 / (t[2] * 1e-6) / 1e12 : 0;
+}
+
+static int train_main(void *arg)
+{
+	struct train_ctx *c = arg;
+	struct train_options *o = &c->opt;
+	char err[1024] = "", uuid[37] = "";
+	int rc, status = SD_EXIT_ENV, lost = 0;
+	struct sd_rank_info me, *ranks = NULL;
+	struct sd_gpt *model = NULL;
+	struct sd_data *data = NULL;
+	int *inputs = NULL, *targets = NULL;
+	struct step_report *all = NULL;
+	struct ddp_state *ddp = NULL;
+	struct train_outcome g = { 0 };
+	double floor_loss = NAN;
+	long recorded = 0;       /* steps handed to the recorder */
+
+	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	c->fault.exit_fn = fault_exit;
+
+	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
+	if (rc) {
+		sd_rank_error(NULL, "bootstrap", err);
+		return SD_EXIT_ENV;
+	}
+	struct sd_bootstrap *bs = &c->boot->bs;
+	config_string(o, bs->size, c->config, sizeof(c->config));
+
+	/* the backend and its world communicator, as `gemm` builds them */
+	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
+				      .iface = o->iface };
+	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg,
+					  &c->plugin, &c->comm)))
+		goto out;
+
+	/* the model, the data and the buckets: the same on every rank */
+	rc = sd_gpt_create(&o->cfg, &model, err, sizeof(err));
+	if (!rc) {
+		sd_gpt_init(model, (uint64_t)o->seed);
+		if (o->data)
+			rc = sd_data_open_file(&data, o->data, o->cfg.vocab,
+					       o->cfg.seq_len,
+					       (uint64_t)o->seed, err,
+					       sizeof(err));
+		else
+			rc = sd_data_open_markov(&data, o->cfg.vocab,
+						 SD_MARKOV_ORDER_DEFAULT,
+						 SD_MARKOV_BRANCHING_DEFAULT,
+						 o->cfg.seq_len,
+						 (uint64_t)o->seed, err,
+						 sizeof(err));
+	}
+	size_t ntok = (size_t)o->cfg.micro_batch * (size_t)o->cfg.seq_len;
+	inputs = calloc(ntok, sizeof(int));
+	targets = calloc(ntok, sizeof(int));
+	ddp = calloc(1, sizeof(*ddp));
+	all = calloc((size_t)bs->size, sizeof(*all));
+	if (!rc && (!inputs || !targets || !ddp || !all)) {
+		snprintf(err, sizeof(err), "out of memory");
+		rc = SD_ERR_NOMEM;
+	}
+	if (!rc) {
+		int nt;
+		const struct sd_gpt_tensor *t = sd_gpt_tensors(model, &nt);
+		ddp->ops = c->plugin.ops;
+		ddp->comm = c->comm;
+		ddp->grads = sd_gpt_grads(model);
+		ddp->timeout_ms = o->timeout_ms;
+		ddp->nranks = bs->size;
+		rc = sd_ddp_buckets(t, nt, sizeof(float),
+				    SD_DDP_FIRST_BUCKET_BYTES,
+				    SD_DDP_BUCKET_CAP_BYTES, ddp->b,
+				    TRAIN_MAX_BUCKETS, &ddp->nb, err,
+				    sizeof(err));
+		floor_loss = sd_data_loss_floor(data);
+	}
+	if (rc && (bs->rank == 0 || rc != SD_ERR_INVALID))
+		sd_rank_error(bs, "train", err);
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+	rc = SD_OK;
+	if (model && fault_misfit(&c->fault, bs->size, sd_gpt_n_params(model),
+				  err, sizeof(err))) {
+		if (bs->rank == 0)
+			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
+		rc = SD_ERR_INVALID;
+	}
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+
+	/* who is who */
+	sd_job_describe(c->boot, &c->plugin, c->comm, &me);
+	if (!(ranks = sd_job_exchange(c->boot, &me))) {
+		status = SD_EXIT_ENV;
+		goto out;
+	}
+
+	/* rank 0: the reference, the peak and the recorder, before the
+	 * first step (the others wait in the agreement) */
+	rc = SD_OK;
+	if (bs->rank == 0) {
+		rc = find_reference(c, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "shakedown train: %s\n", err);
+	}
+	if (!rc && bs->rank == 0 && c->have_ref &&
+	    strcmp(c->ref.config, c->config) != 0) {
+		/* said now, not after the steps */
+		fprintf(stderr, "shakedown train: reference '%s' is for config "
+			"'%s', this run is '%s'; run its config (the global "
+			"batch is ranks x --accum x --micro-batch) or give "
+			"another --reference\n", c->ref.name, c->ref.config,
+			c->config);
+		rc = SD_ERR_INVALID;
+	}
+	if (!rc && bs->rank == 0) {
+		if (o->peak_tflops > 0) {
+			c->peak = o->peak_tflops;
+			c->peak_origin = SD_TRAIN_GIVEN;
+		} else if (!c->plugin.ops->gemm) {
+			c->peak = measure_cpu_peak();
+			c->peak_origin = SD_TRAIN_MEASURED;
+		}
+		char note[512] = "";
+		rc = sd_train_rec_open(o->db, 0, &c->rec, note, sizeof(note),
+				       err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "shakedown: %s\n", err);
+		else if (note[0])
+			fprintf(stderr, "shakedown: note: %s\n", note);
+	}
+	if (!rc && bs->rank == 0) {
+		struct passwd *pw = getpwuid(getuid());
+		const char *user = getenv("USER");
+		struct sd_train_facts f;
+		run_facts(c, bs->size, ranks, &f);
+		struct sd_train_run_info info = {
+			.kind = "train", .started_at = sd_wall_now(),
+			.command_line = c->cmdline,
+			.tool_version = PACKAGE_VERSION,
+			.backend = c->plugin.ops->name,
+			.backend_version = c->plugin.ops->version
+						   ? c->plugin.ops->version : "",
+			.user = user ? user : pw ? pw->pw_name : "",
+			.nranks = bs->size, .job = &c->boot->job,
+			.ranks = ranks, .config = c->config, .facts = &f };
+		int brc = sd_train_rec_begin(c->rec, &info, err, sizeof(err));
+		if (brc == SD_ERR_IO)
+			fprintf(stderr, "shakedown: warning: %s (kept; written "
+				"with the next rows)\n", err);
+		else if (brc) {
+			fprintf(stderr, "shakedown: %s\n", err);
+			rc = brc;
+		}
+		snprintf(uuid, sizeof(uuid), "%s", sd_train_rec_uuid(c->rec));
+		if (!uuid[0])
+			sd_uuid4(uuid);
+	}
+	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+		goto out;
+
+	if (bs->rank == 0) {
+		g.ranks = ranks;
+		g.nranks = bs->size;
+		g.job = calloc((size_t)o->steps, sizeof(*g.job));
+		g.reps = calloc((size_t)o->steps * (size_t)bs->size,
+				sizeof(*g.reps));
+		if (o->format == TRAIN_TEXT) {
+			char *hl = NULL;
+			const char **hn = calloc((size_t)bs->size, sizeof(*hn));
+			for (int r = 0; hn && r < bs->size; r++)
+				hn[r] = ranks[r].host;
+			hl = hn ? sd_hostlist_compress(hn, bs->size) : NULL;
+			const struct sd_gpt_config *k = &o->cfg;
+			printf("# shakedown train: %d rank%s on %s, backend %s "
+			       "(%s), config %s%s\n", bs->size,
+			       bs->size == 1 ? "" : "s", hl ? hl : "?",
+			       c->plugin.ops->name,
+			       ranks[0].dev.name[0] ? ranks[0].dev.name : "CPU",
+			       o->config_name, o->overridden ? " (changed)"
+							     : "");
+			printf("# model: %d layers, width %d, %d heads, seq %d, "
+			       "vocab %d: %zu parameters, %.4g FLOPs/token; "
+			       "%d x %d samples a step on each rank, %d "
+			       "gradient bucket%s\n", k->layers, k->width,
+			       k->heads, k->seq_len, k->vocab,
+			       sd_gpt_param_count(k),
+			       sd_gpt_flops_per_token(k), k->accum_steps,
+			       k->micro_batch, ddp->nb, ddp->nb == 1 ? "" : "s");
+			if (o->data)
+				printf("# data: bytes of %s, seed %ld\n", o->data,
+				       o->seed);
+			else
+				printf("# data: Markov source of order %d, "
+				       "branching %d (loss floor %.4f), seed "
+				       "%ld\n", SD_MARKOV_ORDER_DEFAULT,
+				       SD_MARKOV_BRANCHING_DEFAULT, floor_loss,
+				       o->seed);
+			printf("# %ld steps, %ld warm-up; reference: %s\n",
+			       o->steps, o->warmup,
+			       c->have_ref ? c->ref_label : c->ref_note);
+			fflush(stdout);
+			free(hl);
+			free(hn);
+		}
+		if (!g.job || !g.reps) {
+			sd_rank_error(bs, "train", "out of memory");
+			status = SD_EXIT_ENV;
+		}
+	}
+
+	/* the steps, every rank at once */
+	int loop_status = SD_EXIT_OK;
+	const char *why = NULL;
+	long every = o->steps >= 10 ? o->steps / 10 : 1;
+	double last_record = sd_now();
+	if (bs->barrier(bs)) {
+		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
+							     "barrier failed"));
+		lost = 1;
+		status = SD_EXIT_TIMEOUT;
+		goto out;
+	}
+	for (long step = 1; step <= o->steps; step++) {
+		struct step_report rep = { 0 };
+		int src = cancel_flag ? SD_ERR_CANCELLED
+				      : train_step(c, model, data, ddp, step,
+						   inputs, targets, &rep, err,
+						   sizeof(err));
+		if (src == SD_ERR_CANCELLED)
+			rep.status = SD_EXIT_CANCELLED;
+		else if (src) {
+			sd_rank_error(bs, "train", err);
+			rep.status = sd_exit_for_status(src);
+		}
+		if (bs->allgather(bs, &rep, all, sizeof(rep))) {
+			sd_rank_error(bs, "bootstrap", sd_boot_error(
+				c->boot, "a rank did not report its step"));
+			lost = 1;
+			status = SD_EXIT_TIMEOUT;
+			goto out;
+		}
+		int worst = 0, nonfinite = 0;
+		for (int r = 0; r < bs->size; r++) {
+			if (all[r].status > worst)
+				worst = all[r].status;
+			nonfinite |= all[r].nonfinite;
+		}
+		if (worst) {
+			loop_status = worst;
+			why = worst == SD_EXIT_CANCELLED
+				      ? "cancelled by a signal; the steps done "
+					"are kept"
+				      : "a rank failed (see its message); the "
+					"steps done are kept";
+			break;
+		}
+		if (bs->rank == 0 && g.job) {
+			memcpy(&g.reps[(step - 1) * bs->size], all,
+			       (size_t)bs->size * sizeof(*all));
+			g.job[step - 1] = job_row(o, all, bs->size, step);
+			g.done = step;
+			if (o->format == TRAIN_JSON ||
+			    (o->progress && (step % every == 0 || step == 1 ||
+					     nonfinite)))
+				print_step(o, uuid, &g.job[step - 1]);
+			if (step % every == 0 || nonfinite ||
+			    sd_now() - last_record > TRAIN_RECORD_EVERY_S) {
+				record_rows(c, &g, recorded, step);
+				recorded = step;
+				last_record = sd_now();
+			}
+		}
+		if (nonfinite)
+			break; /* every rank: the loss is no longer a loss */
+	}
+	int32_t word = SD_EXIT_OK;
+	if (bs->rank == 0) {
+		record_rows(c, &g, recorded, g.done);
+		word = status == SD_EXIT_ENV && !g.job
+			       ? SD_EXIT_ENV
+			       : finish(c, &g, loop_status, why, uuid,
+					floor_loss);
+	}
+	/* every rank returns rank 0's word */
+	if (bs->bcast(bs, &word, sizeof(word), 0)) {
+		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
+							     "broadcast failed"));
+		status = SD_EXIT_ENV;
+		goto out;
+	}
+	status = word;
+	sd_train_rec_close(c->rec);
+	c->rec = NULL;
+out:
+	if (c->rec) {
+		/* stopped before rank 0 could finish (a lost rank, a broken
+		 * bootstrap): the record says so, with the steps done */
+		record_rows(c, &g, recorded, g.done);
+		char msg[200];
+		snprintf(msg, sizeof(msg), "the run stopped early: %s; see its "
+			 "message", lost ? "a rank was lost"
+					 : "the ranks could not go on");
+		struct sd_train_end e = { .status = "error",
+					  .exit_status = status ? status
+								: SD_EXIT_ENV,
+					  .message = msg,
+					  .lines_unparsed = -1 };
+		sd_train_rec_finish(c->rec, &e, err, sizeof(err));
+		sd_train_rec_close(c->rec);
+		c->rec = NULL;
+		if (lost)
+			fprintf(stderr, "shakedown train: a rank was lost after "
+				"%ld steps; they are recorded\n", g.done);
+	}
+	sd_job_close(&c->boot, &c->plugin, &c->comm);
+	sd_gpt_destroy(model);
+	sd_data_close(data);
+	sd_train_ref_free(&c->ref);
+	free(inputs);
+	free(targets);
+	free(ddp);
+	free(all);
+	free(ranks);
+	free(g.job);
+	free(g.reps);
+	free(g.compute_mean);
+	free(g.slow_hosts);
+	int out_rc = sd_finish_stdout();
+	return status ? status : out_rc;
+}
+
+int cmd_train(int argc, char **argv)
+{
+	static struct train_ctx ctx;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.opt.backend = "gloo";
+	ctx.opt.config_name = "default";
+	ctx.opt.steps = 100;
+	ctx.opt.warmup = 2;
+	ctx.opt.seed = 1;
+	ctx.opt.progress = 1;
+	ctx.opt.slow_factor = TRAIN_SLOW_FACTOR;
+	ctx.opt.timeout_ms = TRAIN_TIMEOUT_MS;
+	int rc = parse_options(argc, argv, &ctx.opt);
+	if (rc >= 0)
+		return rc;
+	if (strcmp(ctx.opt.backend, "nccl") == 0) {
+		if (sd_first_task())
+			fprintf(stderr, "shakedown train: the nccl backend needs "
+				"the training workload's GPU path (CUDA kernels, "
+				"bf16 with fp32 master weights), which is not "
+				"built yet; use --backend gloo (the CPU path)\n");
+		return SD_EXIT_ENV;
+	}
+	char err[512];
+	if (sd_fault_parse(getenv("SHAKEDOWN_FAULT"), &ctx.fault, err,
+			   sizeof(err))) {
+		if (sd_first_task())
+			fprintf(stderr, "shakedown: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
+	if (ctx.fault.kind == SD_FAULT_GRAD_NAN && !ctx.fault.iter_set)
+		ctx.fault.iter = 3;
+	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
+	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
+	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
+		fprintf(stderr, "shakedown train: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
+	if (ctx.opt.local_ranks > 0) {
+		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
+			fprintf(stderr, "shakedown train: --local starts its own "
+				"ranks; under srun, drop --local\n");
+			return SD_EXIT_USAGE;
+		}
+		return sd_local_launch(ctx.opt.local_ranks,
+				       ctx.opt.timeout_ms + 5000, train_main,
+				       &ctx);
+	}
+	return train_main(&ctx);
+}
