@@ -558,7 +558,10 @@ static int report_train_text(sqlite3 *db, int64_t run_id, int steps,
 		double n = train_metric(db, run_id, "loss_steps_compared");
 		printf("\nagainst reference '%s'%s (%s step(s) compared)\n",
 		       col(st, 9),
-		       sqlite3_column_int(st, 10) ? "" : " (deleted since)",
+		       sqlite3_column_int(st, 10)
+			       ? ""
+			       : " (not in this database: a reference file, "
+				 "or deleted since)",
 		       g6(n, b[0], 64));
 		printf("  %-18s %s nat^2 (at most %s)\n", "variance",
 		       g6(train_metric(db, run_id, "loss_var"), b[0], 64),
