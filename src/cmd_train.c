@@ -1033,15 +1033,47 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 				g->compute_mean[r] / g->compute_median,
 				g->ranks[r].host, r };
 		}
+		/* a slow rank's node is a suspect, as a collectives run's
+		 * is: one row per host, every slow rank of it named */
+		struct sd_suspect_info *sus =
+			g->nslow ? calloc((size_t)g->nslow, sizeof(*sus)) : NULL;
+		char (*why)[160] = g->nslow ? calloc((size_t)g->nslow,
+						      sizeof(*why))
+					    : NULL;
+		size_t ns = 0;
+		for (int r = 0; sus && why && g->compute_median > 0 &&
+				r < g->nranks; r++) {
+			if (!(g->compute_mean[r] >
+			      o->slow_factor * g->compute_median))
+				continue;
+			size_t k = 0;
+			while (k < ns && strcmp(sus[k].subject,
+						g->ranks[r].host) != 0)
+				k++;
+			size_t u = k < ns ? strlen(why[k]) : 0;
+			snprintf(why[k] + u, sizeof(why[k]) - u,
+				 "%strain: rank %d compute %.2fx the median",
+				 u ? "; " : "", r,
+				 g->compute_mean[r] / g->compute_median);
+			if (k == ns)
+				sus[ns++] = (struct sd_suspect_info){
+					.kind = "node",
+					.subject = g->ranks[r].host,
+					.hosts = g->ranks[r].host,
+					.bad_node = 1, .reason = why[k] };
+		}
 		struct sd_train_end e = {
 			.status = st, .exit_status = status,
 			.message = msg[0] ? msg : NULL,
 			.summary = g->summarized ? &g->sum : NULL,
 			.cmp = g->compared ? &g->cmp : NULL,
 			.reference_name = g->compared ? c->ref.name : NULL,
-			.lines_unparsed = -1, .extra = extra, .nextra = ne };
+			.lines_unparsed = -1, .extra = extra, .nextra = ne,
+			.suspects = sus, .nsuspects = ns };
 		sd_train_rec_finish(c->rec, &e, err, sizeof(err));
 		free(extra);
+		free(sus);
+		free(why);
 		incomplete = sd_train_rec_incomplete(c->rec, lack, sizeof(lack));
 		if (incomplete && (status == SD_EXIT_OK ||
 				   status == SD_EXIT_VERDICT))

@@ -46,6 +46,11 @@ struct rec_metric {
 	double value;
 };
 
+struct rec_suspect {
+	char *kind, *subject, *hosts, *reason;
+	int bad_node;
+};
+
 struct sd_train_rec {
 	sqlite3 *db; /* NULL: "none", nothing is recorded */
 	char *path;
@@ -77,6 +82,8 @@ struct sd_train_rec {
 	long lines_unparsed;
 	struct rec_metric *metrics;
 	size_t nmetrics;
+	struct rec_suspect *sus;
+	size_t nsus;
 	/* what could not be written, and where it was kept */
 	char lost_why[256];
 	int lost_code;
@@ -135,6 +142,10 @@ static const char upd_train_run_sql[] =
 static const char ins_metric_sql[] =
 	"INSERT INTO train_metrics (run_id, name, unit, value, host, rank) "
 	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6)";
+
+static const char ins_suspect_sql[] =
+	"INSERT OR REPLACE INTO suspects (run_id, kind, subject, hosts, "
+	" bad_node, reason) VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6)";
 
 static const char upd_run_end_sql[] =
 	"UPDATE runs SET status = ?2, exit_status = ?3, message = ?4, "
@@ -422,6 +433,26 @@ static int write_end(struct emit *em, const struct sd_train_rec *r)
 				sd_db_bind_str(st, 5, m->host);
 			if (m->rank >= 0)
 				sqlite3_bind_int(st, 6, m->rank);
+			if (emit(em, st) != SD_OK)
+				goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (r->nsus) {
+		if (prepare(em, ins_suspect_sql, &st) != SD_OK)
+			goto out;
+		for (size_t i = 0; i < r->nsus; i++) {
+			const struct rec_suspect *x = &r->sus[i];
+			sd_db_bind_str(st, 1, r->uuid);
+			/* NOT NULL columns: "" stays "" */
+			sqlite3_bind_text(st, 2, x->kind, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 3, x->subject, -1,
+					  SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 4, x->hosts, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int(st, 5, x->bad_node != 0);
+			sqlite3_bind_text(st, 6, x->reason, -1,
+					  SQLITE_TRANSIENT);
 			if (emit(em, st) != SD_OK)
 				goto out;
 		}
@@ -880,6 +911,18 @@ int sd_train_rec_finish(struct sd_train_rec *r, const struct sd_train_end *end,
 				copy_metric(&r->metrics[r->nmetrics++],
 					    &end->extra[i]);
 	}
+	if (end->nsuspects && !(r->sus = calloc(end->nsuspects,
+						 sizeof(*r->sus))))
+		bad = 1;
+	for (size_t i = 0; r->sus && i < end->nsuspects; i++) {
+		const struct sd_suspect_info *x = &end->suspects[i];
+		struct rec_suspect *y = &r->sus[r->nsus++];
+		y->kind = dup_str(x->kind ? x->kind : "node", &bad);
+		y->subject = dup_str(x->subject ? x->subject : "", &bad);
+		y->hosts = dup_str(x->hosts ? x->hosts : "", &bad);
+		y->reason = dup_str(x->reason ? x->reason : "", &bad);
+		y->bad_node = x->bad_node;
+	}
 	if (bad) {
 		snprintf(err, errlen, "out of memory ending the training run");
 		return SD_ERR_NOMEM;
@@ -983,6 +1026,13 @@ void sd_train_rec_close(struct sd_train_rec *r)
 	free(r->message);
 	free(r->reference_name);
 	free(r->metrics);
+	for (size_t i = 0; i < r->nsus; i++) {
+		free(r->sus[i].kind);
+		free(r->sus[i].subject);
+		free(r->sus[i].hosts);
+		free(r->sus[i].reason);
+	}
+	free(r->sus);
 	free(r);
 }
 

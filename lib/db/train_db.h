@@ -89,6 +89,10 @@ struct sd_train_end {
 	const struct sd_train_metric *extra; /* more rows (per rank or
 						host), or NULL */
 	size_t nextra;
+	/* rows of suspects (a slow rank's node), so that `report
+	 * --bad-nodes` names them as for any run; copied */
+	const struct sd_suspect_info *suspects;
+	size_t nsuspects;
 };
 
 /* Flags of sd_train_rec_open(). */

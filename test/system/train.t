@@ -21,7 +21,7 @@ SQ() { sqlite3 -batch "$DB" "$@"; }
 # default 1.25x
 T="$SHAKEDOWN train --config test --steps 30 --no-progress --db $DB"
 H="--slow-factor 3"
-plan 63
+plan 65
 # the loss curve of a run, every step's loss to 17 digits
 curve() {
 	SQ "SELECT group_concat(printf('%.17g', s.loss), ' ') FROM
@@ -123,6 +123,12 @@ is "$(SQ "SELECT status, exit_status FROM runs WHERE uuid = '$u_s'")" "failed|6"
 is "$(SQ "SELECT m.rank FROM train_metrics m JOIN runs r ON r.id = m.run_id
 	WHERE r.uuid = '$u_s' AND m.name = 'compute_vs_median' AND m.value > 1.25")" 1 \
 	"the slow rank's compute ratio is in train_metrics"
+is "$(SQ "SELECT s.kind || ' ' || s.bad_node || ' ' || s.reason
+	FROM suspects s JOIN runs r ON r.id = s.run_id WHERE r.uuid = '$u_s'" |
+	sed 's/[0-9.]*x the median/Nx the median/')" \
+	"node 1 train: rank 1 compute Nx the median" "its node is a suspect, marked bad"
+like "$("$SHAKEDOWN" report --db "$DB" --bad-nodes "$u_s" 2>&1)" "$(hostname -s 2>/dev/null || hostname)" \
+	"report --bad-nodes names its host"
 
 # -- corrupted gradients: the loss check fails ----------------------------
 SHAKEDOWN_FAULT=rank=1,kind=grad_corrupt run -t 120 $T --local 2 --steps 60 $H
