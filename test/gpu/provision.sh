@@ -48,7 +48,8 @@ git check-ignore -q "$dest/x" || die "$dest is not ignored by git (check $exclud
 debs=${SD_GPU_DEBS:-"libsqlite3-dev libsqlite3-0 libyaml-dev libyaml-0-2
   libgloo-dev libgloo0 libhiredis0.14 libibverbs1 libnl-3-200
   libnl-route-3-200 pkgconf pkgconf-bin libpkgconf3 make"}
-rm -rf "$dest/debs"
+# what device.sh leaves behind need not travel
+rm -rf "$dest/debs" "$dest/prefix" "$dest/nccl" "$dest/.nccl-dir" "$dest/make.out"
 mkdir -p "$dest/debs"
 say "downloading:" $debs
 # as root, apt's _apt user cannot write into the checkout: download as root
