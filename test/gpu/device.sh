@@ -139,7 +139,14 @@ run_step() {
 	return 0
 }
 # bounded: run a command under what the step may still take
-bounded() { timeout -k 5 "$SD_STEP_LIMIT" "$@"; }
+bounded() {
+	b_rc=0
+	timeout -k 5 "$SD_STEP_LIMIT" "$@" || b_rc=$?
+	if [ "$b_rc" = 124 ] || [ "$b_rc" = 137 ]; then
+		note "timed out: the step's $SD_STEP_LIMIT s ran out in: $*"
+	fi
+	return "$b_rc"
+}
 
 note "shakedown device run, $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), budget $budget s${dry:+, DRY (no GPU steps)}"
 note "tree: $(git log -1 --format='%h %s' 2>/dev/null || echo 'not a git checkout')"
