@@ -29,7 +29,11 @@
 # Usage:
 #   bench/nccl_bench.sh [--nccl-tests DIR] [--nccl DIR] [--out FILE]
 #                       [--rounds N] [--max SIZE] [--ops "OP ..."]
-#                       [--budget SECONDS] [--keep DIR]
+#                       [--budget SECONDS] [--keep DIR] [--build-dir DIR]
+#                       [--build-only]
+#     --build-dir DIR   build nccl-tests there (kept; already built: no
+#                       build); --build-only: build it and stop (no GPU
+#                       needed, NVCC_GENCODE or sm_90 then)
 #   bench/nccl_bench.sh --parse-only FILE...   parse captured tables
 #                       (either tool's), print the rows as TSV and the
 #                       ratio table over them; no GPU needed
@@ -188,6 +192,8 @@ MAX=1G
 OPS="all_reduce all_gather reduce_scatter broadcast all_to_all sendrecv"
 BUDGET=150
 KEEP=""
+BUILD_DIR=""
+BUILD_ONLY=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--nccl-tests) NT_SRC=$2; shift 2 ;;
@@ -198,18 +204,22 @@ while [ $# -gt 0 ]; do
 	--ops) OPS=$2; shift 2 ;;
 	--budget) BUDGET=$2; shift 2 ;;
 	--keep) KEEP=$2; shift 2 ;;
+	--build-dir) BUILD_DIR=$2; shift 2 ;;
+	--build-only) BUILD_ONLY=1; shift ;;
 	*) die "unknown argument '$1' (see the usage at the top of $0)" ;;
 	esac
 done
 t_start=$(date +%s)
 SD=${SHAKEDOWN:-$TOP/src/shakedown}
-[ -x "$SD" ] || die "$SD is missing: run make first"
-[ -f "$TOP/plugins/nccl/.libs/backend_nccl.so" ] ||
-	die "the NCCL plugin is not built (configure --enable-nccl=yes)"
 [ -f "$NT_SRC/src/common.cu" ] ||
 	die "no nccl-tests source at $NT_SRC (test/gpu/provision.sh copies it)"
-command -v nvidia-smi >/dev/null 2>&1 || die "nvidia-smi not found: no GPU here"
-nvidia-smi -L >/dev/null 2>&1 || die "nvidia-smi sees no GPU"
+if [ -z "$BUILD_ONLY" ]; then
+	[ -x "$SD" ] || die "$SD is missing: run make first"
+	[ -f "$TOP/plugins/nccl/.libs/backend_nccl.so" ] ||
+		die "the NCCL plugin is not built (configure --enable-nccl=yes)"
+	command -v nvidia-smi >/dev/null 2>&1 || die "nvidia-smi not found: no GPU here"
+	nvidia-smi -L >/dev/null 2>&1 || die "nvidia-smi sees no GPU"
+fi
 nvcc=$(command -v nvcc 2>/dev/null) || nvcc=/usr/local/cuda/bin/nvcc
 CUDA=$(dirname "$(dirname "$nvcc")")
 if [ -z "$NCCL" ]; then
@@ -232,21 +242,37 @@ gpu_record() { # LABEL
 		--format=csv,noheader 2>&1 | head -n 1)"
 }
 
-# nccl-tests, for this GPU's compute capability alone (a short build)
-cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '. ')
-gencode="-gencode=arch=compute_$cc,code=sm_$cc"
-bt=$W/nccl-tests-build
-say "building nccl-tests ($NT_SRC) against $NCCL, $gencode"
-b0=$(date +%s)
-if ! timeout -k 5 "$(left)" make -s -C "$NT_SRC" -j"$(nproc)" BUILDDIR="$bt" \
-	NCCL_HOME="$NCCL" CUDA_HOME="$CUDA" NVCC_GENCODE="$gencode" MPI=0 >"$W/nt-build.log" 2>&1; then
-	tail -n 30 "$W/nt-build.log" >&2
-	die "nccl-tests did not build (log above)"
-fi
-build_s=$(( $(date +%s) - b0 ))
-say "nccl-tests built in $build_s s"
-
+# nccl-tests, for this GPU's compute capability alone (a short build;
+# NVCC_GENCODE overrides, sm_90 where no GPU answers), into --build-dir
+# (kept: a later run with the same folder skips the build)
+bt=${BUILD_DIR:-$W/nccl-tests-build}
+ops_bins() { for o in $OPS; do nt_bin "$o"; done; }
 nt_bin() { case $1 in all_to_all) echo alltoall_perf ;; *) echo "${1}_perf" ;; esac; }
+have_bins=1
+for b in $(ops_bins); do [ -x "$bt/$b" ] || have_bins=""; done
+build_s=0
+if [ -n "$have_bins" ]; then
+	say "nccl-tests already built in $bt"
+else
+	if [ -n "${NVCC_GENCODE:-}" ]; then gencode=$NVCC_GENCODE
+	else
+		cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
+		gencode="-gencode=arch=compute_${cc:-90},code=sm_${cc:-90}"
+	fi
+	say "building nccl-tests ($NT_SRC) into $bt against $NCCL, $gencode"
+	b0=$(date +%s)
+	mkdir -p "$bt"
+	if ! timeout -k 5 "$(left)" make -s -C "$NT_SRC" -j"$(nproc)" BUILDDIR="$bt" \
+		NCCL_HOME="$NCCL" CUDA_HOME="$CUDA" NVCC_GENCODE="$gencode" MPI=0 >"$bt/build.log" 2>&1; then
+		tail -n 30 "$bt/build.log" >&2
+		die "nccl-tests did not build (log above, $bt/build.log)"
+	fi
+	build_s=$(( $(date +%s) - b0 ))
+	for b in $(ops_bins); do [ -x "$bt/$b" ] || die "nccl-tests built, but $bt/$b is missing"; done
+	say "nccl-tests built in $build_s s"
+fi
+[ -z "$BUILD_ONLY" ] || exit 0
+
 redop() { case $1 in all_reduce | reduce_scatter | reduce) echo "-o sum" ;; *) echo "" ;; esac; }
 run_nt() { # ROUND OP
 	# shellcheck disable=SC2046

@@ -15,7 +15,8 @@
 #   smoke      shakedown's version, a 2-rank Gloo run (the unpacked Gloo
 #              loads), the NCCL plugin linked against the NCCL found
 #   check      test/gpu/check.sh (TAP; its log is $OUT/gpu-check.log)
-#   bench      bench/nccl_bench.sh against .gpu-deps/nccl-tests
+#   bench      bench/nccl_bench.sh against .gpu-deps/nccl-tests (built in
+#              the background from the nccl step on, into .gpu-deps/nt-build)
 #
 # Every step is timed and logged to $OUT/device.log; the whole run is held
 # to SD_DEVICE_BUDGET seconds (default 480) by timeout, and a step to what
@@ -37,6 +38,7 @@
 #        NVCC_GENCODE      nvcc targets; default on a GPU: its own compute
 #                          capability only (a shorter build), else configure's
 #        SD_BENCH_ARGS     extra arguments for bench/nccl_bench.sh
+#        SD_DEVICE_NT_BUILD=1  in a dry run, build nccl-tests too
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -348,11 +350,17 @@ s_check() {
 }
 
 s_bench() {
-	if [ -n "$dry" ]; then skip_why="no GPU"; return 77; fi
+	if [ -n "$dry" ]; then
+		if [ -n "$nt_pid" ]; then nt_wait || return 1; skip_why="no GPU (nccl-tests built)"
+		else skip_why="no GPU"; fi
+		return 77
+	fi
+	nt_wait || true
 	nccl=$(cat "$deps/.nccl-dir")
 	# shellcheck disable=SC2086
 	OUT=$OUT bounded sh bench/nccl_bench.sh --nccl-tests "$deps/nccl-tests" \
-		--nccl "$nccl" --out "$OUT/nccl_bench.md" --budget "$(( SD_STEP_LIMIT - 10 ))" \
+		--nccl "$nccl" --build-dir "$deps/nt-build" --out "$OUT/nccl_bench.md" \
+		--budget "$(( SD_STEP_LIMIT - 10 ))" \
 		${SD_BENCH_ARGS:-}
 }
 
@@ -361,10 +369,32 @@ run_step nccl 30 s_nccl
 env_prefix
 note "env: PATH=$PATH"
 note "env: CPATH=${CPATH:-} LIBRARY_PATH=${LIBRARY_PATH:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} PKG_CONFIG_PATH=${PKG_CONFIG_PATH:-} PKG_CONFIG=${PKG_CONFIG:-}"
+# nccl-tests builds in the background while shakedown configures and
+# builds (16 cores there); bench waits for it.  Not in a dry run unless
+# SD_DEVICE_NT_BUILD=1 (it needs no GPU, but minutes of 2 cores).
+nt_pid=""
+if wants bench && [ -f "$deps/.nccl-dir" ] && [ -f "$deps/nccl-tests/src/common.cu" ] &&
+	{ [ -z "$dry" ] || [ -n "${SD_DEVICE_NT_BUILD:-}" ]; }; then
+	note "nccl-tests: building in the background into $deps/nt-build (log $deps/nt-build.log)"
+	sh bench/nccl_bench.sh --build-only --build-dir "$deps/nt-build" \
+		--nccl "$(cat "$deps/.nccl-dir")" --nccl-tests "$deps/nccl-tests" \
+		--budget "$(left)" >"$deps/nt-build.log" 2>&1 &
+	nt_pid=$!
+fi
+nt_wait() {
+	[ -n "$nt_pid" ] || return 0
+	nt_rc=0
+	wait "$nt_pid" || nt_rc=$?
+	nt_pid=""
+	cat "$deps/nt-build.log"
+	[ "$nt_rc" = 0 ] || note "nccl-tests: the background build failed (exit $nt_rc)"
+	return "$nt_rc"
+}
+
 run_step autogen 60 s_autogen
 run_step configure 120 s_configure
 run_step make 240 s_make
 run_step smoke 60 s_smoke
-run_step check 300 s_check
+run_step check 240 s_check
 run_step bench 180 s_bench
 exit "$failed"
