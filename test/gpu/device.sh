@@ -241,7 +241,9 @@ s_nccl() {
 # the environment of everything after unpack: the prefix first
 env_prefix() {
 	l="$pfx/usr/lib/$arch:$pfx/lib/$arch:$pfx/usr/lib"
-	PATH=$pfx/usr/bin:$PATH
+	# the machine's own tools first; the unpacked make and pkgconf where
+	# it has none
+	PATH=$PATH:$pfx/usr/bin
 	CPATH=$pfx/usr/include${CPATH:+:$CPATH}
 	LIBRARY_PATH=$l${LIBRARY_PATH:+:$LIBRARY_PATH}
 	LD_LIBRARY_PATH=$l${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -60,9 +60,25 @@ for b in autoconf autoheader autoreconf automake aclocal libtoolize autom4te m4;
 	f=$(command -v $b 2>/dev/null) || continue
 	hide "$(readlink -f "$f")"
 done
-for f in $cuda/include/nccl*.h $cuda/lib64/libnccl* $cuda/lib/libnccl* /usr/include/nccl*.h; do
-	[ -f "$f" ] && hide "$f"
+# the toolkit's NCCL must be absent, not empty (an empty libnccl.so on a
+# -L path would shadow the wheel's): an overlay whose upper layer holds a
+# whiteout (a 0/0 character device) for each NCCL file
+for d in "$(readlink -f $cuda/include)" "$(readlink -f $cuda/lib64)" "$(readlink -f $cuda/lib)"; do
+	[ -d "$d" ] || continue
+	ls "$d" | grep -q '^\(nccl\|libnccl\)' || continue
+	case " ${done_dirs:-} " in *" $d "*) continue ;; esac
+	done_dirs="${done_dirs:-} $d"
+	o=$(mktemp -d "$w/ovl.XXXXXX")
+	mkdir -p "$o/up" "$o/work"
+	for f in "$d"/nccl* "$d"/libnccl*; do
+		[ -e "$f" ] || [ -L "$f" ] || continue
+		mknod "$o/up/$(basename "$f")" c 0 0 && n=$((n + 1))
+	done
+	mount -t overlay overlay -o "lowerdir=$d,upperdir=$o/up,workdir=$o/work" "$d"
 done
+for f in /usr/include/nccl*.h; do [ -f "$f" ] && hide "$f"; done
+[ ! -e $cuda/include/nccl.h ] && [ ! -e $cuda/lib64/libnccl.so ] ||
+	{ echo "dry-run: the toolkit's NCCL is still visible" >&2; exit 2; }
 echo "dry-run: $n files hidden; make: $(command -v make || echo hidden); pkg-config: $(command -v pkg-config || echo hidden); autoreconf: $(command -v autoreconf || echo hidden)"
 cd "$w/tree"
 PYTHONPATH=$w/site${PYTHONPATH:+:$PYTHONPATH} SD_DEVICE_DRY=1 \
