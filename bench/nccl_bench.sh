@@ -235,6 +235,9 @@ export SHAKEDOWN_PLUGIN_DIR=$TOP/plugins/nccl/.libs
 if [ -n "$KEEP" ]; then W=$KEEP; mkdir -p "$W"
 else W=$(mktemp -d "${TMPDIR:-/tmp}/nccl_bench.XXXXXX"); trap 'rm -rf "$W"' EXIT; fi
 left() { echo $(( BUDGET - ($(date +%s) - t_start) )); }
+# a timeout for the next command: what is left, at least 1 s (timeout 0
+# would mean none)
+tleft() { l=$(left); [ "$l" -ge 1 ] || l=1; echo "$l"; }
 
 gpu_record() { # LABEL
 	echo "- $1: loadavg $(cut -d' ' -f1-3 /proc/loadavg); GPU: $(nvidia-smi \
@@ -250,9 +253,9 @@ ops_bins() { for o in $OPS; do nt_bin "$o"; done; }
 nt_bin() { case $1 in all_to_all) echo alltoall_perf ;; *) echo "${1}_perf" ;; esac; }
 have_bins=1
 for b in $(ops_bins); do [ -x "$bt/$b" ] || have_bins=""; done
-build_s=0
+nt_built="already built in $bt"
 if [ -n "$have_bins" ]; then
-	say "nccl-tests already built in $bt"
+	say "nccl-tests $nt_built"
 else
 	if [ -n "${NVCC_GENCODE:-}" ]; then gencode=$NVCC_GENCODE
 	else
@@ -262,26 +265,27 @@ else
 	say "building nccl-tests ($NT_SRC) into $bt against $NCCL, $gencode"
 	b0=$(date +%s)
 	mkdir -p "$bt"
-	if ! timeout -k 5 "$(left)" make -s -C "$NT_SRC" -j"$(nproc)" BUILDDIR="$bt" \
+	if ! timeout -k 5 "$(tleft)" make -s -C "$NT_SRC" -j"$(nproc)" BUILDDIR="$bt" \
 		NCCL_HOME="$NCCL" CUDA_HOME="$CUDA" NVCC_GENCODE="$gencode" MPI=0 >"$bt/build.log" 2>&1; then
 		tail -n 30 "$bt/build.log" >&2
 		die "nccl-tests did not build (log above, $bt/build.log)"
 	fi
 	build_s=$(( $(date +%s) - b0 ))
 	for b in $(ops_bins); do [ -x "$bt/$b" ] || die "nccl-tests built, but $bt/$b is missing"; done
-	say "nccl-tests built in $build_s s"
+	nt_built="built in $build_s s for $gencode"
+	say "nccl-tests $nt_built"
 fi
 [ -z "$BUILD_ONLY" ] || exit 0
 
 redop() { case $1 in all_reduce | reduce_scatter | reduce) echo "-o sum" ;; *) echo "" ;; esac; }
 run_nt() { # ROUND OP
 	# shellcheck disable=SC2046
-	timeout -k 5 "$(left)" "$bt/$(nt_bin "$2")" -g 1 -b 8 -e "$MAX" -f 2 -n 20 -w 5 \
+	timeout -k 5 "$(tleft)" "$bt/$(nt_bin "$2")" -g 1 -b 8 -e "$MAX" -f 2 -n 20 -w 5 \
 		-d float $(redop "$2") -c 1 >"$W/r$1-nccl-tests-$2.txt" 2>&1
 }
 run_sd() { # ROUND OP
 	# shellcheck disable=SC2046
-	timeout -k 5 "$(left)" "$SD" run --local 1 --backend nccl --db none --no-progress \
+	timeout -k 5 "$(tleft)" "$SD" run --local 1 --backend nccl --db none --no-progress \
 		--format table --op "$2" -d float32 $(redop "$2") -b 8 -e "$MAX" -f 2 -n 20 -w 5 --timeout 60 \
 		>"$W/r$1-shakedown-$2.txt" 2>&1
 }
@@ -306,6 +310,11 @@ while [ "$r" -le "$ROUNDS" ]; do
 		# the tool that goes first alternates by round
 		if [ $((r % 2)) = 1 ]; then order="nccl-tests shakedown"; else order="shakedown nccl-tests"; fi
 		for tool in $order; do
+			if [ "$(left)" -le 0 ]; then
+				say "round $r: the budget ran out before $tool $op"
+				failed=1
+				continue
+			fi
 			rc=0
 			case $tool in
 			nccl-tests) run_nt "$r" "$op" || rc=$? ;;
@@ -331,7 +340,7 @@ gpu_record "after" >>"$rec"
 	echo "# shakedown vs nccl-tests on one GPU ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(hostname))"
 	echo
 	echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | head -n 1); CUDA $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')"
-	echo "- NCCL: $NCCL ($(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$NCCL/include/nccl.h" | tr '\n' . | sed 's/\.$//')); nccl-tests $(sed -n 's/^#define NCCL_TESTS_VERSION "\(.*\)"/\1/p' "$NT_SRC/src/common.h") built in $build_s s"
+	echo "- NCCL: $NCCL ($(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$NCCL/include/nccl.h" | tr '\n' . | sed 's/\.$//')); nccl-tests $(sed -n 's/^#define NCCL_TESTS_VERSION "\(.*\)"/\1/p' "$NT_SRC/src/common.h") ($nt_built)"
 	echo "- shakedown: $("$SD" --version 2>&1 | head -n 1), $(git -C "$TOP" log -1 --format=%h 2>/dev/null || echo '?')"
 	echo "- workload: -g 1, float32 (sum), 8 B .. $MAX by 2x, -n 20 -w 5, $done_rounds of $ROUNDS rounds interleaved (first tool alternating), $(( $(date +%s) - t_start )) s in all"
 	cat "$rec"
