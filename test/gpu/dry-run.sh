@@ -30,8 +30,8 @@ if [ -z "${SD_DRY_INSIDE:-}" ]; then
 		tar -xf - -C "$w/tree/.gpu-deps"
 	# the wheel stand-in, made before NCCL is hidden
 	mkdir -p "$w/site/nvidia/nccl/include" "$w/site/nvidia/nccl/lib"
-	cp $cuda/include/nccl.h $cuda/include/nccl_device* "$w/site/nvidia/nccl/include/" 2>/dev/null ||
-		cp $cuda/include/nccl.h "$w/site/nvidia/nccl/include/"
+	# every NCCL header, nccl_device/ too (2.28), as the wheel has them
+	cp -R $cuda/include/nccl* "$w/site/nvidia/nccl/include/"
 	cp -L "$(ls $cuda/lib64/libnccl.so.2* | head -n 1)" "$w/site/nvidia/nccl/lib/libnccl.so.2"
 	rm -rf "$out"
 	mkdir -p "$out"
