@@ -39,6 +39,8 @@
 #                          capability only (a shorter build), else configure's
 #        SD_BENCH_ARGS     extra arguments for bench/nccl_bench.sh
 #        SD_DEVICE_NT_BUILD=1  in a dry run, build nccl-tests too
+#        SD_DEVICE_SLOW    a dry run's step limits are this many times longer
+#                          (4: a 2-core machine shared with other builds)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -108,6 +110,8 @@ run_step() {
 		record "$name" "skipped (after $blocked failed)"
 		return 0
 	fi
+	# a dry run on a small machine gets SD_DEVICE_SLOW (4) times the limit
+	if [ -n "$dry" ]; then limit=$((limit * ${SD_DEVICE_SLOW:-4})); fi
 	l=$(left)
 	[ "$l" -lt "$limit" ] && limit=$l
 	if [ "$limit" -le 0 ]; then
@@ -399,4 +403,14 @@ run_step make 240 s_make
 run_step smoke 60 s_smoke
 run_step check 240 s_check
 run_step bench 180 s_bench
+# a background nccl-tests build that bench never waited for (a step before
+# it failed): end it and its children, by PID
+kill_tree() {
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null || true
+}
+if [ -n "$nt_pid" ] && kill -0 "$nt_pid" 2>/dev/null; then
+	note "nccl-tests: the background build is not needed any more: stopped"
+	kill_tree "$nt_pid"
+fi
 exit "$failed"
