@@ -20,6 +20,7 @@
 #include "db/baseline.h"
 #include "db/db.h"
 #include "db/db_internal.h"
+#include "db/named.h"
 #include "names.h"
 #include "tool.h"
 
@@ -28,13 +29,6 @@ enum baseline_subcommand { BL_CREATE, BL_LIST, BL_SHOW, BL_DELETE };
 static const struct sd_name_row subcommands[] = {
 	{ "create", BL_CREATE }, { "list", BL_LIST }, { "show", BL_SHOW },
 	{ "delete", BL_DELETE }, { NULL, 0 }
-};
-
-/* The formats of the other database commands; "table" is another name
- * for the text table. */
-static const struct sd_name_row format_names[] = {
-	{ "text", SD_DB_TEXT }, { "json", SD_DB_JSON }, { "csv", SD_DB_CSV },
-	{ "table", SD_DB_TEXT }, { NULL, 0 }
 };
 
 enum baseline_option {
@@ -65,8 +59,7 @@ struct baseline_opts {
  * (error printed). */
 static int parse(int argc, char **argv, struct baseline_opts *o)
 {
-	const char *hint;
-	int ch, v;
+	int ch;
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
 	optind = 1;
@@ -94,76 +87,21 @@ static int parse(int argc, char **argv, struct baseline_opts *o)
 		case OPT_FROM: o->from = optarg; break;
 		case OPT_DESCRIPTION: o->description = optarg; break;
 		case OPT_FORMAT:
-			hint = NULL;
-			if (sd_name_lookup(format_names, optarg, &v, &hint) ==
-			    0) {
-				o->format = (enum sd_db_format)v;
-				o->format_given = 1;
-				break;
-			}
-			if (hint)
-				ERR("unknown format '%s'; did you mean '%s'?\n",
-				    optarg, hint);
-			else
-				ERR("unknown format '%s'; use text, json or "
-				    "csv\n", optarg);
-			return 2;
+			if (sd_named_format("baseline", optarg, &o->format))
+				return 2;
+			o->format_given = 1;
+			break;
 		case 'h':
 			fputs(sd_help_baseline, stdout);
 			return 1;
 		case ':':
-			ERR("option '%s' needs a value\n", argv[optind - 1]);
-			return 2;
-		default: {
-			const char *a = argv[at < argc ? at : argc - 1];
-			if (strncmp(a, "--", 2) == 0)
-				ERR("unknown option '%.*s'; see 'shakedown "
-				    "baseline --help'\n", (int)strcspn(a, "="),
-				    a);
-			else
-				ERR("unknown option '-%c'; see 'shakedown "
-				    "baseline --help'\n", optopt);
-			return 2;
-		}
+			return sd_named_bad_option("baseline", argc, argv, at, 1);
+		default:
+			return sd_named_bad_option("baseline", argc, argv, at, 0);
 		}
 	}
-	for (; optind < argc; optind++) {
-		if (o->npos >= 2) {
-			ERR("unexpected argument '%s'; see 'shakedown baseline "
-			    "--help'\n", argv[optind]);
-			return 2;
-		}
-		o->pos[o->npos++] = argv[optind];
-	}
-	return 0;
-}
-
-/* Open the database: read-write for create and delete; for list and show
- * read-write when the file allows it (an older schema is migrated), read
- * only otherwise. */
-static int open_db(const char *path_opt, int writes, sqlite3 **db)
-{
-	char err[768];
-	int flags = 0;
-	const char *path = sd_db_resolve_path(path_opt);
-	if (strcmp(path, "none") == 0) {
-		ERR("no database (--db none); pass --db PATH or set "
-		    "SHAKEDOWN_DB\n");
-		return SD_EXIT_USAGE;
-	}
-	if (!writes && access(path, F_OK) == 0 && access(path, W_OK) != 0)
-		flags |= SD_DB_READONLY;
-	if (sd_db_open(path, flags, db, err, sizeof(err)) != SD_OK) {
-		ERR("%s\n", err);
-		return SD_EXIT_ENV;
-	}
-	return SD_EXIT_OK;
-}
-
-static int failed(int status, const char *err)
-{
-	ERR("%s\n", err);
-	return status == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+	return sd_named_positionals("baseline", argc, argv, o->pos, &o->npos,
+				    2);
 }
 
 /* The text form of show: the header, then the values. */
@@ -262,9 +200,9 @@ int cmd_baseline(int argc, char **argv)
 	}
 	if (sub == BL_CREATE &&
 	    sd_db_baseline_check_name(name, err, sizeof(err)) != SD_OK)
-		return failed(SD_ERR_INVALID, err);
+		return sd_named_failed("baseline", SD_ERR_INVALID, err);
 
-	rc = open_db(o.db, sub == BL_CREATE || sub == BL_DELETE, &db);
+	rc = sd_named_open("baseline", o.db, sub == BL_CREATE || sub == BL_DELETE, &db);
 	if (rc)
 		return rc;
 	switch (sub) {
@@ -311,7 +249,7 @@ int cmd_baseline(int argc, char **argv)
 		break;
 	}
 	if (st != SD_OK)
-		rc = failed(st, err);
+		rc = sd_named_failed("baseline", st, err);
 	else
 		rc = sd_finish_stdout();
 	sd_db_close(db);

@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "db/db.h"
 #include "db/db_internal.h"
+#include "db/named.h"
 #include "db/train_db.h"
 #include "names.h"
 #include "tool.h"
@@ -37,13 +38,6 @@ static const struct sd_name_row subcommands[] = {
 	{ "create", REF_CREATE }, { "list", REF_LIST }, { "show", REF_SHOW },
 	{ "export", REF_EXPORT }, { "import", REF_IMPORT },
 	{ "delete", REF_DELETE }, { NULL, 0 }
-};
-
-/* The formats of the other database commands; "table" is another name
- * for the text table. */
-static const struct sd_name_row format_names[] = {
-	{ "text", SD_DB_TEXT }, { "json", SD_DB_JSON }, { "csv", SD_DB_CSV },
-	{ "table", SD_DB_TEXT }, { NULL, 0 }
 };
 
 enum reference_option {
@@ -80,8 +74,7 @@ struct reference_opts {
  * (error printed).  o->from has room for argc entries (the caller's). */
 static int parse(int argc, char **argv, struct reference_opts *o)
 {
-	const char *hint;
-	int ch, v;
+	int ch;
 	opterr = 0;
 	optind = 1;
 	for (;;) {
@@ -112,76 +105,21 @@ static int parse(int argc, char **argv, struct reference_opts *o)
 		case OPT_STEPS: o->steps = 1; break;
 		case 'o': o->output = optarg; break;
 		case OPT_FORMAT:
-			hint = NULL;
-			if (sd_name_lookup(format_names, optarg, &v, &hint) ==
-			    0) {
-				o->format = (enum sd_db_format)v;
-				o->format_given = 1;
-				break;
-			}
-			if (hint)
-				ERR("unknown format '%s'; did you mean '%s'?\n",
-				    optarg, hint);
-			else
-				ERR("unknown format '%s'; use text, json or "
-				    "csv\n", optarg);
-			return 2;
+			if (sd_named_format("reference", optarg, &o->format))
+				return 2;
+			o->format_given = 1;
+			break;
 		case 'h':
 			fputs(sd_help_reference, stdout);
 			return 1;
 		case ':':
-			ERR("option '%s' needs a value\n", argv[optind - 1]);
-			return 2;
-		default: {
-			const char *a = argv[at < argc ? at : argc - 1];
-			if (strncmp(a, "--", 2) == 0)
-				ERR("unknown option '%.*s'; see 'shakedown "
-				    "reference --help'\n", (int)strcspn(a, "="),
-				    a);
-			else
-				ERR("unknown option '-%c'; see 'shakedown "
-				    "reference --help'\n", optopt);
-			return 2;
-		}
+			return sd_named_bad_option("reference", argc, argv, at, 1);
+		default:
+			return sd_named_bad_option("reference", argc, argv, at, 0);
 		}
 	}
-	for (; optind < argc; optind++) {
-		if (o->npos >= 2) {
-			ERR("unexpected argument '%s'; see 'shakedown "
-			    "reference --help'\n", argv[optind]);
-			return 2;
-		}
-		o->pos[o->npos++] = argv[optind];
-	}
-	return 0;
-}
-
-/* Open the database: read-write for create, import and delete; for list,
- * show and export read-write when the file allows it (an older schema is
- * migrated), read only otherwise. */
-static int open_db(const char *path_opt, int writes, sqlite3 **db)
-{
-	char err[768];
-	int flags = 0;
-	const char *path = sd_db_resolve_path(path_opt);
-	if (strcmp(path, "none") == 0) {
-		ERR("no database (--db none); pass --db PATH or set "
-		    "SHAKEDOWN_DB\n");
-		return SD_EXIT_USAGE;
-	}
-	if (!writes && access(path, F_OK) == 0 && access(path, W_OK) != 0)
-		flags |= SD_DB_READONLY;
-	if (sd_db_open(path, flags, db, err, sizeof(err)) != SD_OK) {
-		ERR("%s\n", err);
-		return SD_EXIT_ENV;
-	}
-	return SD_EXIT_OK;
-}
-
-static int failed(int status, const char *err)
-{
-	ERR("%s\n", err);
-	return status == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+	return sd_named_positionals("reference", argc, argv, o->pos, &o->npos,
+				    2);
 }
 
 /* One reference as a JSON object, its steps with the column names of
@@ -434,11 +372,11 @@ int cmd_reference(int argc, char **argv)
 	}
 	if ((sub == REF_CREATE || (sub == REF_IMPORT && name)) &&
 	    sd_train_ref_check_name(name, err, sizeof(err)) != SD_OK) {
-		rc = failed(SD_ERR_INVALID, err);
+		rc = sd_named_failed("reference", SD_ERR_INVALID, err);
 		goto out;
 	}
 
-	rc = open_db(o.db, sub == REF_CREATE || sub == REF_IMPORT ||
+	rc = sd_named_open("reference", o.db, sub == REF_CREATE || sub == REF_IMPORT ||
 				   sub == REF_DELETE, &db);
 	if (rc)
 		goto out;
@@ -467,7 +405,7 @@ int cmd_reference(int argc, char **argv)
 		break;
 	}
 	if (st != SD_OK)
-		rc = failed(st, err);
+		rc = sd_named_failed("reference", st, err);
 	else
 		rc = sd_finish_stdout();
 out:

@@ -1,0 +1,99 @@
+/*
+ * named.c - the shared parts of the `baseline` and `reference` commands
+ * (named.h).
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/named.h"
+#include "names.h"
+#include "shakedown/backend.h"
+#include "tool.h"
+
+static const struct sd_name_row format_names[] = {
+	{ "text", SD_DB_TEXT }, { "json", SD_DB_JSON }, { "csv", SD_DB_CSV },
+	{ "table", SD_DB_TEXT }, { NULL, 0 }
+};
+
+int sd_named_format(const char *cmd, const char *arg,
+		    enum sd_db_format *format)
+{
+	const char *hint = NULL;
+	int v;
+	if (sd_name_lookup(format_names, arg, &v, &hint) == 0) {
+		*format = (enum sd_db_format)v;
+		return 0;
+	}
+	if (hint)
+		fprintf(stderr, "shakedown %s: unknown format '%s'; did you "
+			"mean '%s'?\n", cmd, arg, hint);
+	else
+		fprintf(stderr, "shakedown %s: unknown format '%s'; use text, "
+			"json or csv\n", cmd, arg);
+	return 2;
+}
+
+int sd_named_bad_option(const char *cmd, int argc, char **argv, int at,
+			int missing_value)
+{
+	if (missing_value) {
+		fprintf(stderr, "shakedown %s: option '%s' needs a value\n",
+			cmd, argv[optind - 1]);
+		return 2;
+	}
+	const char *a = argv[at < argc ? at : argc - 1];
+	if (strncmp(a, "--", 2) == 0)
+		fprintf(stderr, "shakedown %s: unknown option '%.*s'; see "
+			"'shakedown %s --help'\n", cmd, (int)strcspn(a, "="), a,
+			cmd);
+	else
+		fprintf(stderr, "shakedown %s: unknown option '-%c'; see "
+			"'shakedown %s --help'\n", cmd, optopt, cmd);
+	return 2;
+}
+
+int sd_named_positionals(const char *cmd, int argc, char **argv,
+			 const char **pos, int *npos, int max)
+{
+	for (; optind < argc; optind++) {
+		if (*npos >= max) {
+			fprintf(stderr, "shakedown %s: unexpected argument "
+				"'%s'; see 'shakedown %s --help'\n", cmd,
+				argv[optind], cmd);
+			return 2;
+		}
+		pos[(*npos)++] = argv[optind];
+	}
+	return 0;
+}
+
+int sd_named_open(const char *cmd, const char *path_opt, int writes,
+		  sqlite3 **db)
+{
+	char err[768];
+	int flags = 0;
+	const char *path = sd_db_resolve_path(path_opt);
+	if (strcmp(path, "none") == 0) {
+		fprintf(stderr, "shakedown %s: no database (--db none); pass "
+			"--db PATH or set SHAKEDOWN_DB\n", cmd);
+		return SD_EXIT_USAGE;
+	}
+	if (!writes && access(path, F_OK) == 0 && access(path, W_OK) != 0)
+		flags |= SD_DB_READONLY;
+	if (sd_db_open(path, flags, db, err, sizeof(err)) != SD_OK) {
+		fprintf(stderr, "shakedown %s: %s\n", cmd, err);
+		return SD_EXIT_ENV;
+	}
+	return SD_EXIT_OK;
+}
+
+int sd_named_failed(const char *cmd, int status, const char *err)
+{
+	fprintf(stderr, "shakedown %s: %s\n", cmd, err);
+	return status == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+}

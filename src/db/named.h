@@ -1,0 +1,41 @@
+/*
+ * named.h - what the commands of named database objects (`baseline`,
+ * `reference`) share: their --format names, the end of their option
+ * parsing, opening the database, and the exit status of a failure.  Each
+ * says its messages as "shakedown CMD: ..." on stderr.
+ */
+#ifndef SD_DB_NAMED_H
+#define SD_DB_NAMED_H
+
+#include <sqlite3.h>
+
+#include "db/db_internal.h"
+
+/* Parse a --format value into *format (text, json, csv; "table" is text).
+ * Returns 0, or 2 with the message said (an unknown name, with the
+ * nearest one). */
+int sd_named_format(const char *cmd, const char *arg,
+		    enum sd_db_format *format);
+
+/* Say getopt's unknown option (argv[at], the argument getopt was on) or
+ * the missing value of argv[optind - 1] (missing_value).  Returns 2. */
+int sd_named_bad_option(const char *cmd, int argc, char **argv, int at,
+			int missing_value);
+
+/* Take the arguments left after the options (argv[optind..]) into pos,
+ * at most max of them.  Returns 0, or 2 with the first extra one said. */
+int sd_named_positionals(const char *cmd, int argc, char **argv,
+			 const char **pos, int *npos, int max);
+
+/* Open the database at path_opt (sd_db_resolve_path()): read-write when
+ * the command writes; otherwise read-write when the file allows it (an
+ * older schema is migrated), read only when not.  Returns SD_EXIT_OK
+ * with *db, SD_EXIT_USAGE for --db none, or SD_EXIT_ENV, said. */
+int sd_named_open(const char *cmd, const char *path_opt, int writes,
+		  sqlite3 **db);
+
+/* Say err; the exit status of a failed call's status: SD_EXIT_USAGE for
+ * SD_ERR_INVALID, else SD_EXIT_ENV. */
+int sd_named_failed(const char *cmd, int status, const char *err);
+
+#endif
