@@ -144,7 +144,7 @@ int sd_gemm_cpu(void *ctx, const struct sd_gemm_args *a,
 		struct sd_gemm_result *r, char *err, size_t errlen)
 {
 	(void)ctx;
-	sd_gemm_cpu_impl(); /* loads the BLAS once */
+	const struct sd_blas *bl = sd_blas(); /* loaded on the first call */
 	if (a->type != SD_GEMM_FP32) {
 		snprintf(err, errlen, "the CPU path multiplies fp32 only; %s "
 			 "needs a GPU: --backend nccl",
@@ -184,12 +184,11 @@ int sd_gemm_cpu(void *ctx, const struct sd_gemm_args *a,
 		double t0 = mono_us();
 		if (timed && a->delay_us > 0)
 			wait_us(a->delay_us);
-		if (sd_blas()->sgemm)
-			sd_blas()->sgemm(SD_CBLAS_ROW_MAJOR, SD_CBLAS_NO_TRANS,
-					 SD_CBLAS_NO_TRANS, (int)a->m,
-					 (int)a->n, (int)a->k, 1.0f, A,
-					 (int)a->k, B, (int)a->n, 0.0f, C,
-					 (int)a->n);
+		if (bl->sgemm)
+			bl->sgemm(SD_CBLAS_ROW_MAJOR, SD_CBLAS_NO_TRANS,
+				  SD_CBLAS_NO_TRANS, (int)a->m, (int)a->n,
+				  (int)a->k, 1.0f, A, (int)a->k, B, (int)a->n,
+				  0.0f, C, (int)a->n);
 		else
 			builtin_sgemm(a->m, a->n, a->k, A, B, C);
 		double t1 = mono_us();
@@ -211,7 +210,7 @@ int sd_gemm_cpu(void *ctx, const struct sd_gemm_args *a,
 		r->sample_value[s] = a->sample_index[s] < nc
 					     ? C[a->sample_index[s]] : NAN;
 	snprintf(r->impl, sizeof(r->impl), "%.63s",
-		 sd_blas()->sgemm ? "cblas_sgemm" : "builtin");
+		 bl->sgemm ? "cblas_sgemm" : "builtin");
 out:
 	free(A);
 	free(B);
@@ -220,12 +219,6 @@ out:
 }
 
 /* ------------------------------------------------ one checked series */
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
-}
 
 /* Whether a product is checked whole. */
 static int check_whole(uint64_t m, uint64_t n, uint64_t k)
@@ -405,12 +398,9 @@ int sd_gemm_measure(sd_gemm_fn fn, void *ctx, const struct sd_gemm_args *a,
 		got[fault->index] += (double)a->k;
 		fault->corrupt = 0;
 	}
-	qsort(times, (size_t)a->iters, sizeof(double), cmp_double);
+	row->time_us = sd_median(times, (int)a->iters); /* sorts them */
 	row->time_us_min = times[0];
 	row->time_us_max = times[a->iters - 1];
-	row->time_us = a->iters % 2 ? times[a->iters / 2]
-				    : (times[a->iters / 2 - 1] +
-				       times[a->iters / 2]) / 2;
 	double flop = 2.0 * (double)a->m * (double)a->n * (double)a->k;
 	row->tflops = row->time_us > 0 ? flop / (row->time_us * 1e-6) / 1e12
 				       : 0;

@@ -46,6 +46,7 @@
 #include "sink.h"
 #include "tool.h"
 #include "util.h"
+#include "verdict.h"
 #include "db/db.h"
 #include "db/train_db.h"
 #include "train/data.h"
@@ -1138,13 +1139,8 @@ static double measure_cpu_peak(void)
 	struct sd_gemm_result r = { .time_us = t };
 	if (sd_gemm_cpu(NULL, &a, &r, err, sizeof(err)) != SD_OK)
 		return 0;
-	for (int i = 1; i < 5; i++)
-		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-			double x = t[j];
-			t[j] = t[j - 1];
-			t[j - 1] = x;
-		}
-	return t[2] > 0 ? 2.0 * 512 * 512 * 512 / (t[2] * 1e-6) / 1e12 : 0;
+	double med = sd_median(t, 5);
+	return med > 0 ? 2.0 * 512 * 512 * 512 / (med * 1e-6) / 1e12 : 0;
 }
 
 static int train_main(void *arg)

@@ -21,6 +21,7 @@
 #include "train/metrics.h"
 #include "train/reference.h"
 #include "util.h"
+#include "verdict.h"
 
 static const char *const origin_names[] = {
 	"unknown", "given", "read", "workload", "derived", "measured", "table",
@@ -337,12 +338,6 @@ int sd_train_peak(const char *device_name, enum sd_train_precision p,
 	return SD_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 int sd_train_summarize(const struct sd_train_step *s, size_t n,
 		       const struct sd_train_facts *f,
 		       struct sd_train_summary *out, char *err, size_t errlen)
@@ -424,10 +419,7 @@ int sd_train_summarize(const struct sd_train_step *s, size_t n,
 			 "record more steps or lower the warm-up", n, in_warmup,
 			 warmup, no_time);
 	} else {
-		qsort(times, out->timed_rows, sizeof(*times), cmp_double);
-		size_t m = out->timed_rows;
-		out->step_s_median = m % 2 ? times[m / 2]
-				     : (times[m / 2 - 1] + times[m / 2]) / 2.0;
+		out->step_s_median = sd_median(times, (int)out->timed_rows);
 		out->step_s_mean = out->timed_s / (double)out->timed_steps;
 		if (no_tokens_step >= 0) {
 			out->timed_tokens = NAN;
