@@ -1,0 +1,284 @@
+/*
+ * ingest.c - what every log parser shares: the log's rows and counts,
+ * the format names, and reading a file in a given or sniffed format.
+ * The parsers themselves are in megatron.c, deepspeed.c, hf.c and
+ * llamafactory.c; a model's size from its config file in model_config.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ingest/ingest.h"
+#include "shakedown/backend.h"
+#include "util.h"
+
+static const char *const format_names[SD_INGEST_NFORMATS] = {
+	"auto", "megatron", "deepspeed", "hf", "llamafactory",
+};
+
+const char *sd_ingest_format_name(enum sd_ingest_format f)
+{
+	return (unsigned)f < SD_INGEST_NFORMATS ? format_names[f] : "?";
+}
+
+int sd_ingest_format_parse(const char *s, enum sd_ingest_format *out,
+			   char *err, size_t errlen)
+{
+	for (int i = 0; i < SD_INGEST_NFORMATS; i++)
+		if (!strcasecmp(s, format_names[i])) {
+			*out = (enum sd_ingest_format)i;
+			return SD_OK;
+		}
+	if (!strcasecmp(s, "huggingface") || !strcasecmp(s, "transformers")) {
+		*out = SD_INGEST_HF;
+		return SD_OK;
+	}
+	if (!strcasecmp(s, "llama-factory") || !strcasecmp(s, "llama_factory")) {
+		*out = SD_INGEST_LLAMAFACTORY;
+		return SD_OK;
+	}
+	snprintf(err, errlen, "unknown log format '%s'; use auto, megatron, "
+		 "deepspeed, hf or llamafactory", s);
+	return SD_ERR_INVALID;
+}
+
+void sd_ingest_log_init(struct sd_ingest_log *l, enum sd_ingest_format f)
+{
+	memset(l, 0, sizeof(*l));
+	l->format = f;
+	sd_train_facts_init(&l->facts);
+	l->log_every = NAN;
+}
+
+void sd_ingest_log_free(struct sd_ingest_log *l)
+{
+	if (!l)
+		return;
+	enum sd_ingest_format f = l->format;
+	free(l->steps);
+	free(l->samples);
+	free(l->logged_tflops);
+	sd_ingest_log_init(l, f);
+}
+
+static void keep_bad(struct sd_ingest_log *l, long line, const char *text,
+		     size_t len, const char *why)
+{
+	if (l->nbad >= SD_INGEST_MAX_BAD)
+		return;
+	struct sd_ingest_bad *b = &l->bad[l->nbad++];
+	b->line = line;
+	sd_strlcpy(b->why, why, sizeof(b->why));
+	size_t k = 0;
+	for (size_t i = 0; i < len && k + 1 < sizeof(b->text); i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == '\n' || c == '\r')
+			break;
+		b->text[k++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	b->text[k] = '\0';
+}
+
+void sd_ingest_bad_line(struct sd_ingest_log *l, long line, const char *text,
+			size_t len, const char *why, ...)
+{
+	char buf[160];
+	va_list ap;
+	va_start(ap, why);
+	vsnprintf(buf, sizeof(buf), why, ap);
+	va_end(ap);
+	l->lines_unparsed++;
+	keep_bad(l, line, text ? text : "", text ? len : 0, buf);
+}
+
+int sd_ingest_add_step(struct sd_ingest_log *l, long line,
+		       const struct sd_train_step *s, double samples,
+		       double logged_tflops)
+{
+	if (l->n && s->step <= l->steps[l->n - 1].step) {
+		l->steps_dropped++;
+		const struct sd_train_step *same = NULL;
+		for (size_t i = l->n; i-- > 0;)
+			if (l->steps[i].step == s->step) {
+				same = &l->steps[i];
+				break;
+			}
+		int differs = !same || (s->has & SD_STEP_LOSS) !=
+						(same->has & SD_STEP_LOSS) ||
+			      ((s->has & SD_STEP_LOSS) &&
+			       memcmp(&s->loss, &same->loss,
+				      sizeof(s->loss)) != 0);
+		if (differs) {
+			char why[160];
+			snprintf(why, sizeof(why), "step %ld after step %ld "
+				 "with another loss (a restart?); kept the "
+				 "first", s->step, l->steps[l->n - 1].step);
+			l->lines_unparsed++;
+			keep_bad(l, line, "", 0, why);
+		}
+		return SD_OK;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct sd_train_step *st =
+			realloc(l->steps, cap * sizeof(*st));
+		if (!st)
+			return SD_ERR_NOMEM;
+		l->steps = st;
+		double *sa = realloc(l->samples, cap * sizeof(*sa));
+		if (!sa)
+			return SD_ERR_NOMEM;
+		l->samples = sa;
+		double *lt = realloc(l->logged_tflops, cap * sizeof(*lt));
+		if (!lt)
+			return SD_ERR_NOMEM;
+		l->logged_tflops = lt;
+		l->cap = cap;
+	}
+	l->steps[l->n] = *s;
+	l->steps[l->n].rank = -1;
+	l->samples[l->n] = samples;
+	l->logged_tflops[l->n] = logged_tflops;
+	l->n++;
+	l->lines_steps++;
+	return SD_OK;
+}
+
+void sd_ingest_read_fact(struct sd_train_fact *f, double value)
+{
+	if (!isfinite(value) || value <= 0)
+		return;
+	f->value = value;
+	f->origin = SD_TRAIN_READ;
+}
+
+typedef int (*parse_fn)(const char *, const char *, size_t,
+			struct sd_ingest_log *, char *, size_t);
+typedef int (*sniff_fn)(const char *, size_t);
+
+static const parse_fn parsers[SD_INGEST_NFORMATS] = {
+	NULL, sd_ingest_parse_megatron, sd_ingest_parse_deepspeed,
+	sd_ingest_parse_hf, sd_ingest_parse_llamafactory,
+};
+static const sniff_fn sniffers[SD_INGEST_NFORMATS] = {
+	NULL, sd_ingest_sniff_megatron, sd_ingest_sniff_deepspeed,
+	sd_ingest_sniff_hf, sd_ingest_sniff_llamafactory,
+};
+
+/* The whole file, NUL-terminated. */
+static int slurp(const char *path, char **text, size_t *len, char *err,
+		 size_t errlen)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		snprintf(err, errlen, "%s: cannot open: %s", path,
+			 strerror(errno));
+		return SD_ERR_IO;
+	}
+	struct sd_buf b = { 0 };
+	char chunk[65536];
+	size_t got;
+	int rc = SD_OK;
+	while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
+		if (b.len + got + 1 > b.cap) {
+			size_t cap = b.cap ? b.cap : 65536;
+			while (cap < b.len + got + 1)
+				cap *= 2;
+			char *d = realloc(b.data, cap);
+			if (!d) {
+				rc = SD_ERR_NOMEM;
+				snprintf(err, errlen, "%s: out of memory "
+					 "reading it", path);
+				break;
+			}
+			b.data = d;
+			b.cap = cap;
+		}
+		memcpy(b.data + b.len, chunk, got);
+		b.len += got;
+	}
+	if (rc == SD_OK && ferror(fp)) {
+		snprintf(err, errlen, "%s: read failed: %s", path,
+			 strerror(errno));
+		rc = SD_ERR_IO;
+	}
+	fclose(fp);
+	if (rc != SD_OK) {
+		free(b.data);
+		return rc;
+	}
+	if (!b.data) {
+		b.data = malloc(1);
+		if (!b.data) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			return SD_ERR_NOMEM;
+		}
+	}
+	b.data[b.len] = '\0';
+	*text = b.data;
+	*len = b.len;
+	return SD_OK;
+}
+
+int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
+		   struct sd_ingest_log *out, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	sd_ingest_log_init(out, fmt);
+	if ((unsigned)fmt >= SD_INGEST_NFORMATS) {
+		snprintf(err, errlen, "%s: unknown log format", path);
+		return SD_ERR_INVALID;
+	}
+	int rc = slurp(path, &text, &len, err, errlen);
+	if (rc != SD_OK)
+		return rc;
+	if (len == 0) {
+		snprintf(err, errlen, "%s: the file is empty; give the "
+			 "training job's log", path);
+		free(text);
+		return SD_ERR_INVALID;
+	}
+	if (fmt == SD_INGEST_AUTO) {
+		size_t head = len < 65536 ? len : 65536;
+		int best = 0, score[SD_INGEST_NFORMATS] = { 0 };
+		for (int i = 1; i < SD_INGEST_NFORMATS; i++) {
+			score[i] = sniffers[i](text, head);
+			if (score[i] > score[best])
+				best = i;
+		}
+		if (best == 0 || score[best] < 50) {
+			snprintf(err, errlen, "%s: not a log shakedown knows "
+				 "(megatron %d, deepspeed %d, hf %d, "
+				 "llamafactory %d out of 100); give --format",
+				 path, score[1], score[2], score[3],
+				 score[4]);
+			free(text);
+			return SD_ERR_INVALID;
+		}
+		fmt = (enum sd_ingest_format)best;
+		out->format = fmt;
+	}
+	rc = parsers[fmt](path, text, len, out, err, errlen);
+	out->format = fmt;
+	free(text);
+	if (rc == SD_OK && out->n == 0) {
+		snprintf(err, errlen, "%s: no step lines of %s", path,
+			 sd_ingest_format_name(fmt));
+		rc = SD_ERR_INVALID;
+	}
+	if (rc == SD_OK && sd_train_check_steps(out->steps, out->n, err,
+						errlen) != SD_OK) {
+		char why[200];
+		sd_strlcpy(why, err, sizeof(why));
+		snprintf(err, errlen, "%s: %s", path, why);
+		rc = SD_ERR_INVALID;
+	}
+	return rc;
+}
