@@ -48,6 +48,7 @@
 #include "util.h"
 #include "verdict.h"
 #include "db/db.h"
+#include "db/named.h"
 #include "db/train_db.h"
 #include "train/data.h"
 #include "train/ddp.h"
@@ -345,25 +346,6 @@ static void config_string(const struct train_options *o, int nranks,
 
 /* ------------------------------------------------------- the reference */
 
-/* The shipped reference file NAME(.ref): the source tree's when run from
- * the build tree, else the installed one.  Fills buf; 0, or -1. */
-static int shipped_reference(const char *name, char *buf, size_t len)
-{
-	const char *dirs[2];
-	int nd = 0;
-	if (sd_in_build_tree())
-		dirs[nd++] = SD_SOURCE_DIR "/plans/reference";
-	dirs[nd++] = SD_DATA_DIR "/plans/reference";
-	for (int d = 0; d < nd; d++)
-		for (int k = 0; k < 2; k++) {
-			snprintf(buf, len, "%s/%s%s", dirs[d], name,
-				 k ? ".ref" : "");
-			if (access(buf, R_OK) == 0)
-				return 0;
-		}
-	return -1;
-}
-
 /* Rank 0: find the reference the run is judged by.  SD_OK (c->have_ref,
  * or c->ref_note saying why there is none), or a status with err. */
 static int find_reference(struct train_ctx *c, char *err, size_t errlen)
@@ -388,7 +370,7 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 				 "--data; give --reference");
 			return SD_OK;
 		}
-		if (shipped_reference(name, path, sizeof(path))) {
+		if (sd_named_shipped_reference(name, path, sizeof(path))) {
 			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
 				 "the shipped reference %s.ref is not installed "
 				 "in " SD_DATA_DIR "/plans/reference", name);
@@ -413,48 +395,9 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 		return SD_OK;
 	}
 	/* a file, a reference of the database, or a shipped one */
-	if (strchr(o->reference, '/') || access(o->reference, R_OK) == 0) {
-		rc = sd_train_ref_load(o->reference, &c->ref, err, errlen);
-		if (rc)
-			return rc;
-		snprintf(c->ref_label, sizeof(c->ref_label), "%s (file %.600s)",
-			 c->ref.name, o->reference);
-		c->have_ref = 1;
-		return SD_OK;
-	}
-	const char *dbp = sd_db_resolve_path(o->db);
-	char dberr[600] = "";
-	if (strcmp(dbp, "none") != 0 && access(dbp, F_OK) == 0) {
-		sqlite3 *db = NULL;
-		rc = sd_db_open(dbp, SD_DB_READONLY, &db, dberr, sizeof(dberr));
-		if (!rc) {
-			rc = sd_train_db_ref_load(db, o->reference, &c->ref,
-						  dberr, sizeof(dberr));
-			sd_db_close(db);
-			if (!rc) {
-				c->have_ref = 1;
-				snprintf(c->ref_label, sizeof(c->ref_label),
-					 "%s (database %.600s)", c->ref.name,
-					 dbp);
-				return SD_OK;
-			}
-			sd_train_ref_free(&c->ref);
-		}
-	}
-	if (!shipped_reference(o->reference, path, sizeof(path))) {
-		rc = sd_train_ref_load(path, &c->ref, err, errlen);
-		if (rc)
-			return rc;
-		snprintf(c->ref_label, sizeof(c->ref_label), "%s (shipped, "
-			 "%.600s)", c->ref.name, path);
-		c->have_ref = 1;
-		return SD_OK;
-	}
-	snprintf(err, errlen, "--reference '%s' is neither a file, nor a "
-		 "reference of the database %s%s%.300s%s, nor shipped; see "
-		 "'shakedown reference list'", o->reference, dbp,
-		 dberr[0] ? " (" : "", dberr, dberr[0] ? ")" : "");
-	return SD_ERR_INVALID;
+	return sd_named_find_reference(o->reference, o->db, 1, &c->ref,
+				       c->ref_label, sizeof(c->ref_label),
+				       &c->have_ref, err, errlen);
 }
 
 /* ------------------------------------------------------ the step itself */

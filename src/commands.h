@@ -13,6 +13,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 void cmd_run_usage(FILE *out);
 
@@ -44,5 +45,6 @@ extern const char sd_help_plan[];
 extern const char sd_help_topo[];
 extern const char sd_help_gemm[];
 extern const char sd_help_train[];
+extern const char sd_help_ingest[];
 
 #endif

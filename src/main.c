@@ -32,6 +32,7 @@ static const struct command commands[] = {
 	{ "topo", cmd_topo, "the job's hosts, devices, links and interfaces" },
 	{ "gemm", cmd_gemm, "matrix-multiply TFLOPs of every device, judged" },
 	{ "train", cmd_train, "fine-tuning workload: tgs, TFLOPs, loss vs reference" },
+	{ "ingest", cmd_ingest, "judge a training log: tgs, TFLOPs, loss vs reference" },
 	{ "report", cmd_report, "show a recorded run and its verdicts" },
 	{ "history", cmd_history, "bus bandwidth of one operation over time" },
 	{ "compare", cmd_compare, "compare two runs and flag regressions" },

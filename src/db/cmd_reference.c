@@ -10,7 +10,8 @@
  * an unknown run or reference, runs that cannot make a reference (not
  * training runs, of different configs), a name that is taken, a file that
  * cannot be read or does not parse (FILE:LINE); 3 the database failed or
- * an exported file could not be written.
+ * an exported file could not be written.  `create --from-log` reads
+ * training logs through lib/ingest/, as `shakedown ingest` does.
  */
 #include "config.h"
 
@@ -25,6 +26,8 @@
 #include "db/db_internal.h"
 #include "db/named.h"
 #include "db/train_db.h"
+#include "ingest/apply.h"
+#include "ingest/ingest.h"
 #include "names.h"
 #include "tool.h"
 #include "train/reference.h"
@@ -42,12 +45,17 @@ static const struct sd_name_row subcommands[] = {
 
 enum reference_option {
 	OPT_DB = 256, OPT_FORMAT, OPT_NAME, OPT_FROM, OPT_DESCRIPTION,
-	OPT_REPLACE, OPT_STEPS,
+	OPT_REPLACE, OPT_STEPS, OPT_FROM_LOG, OPT_LOG_FORMAT, OPT_LOG_EVERY,
+	OPT_WORKLOAD,
 };
 
 static const struct option options[] = {
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "from", required_argument, NULL, OPT_FROM },
+	{ "from-log", required_argument, NULL, OPT_FROM_LOG },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "log-every", required_argument, NULL, OPT_LOG_EVERY },
+	{ "workload", required_argument, NULL, OPT_WORKLOAD },
 	{ "description", required_argument, NULL, OPT_DESCRIPTION },
 	{ "replace", no_argument, NULL, OPT_REPLACE },
 	{ "steps", no_argument, NULL, OPT_STEPS },
@@ -62,6 +70,12 @@ struct reference_opts {
 	const char *db, *name, *description, *output;
 	const char **from; /* nfrom runs, in the order given */
 	int nfrom;
+	const char **logs; /* nlogs logs (--from-log), in the order given */
+	int nlogs;
+	enum sd_ingest_format log_format;
+	long log_every;
+	const char *workload;
+	int log_opts;      /* --log-format, --log-every or --workload given */
 	int replace, steps, format_given;
 	enum sd_db_format format;
 	const char *pos[2]; /* the subcommand and NAME (FILE for import) */
@@ -100,6 +114,35 @@ static int parse(int argc, char **argv, struct reference_opts *o)
 		case OPT_DB: o->db = optarg; break;
 		case OPT_NAME: o->name = optarg; break;
 		case OPT_FROM: o->from[o->nfrom++] = optarg; break;
+		case OPT_FROM_LOG: o->logs[o->nlogs++] = optarg; break;
+		case OPT_LOG_FORMAT: {
+			char e[200];
+			if (sd_ingest_format_parse(optarg, &o->log_format, e,
+						   sizeof(e))) {
+				ERR("--log-format: %s\n", e);
+				return SD_EXIT_USAGE;
+			}
+			o->log_opts = 1;
+			break;
+		}
+		case OPT_LOG_EVERY:
+			if (sd_parse_int(optarg, 1, 100000000, &o->log_every)) {
+				ERR("--log-every '%s' must be the steps between "
+				    "logged rows, from 1\n", optarg);
+				return SD_EXIT_USAGE;
+			}
+			o->log_opts = 1;
+			break;
+		case OPT_WORKLOAD: {
+			char e[200];
+			if (sd_train_ref_check_name(optarg, e, sizeof(e))) {
+				ERR("--workload: %s\n", e);
+				return SD_EXIT_USAGE;
+			}
+			o->workload = optarg;
+			o->log_opts = 1;
+			break;
+		}
 		case OPT_DESCRIPTION: o->description = optarg; break;
 		case OPT_REPLACE: o->replace = 1; break;
 		case OPT_STEPS: o->steps = 1; break;
@@ -267,6 +310,82 @@ static int create(sqlite3 *db, const char *name,
 	return SD_OK;
 }
 
+/* create --from-log: each log read as `shakedown ingest` reads it
+ * (lib/ingest/), its loss curve one curve of the reference. */
+static int create_from_logs(sqlite3 *db, const char *name,
+			    const struct reference_opts *o, char *err,
+			    size_t errlen)
+{
+	struct sd_ingest_log *logs = calloc((size_t)o->nlogs, sizeof(*logs));
+	struct sd_train_curve *cv = calloc((size_t)o->nlogs, sizeof(*cv));
+	struct sd_train_reference ref = { 0 };
+	struct sd_buf src = { 0 };
+	char config[96], note[512] = "", e[1000];
+	int st = SD_OK;
+	if (!logs || !cv) {
+		free(logs);
+		free(cv);
+		snprintf(err, errlen, "out of memory");
+		return SD_ERR_NOMEM;
+	}
+	sd_ingest_config(o->workload, config, sizeof(config));
+	sd_buf_printf(&src, "logs ");
+	for (int i = 0; i < o->nlogs && st == SD_OK; i++) {
+		struct sd_ingest_given g;
+		struct sd_train_facts f;
+		sd_ingest_given_init(&g);
+		g.log_every = o->log_every;
+		st = sd_ingest_read(o->logs[i], o->log_format, &logs[i], e,
+				    sizeof(e));
+		if (st == SD_OK)
+			st = sd_ingest_apply(&logs[i], &g, &f, NULL, 0, e,
+					     sizeof(e));
+		if (st != SD_OK) {
+			/* a log that cannot be read is the user's to fix */
+			if (st == SD_ERR_IO)
+				st = SD_ERR_INVALID;
+			snprintf(err, errlen, "--from-log: %s", e);
+			break;
+		}
+		cv[i] = (struct sd_train_curve){ o->logs[i], logs[i].steps,
+						 logs[i].n };
+		sd_buf_printf(&src, "%s%s", i ? ", " : "", o->logs[i]);
+		if (logs[i].lines_unparsed)
+			fprintf(stderr, "shakedown reference: note: %ld lines "
+				"of %s did not parse (the first %s:%ld: %s)\n",
+				logs[i].lines_unparsed, o->logs[i], o->logs[i],
+				logs[i].nbad ? logs[i].bad[0].line : 0L,
+				logs[i].nbad ? logs[i].bad[0].why : "?");
+	}
+	if (st == SD_OK) {
+		char desc[300];
+		snprintf(desc, sizeof(desc), "%d %s log%s", o->nlogs,
+			 sd_ingest_format_name(logs[0].format),
+			 o->nlogs == 1 ? "" : "s");
+		st = sd_train_ref_create(name, o->description ? o->description
+							       : desc,
+					 config, src.data, cv, (size_t)o->nlogs,
+					 &ref, note, sizeof(note), err, errlen);
+	}
+	if (st == SD_OK)
+		st = sd_train_db_ref_store(db, &ref, o->replace, err, errlen);
+	if (st == SD_OK) {
+		printf("reference '%s' created from %d log%s: %zu steps (%ld "
+		       "to %ld), config '%s'\n", name, o->nlogs,
+		       o->nlogs == 1 ? "" : "s", ref.n, ref.steps[0].step,
+		       ref.steps[ref.n - 1].step, ref.config);
+		if (note[0])
+			printf("note: %s\n", note);
+	}
+	sd_train_ref_free(&ref);
+	for (int i = 0; i < o->nlogs; i++)
+		sd_ingest_log_free(&logs[i]);
+	free(logs);
+	free(cv);
+	sd_buf_free(&src);
+	return st;
+}
+
 /* Which options each subcommand takes, checked before the database is
  * opened; 0, or 2 (error printed). */
 static int check_options(int sub, const struct reference_opts *o)
@@ -276,6 +395,11 @@ static int check_options(int sub, const struct reference_opts *o)
 	const char *bad = NULL, *for_ = NULL;
 	if (sub != REF_CREATE && o->nfrom)
 		bad = "--from", for_ = "create";
+	else if (sub != REF_CREATE && o->nlogs)
+		bad = "--from-log", for_ = "create";
+	else if (sub != REF_CREATE && o->log_opts)
+		bad = "--log-format, --log-every and --workload",
+		for_ = "create";
 	else if (sub != REF_CREATE && o->description)
 		bad = "--description", for_ = "create";
 	else if (sub != REF_CREATE && sub != REF_IMPORT && o->replace)
@@ -286,6 +410,17 @@ static int check_options(int sub, const struct reference_opts *o)
 		bad = "-o", for_ = "export";
 	else if (sub != REF_LIST && sub != REF_SHOW && o->format_given)
 		bad = "--format", for_ = "list' and 'show";
+	if (!bad && o->nfrom && o->nlogs) {
+		ERR("give the runs (--from) or the logs (--from-log) to make "
+		    "the reference from, not both: a recorded ingest run is a "
+		    "run\n");
+		return SD_EXIT_USAGE;
+	}
+	if (!bad && o->nfrom && o->log_opts) {
+		ERR("--log-format, --log-every and --workload are for "
+		    "--from-log\n");
+		return SD_EXIT_USAGE;
+	}
 	if (bad) {
 		ERR("%s is for 'reference %s' only, not '%s'\n", bad, for_,
 		    subname[sub]);
@@ -308,7 +443,8 @@ int cmd_reference(int argc, char **argv)
 	int sub, st;
 	memset(&o, 0, sizeof(o));
 	o.from = calloc((size_t)argc + 1, sizeof(*o.from));
-	if (!o.from) {
+	o.logs = calloc((size_t)argc + 1, sizeof(*o.logs));
+	if (!o.from || !o.logs) {
 		ERR("out of memory\n");
 		return SD_EXIT_ENV;
 	}
@@ -364,10 +500,10 @@ int cmd_reference(int argc, char **argv)
 				      : " gpt-small-cpu");
 		goto out;
 	}
-	if (sub == REF_CREATE && !o.nfrom) {
-		ERR("create needs the runs to make the reference from: "
-		    "--from RUN, once per run (a UUID, a unique prefix or "
-		    "'latest')\n");
+	if (sub == REF_CREATE && !o.nfrom && !o.nlogs) {
+		ERR("create needs the runs or logs to make the reference "
+		    "from: --from RUN, once per run (a UUID, a unique prefix "
+		    "or 'latest'), or --from-log FILE, once per log\n");
 		goto out;
 	}
 	if ((sub == REF_CREATE || (sub == REF_IMPORT && name)) &&
@@ -382,7 +518,8 @@ int cmd_reference(int argc, char **argv)
 		goto out;
 	switch (sub) {
 	case REF_CREATE:
-		st = create(db, name, &o, err, sizeof(err));
+		st = o.nlogs ? create_from_logs(db, name, &o, err, sizeof(err))
+			     : create(db, name, &o, err, sizeof(err));
 		break;
 	case REF_LIST:
 		st = sd_db_print_query(db, sd_train_db_ref_list_sql, NULL, 0,
@@ -411,5 +548,6 @@ int cmd_reference(int argc, char **argv)
 out:
 	sd_db_close(db);
 	free(o.from);
+	free(o.logs);
 	return rc;
 }

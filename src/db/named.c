@@ -11,9 +11,12 @@
 
 #include "db/db.h"
 #include "db/named.h"
+#include "db/train_db.h"
 #include "names.h"
+#include "plugin.h"
 #include "shakedown/backend.h"
 #include "tool.h"
+#include "util.h"
 
 static const struct sd_name_row format_names[] = {
 	{ "text", SD_DB_TEXT }, { "json", SD_DB_JSON }, { "csv", SD_DB_CSV },
@@ -96,4 +99,71 @@ int sd_named_failed(const char *cmd, int status, const char *err)
 {
 	fprintf(stderr, "shakedown %s: %s\n", cmd, err);
 	return status == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+}
+
+int sd_named_shipped_reference(const char *name, char *buf, size_t len)
+{
+	const char *dirs[2];
+	int nd = 0;
+	if (sd_in_build_tree())
+		dirs[nd++] = SD_SOURCE_DIR "/plans/reference";
+	dirs[nd++] = SD_DATA_DIR "/plans/reference";
+	for (int d = 0; d < nd; d++)
+		for (int k = 0; k < 2; k++) {
+			snprintf(buf, len, "%s/%s%s", dirs[d], name,
+				 k ? ".ref" : "");
+			if (access(buf, R_OK) == 0)
+				return 0;
+		}
+	return -1;
+}
+
+int sd_named_find_reference(const char *ref, const char *db_opt, int shipped,
+			    struct sd_train_reference *out, char *label,
+			    size_t labellen, int *have, char *err,
+			    size_t errlen)
+{
+	char path[4200];
+	int rc;
+	*have = 0;
+	if (strchr(ref, '/') || access(ref, R_OK) == 0) {
+		rc = sd_train_ref_load(ref, out, err, errlen);
+		if (rc)
+			return rc;
+		snprintf(label, labellen, "%s (file %.600s)", out->name, ref);
+		*have = 1;
+		return SD_OK;
+	}
+	const char *dbp = sd_db_resolve_path(db_opt);
+	char dberr[600] = "";
+	if (strcmp(dbp, "none") != 0 && access(dbp, F_OK) == 0) {
+		sqlite3 *db = NULL;
+		rc = sd_db_open(dbp, SD_DB_READONLY, &db, dberr, sizeof(dberr));
+		if (!rc) {
+			rc = sd_train_db_ref_load(db, ref, out, dberr,
+						  sizeof(dberr));
+			sd_db_close(db);
+			if (!rc) {
+				*have = 1;
+				snprintf(label, labellen, "%s (database "
+					 "%.600s)", out->name, dbp);
+				return SD_OK;
+			}
+			sd_train_ref_free(out);
+		}
+	}
+	if (shipped && !sd_named_shipped_reference(ref, path, sizeof(path))) {
+		rc = sd_train_ref_load(path, out, err, errlen);
+		if (rc)
+			return rc;
+		snprintf(label, labellen, "%s (shipped, %.600s)", out->name,
+			 path);
+		*have = 1;
+		return SD_OK;
+	}
+	snprintf(err, errlen, "--reference '%s' is neither a file, nor a "
+		 "reference of the database %s%s%.300s%s%s; see 'shakedown "
+		 "reference list'", ref, dbp, dberr[0] ? " (" : "", dberr,
+		 dberr[0] ? ")" : "", shipped ? ", nor shipped" : "");
+	return SD_ERR_INVALID;
 }

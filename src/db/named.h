@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "db/db_internal.h"
+#include "train/reference.h"
 
 /* Parse a --format value into *format (text, json, csv; "table" is text).
  * Returns 0, or 2 with the message said (an unknown name, with the
@@ -37,5 +38,23 @@ int sd_named_open(const char *cmd, const char *path_opt, int writes,
 /* Say err; the exit status of a failed call's status: SD_EXIT_USAGE for
  * SD_ERR_INVALID, else SD_EXIT_ENV. */
 int sd_named_failed(const char *cmd, int status, const char *err);
+
+/* The shipped reference file NAME(.ref): the source tree's when run from
+ * the build tree, else the installed one.  Fills buf; 0, or -1. */
+int sd_named_shipped_reference(const char *name, char *buf, size_t len);
+
+/*
+ * Load the reference `ref` that a training run (`train`, `ingest`) is
+ * judged by: a file (a path with '/', or a readable file), else a
+ * reference of the database at db_opt (sd_db_resolve_path(); opened read
+ * only), else (with `shipped`) a shipped one.  SD_OK with *out,
+ * *have = 1 and label ("NAME (file PATH)", "(database PATH)", "(shipped,
+ * PATH)"); else a status with err (SD_ERR_INVALID: none of those, naming
+ * `shakedown reference list`; a file that does not parse).
+ */
+int sd_named_find_reference(const char *ref, const char *db_opt, int shipped,
+			    struct sd_train_reference *out, char *label,
+			    size_t labellen, int *have, char *err,
+			    size_t errlen);
 
 #endif

@@ -1,0 +1,720 @@
+/*
+ * cmd_ingest.c - `shakedown ingest LOG`: judge a real fine-tuning job by
+ * its log.  The log is parsed (lib/ingest/: Megatron-LM, DeepSpeed,
+ * Hugging Face Trainer, LLaMA-Factory, sniffed or given by --format),
+ * what it lacks is taken from the options (lib/ingest/apply.h: devices,
+ * sequence length, tokens per step, parameters or a model config file,
+ * the device for the peak table), and the series goes through the same
+ * metrics as the built-in workload's (lib/train/metrics.h): tgs, TFLOPs,
+ * MFU, and the loss against a reference with the same tolerances.  The
+ * run is recorded whole in one transaction (runs.run_kind 'ingest',
+ * lib/db/train_db.h) or not at all, beside the communication runs of the
+ * same nodes (--nodes).
+ *
+ * Exit status: 0 passed (or not judged); 1 the loss became NaN or
+ * infinite; 2 a bad option, a log that cannot be read or parsed (naming
+ * FILE:LINE), unparsed lines with --strict, a reference of another
+ * workload; 3 the database failed; 6 the loss is off the reference; 7 the
+ * record is incomplete (kept in the journal: `shakedown db recover`).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "commands.h"
+#include "names.h"
+#include "ranks.h"
+#include "tool.h"
+#include "util.h"
+#include "db/db.h"
+#include "db/named.h"
+#include "db/train_db.h"
+#include "ingest/apply.h"
+#include "ingest/ingest.h"
+#include "train/metrics.h"
+#include "train/reference.h"
+
+#define USAGE_ERROR(...) SD_USAGE_ERROR("ingest", __VA_ARGS__)
+
+/* The default warm-up: the built-in workload's (cmd_train.c). */
+#define INGEST_WARMUP 2
+
+struct ingest_options {
+	const char *log, *db, *reference, *workload, *model_config;
+	const char *nodes, *cluster, *job_id;
+	enum sd_ingest_format format;
+	struct sd_ingest_given given;
+	int warmup_given;
+	int json, strict;
+};
+
+enum ingest_option {
+	OPT_FORMAT = 256, OPT_GPUS, OPT_SEQ, OPT_TOKENS, OPT_PARAMS,
+	OPT_MODEL_CONFIG, OPT_LAYERS, OPT_WIDTH, OPT_FPT, OPT_DEVICE,
+	OPT_PRECISION, OPT_PEAK, OPT_LOG_EVERY, OPT_WARMUP, OPT_REFERENCE,
+	OPT_WORKLOAD, OPT_NODES, OPT_CLUSTER, OPT_JOB, OPT_DB, OPT_JSON,
+	OPT_STRICT,
+};
+
+static const struct option long_options[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "gpus", required_argument, NULL, OPT_GPUS },
+	{ "devices", required_argument, NULL, OPT_GPUS },
+	{ "seq-len", required_argument, NULL, OPT_SEQ },
+	{ "tokens-per-step", required_argument, NULL, OPT_TOKENS },
+	{ "params", required_argument, NULL, OPT_PARAMS },
+	{ "model-config", required_argument, NULL, OPT_MODEL_CONFIG },
+	{ "layers", required_argument, NULL, OPT_LAYERS },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "flops-per-token", required_argument, NULL, OPT_FPT },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "peak-tflops", required_argument, NULL, OPT_PEAK },
+	{ "log-every", required_argument, NULL, OPT_LOG_EVERY },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "reference", required_argument, NULL, OPT_REFERENCE },
+	{ "workload", required_argument, NULL, OPT_WORKLOAD },
+	{ "nodes", required_argument, NULL, OPT_NODES },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "job-id", required_argument, NULL, OPT_JOB },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* A count above 0 up to max, with an optional suffix K, M, B (or G) or T
+ * (powers of 1000: "8B", "8.0e9", "524288").  0, or -1. */
+static int parse_count(const char *s, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v *= 1e3; end++; break;
+	case 'm': case 'M': v *= 1e6; end++; break;
+	case 'b': case 'B': case 'g': case 'G': v *= 1e9; end++; break;
+	case 't': case 'T': v *= 1e12; end++; break;
+	default: break;
+	}
+	if (*end || !isfinite(v) || !(v > 0) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void given(struct sd_train_fact *f, double v)
+{
+	f->value = v;
+	f->origin = SD_TRAIN_GIVEN;
+}
+
+/* Parse argv into o.  Returns -1 to go on, else an exit status. */
+static int parse_options(int argc, char **argv, struct ingest_options *o)
+{
+	struct sd_train_facts *f = &o->given.facts;
+	char oerr[256], err[300];
+	double v;
+	long n;
+	int ch;
+	opterr = 0;
+	optind = 1;
+	while ((ch = sd_getopt(argc, argv, "-:h", long_options, oerr,
+			       sizeof(oerr))) != -1) {
+		switch (ch) {
+		case SD_OPT_REFUSED:
+			USAGE_ERROR("%s", oerr);
+		case 1:
+			if (o->log)
+				USAGE_ERROR("one log at a time: '%s' and '%s'; "
+					    "run ingest once per log", o->log,
+					    optarg);
+			o->log = optarg;
+			break;
+		case OPT_FORMAT:
+			if (sd_ingest_format_parse(optarg, &o->format, err,
+						   sizeof(err)))
+				USAGE_ERROR("--format: %s", err);
+			break;
+#define COUNT(CASE, FACT, MAX, WHAT)                                         \
+		case CASE:                                                   \
+			if (parse_count(optarg, MAX, &v))                    \
+				USAGE_ERROR("%s '%s' must be " WHAT,         \
+					    argv[optind - 1], optarg);       \
+			given(&f->FACT, v);                                  \
+			break;
+		COUNT(OPT_GPUS, devices, 1e7, "a number of devices above 0")
+		COUNT(OPT_SEQ, seq_len, 1e9, "a sequence length in tokens")
+		COUNT(OPT_TOKENS, tokens_per_step, 1e15,
+		      "the global tokens of one step (524288, 512K)")
+		COUNT(OPT_PARAMS, params, 1e15,
+		      "a parameter count (8.0e9, 8B, 124M)")
+		COUNT(OPT_LAYERS, layers, 1e6, "a number of transformer blocks")
+		COUNT(OPT_WIDTH, width, 1e7, "a hidden size")
+		COUNT(OPT_FPT, flops_per_token, 1e20,
+		      "model FLOPs per token, forward and backward")
+		COUNT(OPT_PEAK, peak_tflops, 1e6,
+		      "a number of TFLOPs per device above 0")
+#undef COUNT
+		case OPT_MODEL_CONFIG: o->model_config = optarg; break;
+		case OPT_DEVICE:
+			if (!*optarg || strlen(optarg) >= sizeof(f->device_name))
+				USAGE_ERROR("--device '%s' must be a device name "
+					    "as the runtime prints it (\"NVIDIA "
+					    "H100 80GB HBM3\")", optarg);
+			sd_strlcpy(f->device_name, optarg,
+				   sizeof(f->device_name));
+			f->device_name_origin = SD_TRAIN_GIVEN;
+			break;
+		case OPT_PRECISION:
+			if (sd_train_precision_parse(optarg, &f->precision, err,
+						     sizeof(err)))
+				USAGE_ERROR("--precision: %s", err);
+			break;
+		case OPT_LOG_EVERY:
+			if (sd_parse_int(optarg, 1, 100000000, &n))
+				USAGE_ERROR("--log-every '%s' must be the steps "
+					    "between logged rows, from 1",
+					    optarg);
+			o->given.log_every = n;
+			break;
+		case OPT_WARMUP:
+			if (sd_parse_int(optarg, 0, 100000000, &n))
+				USAGE_ERROR("--warmup '%s' must be a number of "
+					    "steps from 0", optarg);
+			given(&f->warmup_steps, (double)n);
+			o->warmup_given = 1;
+			break;
+		case OPT_REFERENCE: o->reference = optarg; break;
+		case OPT_WORKLOAD:
+			if (sd_train_ref_check_name(optarg, err, sizeof(err)))
+				USAGE_ERROR("--workload: %s", err);
+			o->workload = optarg;
+			break;
+		case OPT_NODES: o->nodes = optarg; break;
+		case OPT_CLUSTER: o->cluster = optarg; break;
+		case OPT_JOB: o->job_id = optarg; break;
+		case OPT_DB: o->db = optarg; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_STRICT: o->strict = 1; break;
+		case 'h':
+			fputs(sd_help_ingest, stdout);
+			return sd_finish_stdout();
+		case ':':
+			USAGE_ERROR("option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
+				    "ingest'", argv[optind - 1]);
+		}
+	}
+	if (!o->log)
+		USAGE_ERROR("which log?  e.g. 'shakedown ingest train.log "
+			    "--gpus 16 --seq-len 4096'; see 'shakedown help "
+			    "ingest'");
+	if (o->model_config && f->params.origin != SD_TRAIN_UNKNOWN)
+		USAGE_ERROR("--params and --model-config both give the "
+			    "parameter count; give one");
+	if (o->nodes && (strlen(o->nodes) >= sizeof(((struct sd_job_info *)0)
+							   ->nodelist)))
+		USAGE_ERROR("--nodes is too long; give the Slurm hostlist "
+			    "(node[001-512])");
+	if (!o->warmup_given)
+		given(&f->warmup_steps, INGEST_WARMUP);
+	return -1;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static void json_num(struct sd_buf *b, double v)
+{
+	if (isfinite(v))
+		sd_buf_printf(b, "%.17g", v);
+	else
+		sd_buf_printf(b, "null");
+}
+
+struct fact_row {
+	const char *name, *option;
+	const struct sd_train_fact *f;
+};
+
+/* The facts as used, in a fixed order. */
+static size_t fact_rows(const struct sd_train_facts *f, struct fact_row *r)
+{
+	size_t n = 0;
+	r[n++] = (struct fact_row){ "devices", "--gpus", &f->devices };
+	r[n++] = (struct fact_row){ "seq_len", "--seq-len", &f->seq_len };
+	r[n++] = (struct fact_row){ "tokens_per_step", "--tokens-per-step",
+				    &f->tokens_per_step };
+	r[n++] = (struct fact_row){ "params", "--params", &f->params };
+	r[n++] = (struct fact_row){ "layers", "--layers", &f->layers };
+	r[n++] = (struct fact_row){ "width", "--width", &f->width };
+	r[n++] = (struct fact_row){ "flops_per_token", "--flops-per-token",
+				    &f->flops_per_token };
+	r[n++] = (struct fact_row){ "warmup_steps", "--warmup",
+				    &f->warmup_steps };
+	r[n++] = (struct fact_row){ "peak_tflops", "--peak-tflops",
+				    &f->peak_tflops };
+	return n;
+}
+
+/* The mean of the log's own per-device TFLOP/s over its timed rows, NaN
+ * when it prints none. */
+static double logged_tflops_mean(const struct sd_ingest_log *l,
+				 double warmup)
+{
+	double sum = 0;
+	long k = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (isfinite(l->logged_tflops[i]) &&
+		    sd_train_step_timed(l->steps, i, warmup)) {
+			sum += l->logged_tflops[i];
+			k++;
+		}
+	return k ? sum / (double)k : NAN;
+}
+
+struct outcome {
+	struct sd_train_facts facts;
+	struct sd_train_summary sum;
+	struct sd_train_comparison cmp;
+	int compared;
+	char ref_label[700], ref_note[300], apply_note[600];
+	double logged_tflops;
+};
+
+static void print_text(const struct ingest_options *o,
+		       const struct sd_ingest_log *l, const struct outcome *g)
+{
+	const struct sd_train_summary *s = &g->sum;
+	printf("# ingest: %s log %s (%s): %ld lines: %ld steps, %ld facts, "
+	       "%ld unparsed, %ld other\n", sd_ingest_format_name(l->format),
+	       o->log, l->variant[0] ? l->variant : "-", l->lines,
+	       l->lines_steps, l->lines_facts, l->lines_unparsed,
+	       l->lines_other);
+	for (size_t i = 0; i < l->nbad; i++)
+		printf("#   unparsed %s:%ld: %s%s%s%s\n", o->log, l->bad[i].line,
+		       l->bad[i].why, l->bad[i].text[0] ? " [" : "",
+		       l->bad[i].text, l->bad[i].text[0] ? "]" : "");
+	if ((long)l->nbad < l->lines_unparsed)
+		printf("#   ... and %ld more unparsed lines\n",
+		       l->lines_unparsed - (long)l->nbad);
+	if (l->steps_dropped)
+		printf("#   %ld step lines repeated a step already read "
+		       "(another rank's copy, or a restart) and were not "
+		       "used\n", l->steps_dropped);
+	if (l->note[0])
+		printf("#   note: %s\n", l->note);
+	if (g->apply_note[0])
+		printf("#   note: %s\n", g->apply_note);
+	struct fact_row rows[16];
+	size_t nr = fact_rows(&g->facts, rows);
+	printf("# facts (given by an option, read from the log, derived):\n");
+	for (size_t i = 0; i < nr; i++) {
+		if (rows[i].f->origin == SD_TRAIN_UNKNOWN)
+			printf("  %-16s - (not in the log; %s gives it)\n",
+			       rows[i].name, rows[i].option);
+		else
+			printf("  %-16s %.6g (%s%s)\n", rows[i].name,
+			       rows[i].f->value,
+			       sd_train_origin_name(rows[i].f->origin),
+			       rows[i].f == &g->facts.warmup_steps &&
+					       !o->warmup_given
+				       ? ": the default"
+				       : "");
+	}
+	if (g->facts.device_name[0])
+		printf("  %-16s %s (%s), %s\n", "device",
+		       g->facts.device_name,
+		       sd_train_origin_name(g->facts.device_name_origin),
+		       sd_train_precision_name(g->facts.precision));
+	else
+		printf("  %-16s - (not in the log; --device gives it)\n",
+		       "device");
+	printf("# summary: %zu rows (steps %ld to %ld), %zu timed standing "
+	       "for %ld steps (the first row never, then %.0f warm-up "
+	       "steps)\n", s->rows, s->first_step, s->last_step,
+	       s->timed_rows, s->timed_steps, g->facts.warmup_steps.value);
+	if (isfinite(s->tgs))
+		printf("  tgs            %.1f tokens/s/device\n"
+		       "  tokens/s       %.1f (the job's, %.0f devices)\n",
+		       s->tgs, s->tokens_per_s, g->facts.devices.value);
+	else
+		printf("  tgs            - (%s)\n", s->tgs_why);
+	if (isfinite(s->tflops))
+		printf("  TFLOPs/device  %.4g (%.4g FLOPs/token, %s)\n",
+		       s->tflops, s->flops_per_token,
+		       sd_train_origin_name(s->flops_origin));
+	else
+		printf("  TFLOPs/device  - (%s)\n", s->tflops_why);
+	if (isfinite(g->logged_tflops))
+		printf("  the log's own  %.4g TFLOP/s/device (mean over the "
+		       "timed rows, by the framework's formula; shown, not "
+		       "used)\n", g->logged_tflops);
+	if (isfinite(s->mfu))
+		printf("  MFU            %.2f%% of %.4g TFLOPs (%s%s%s)\n",
+		       100 * s->mfu, s->peak.tflops,
+		       sd_train_origin_name(s->peak.origin),
+		       s->peak.part[0] ? ": " : "", s->peak.part);
+	else
+		printf("  MFU            - (%s)\n", s->mfu_why);
+	if (isfinite(s->step_s_mean))
+		printf("  step time      mean %.4g s, median %.4g s", s->step_s_mean,
+		       s->step_s_median);
+	if (isfinite(s->step_s_mean) && s->breakdown_rows)
+		printf(": compute %.1f%%, all_reduce %.1f%%, optimizer %.1f%%, "
+		       "other %.1f%%", 100 * s->compute_share,
+		       100 * s->comm_share, 100 * s->optim_share,
+		       100 * s->other_share);
+	if (isfinite(s->step_s_mean))
+		printf("\n");
+	if (isfinite(s->loss_first))
+		printf("  loss           first %.4f, last %.4f\n", s->loss_first,
+		       s->loss_last);
+	if (g->compared) {
+		const struct sd_train_comparison *k = &g->cmp;
+		printf("  reference      %s\n", g->ref_label);
+		if (k->verdict == SD_TRAIN_NONFINITE)
+			printf("  loss check     nonfinite: loss became %s at "
+			       "step %ld\n", isnan(k->nonfinite_loss) ? "NaN"
+			       : "infinite", k->nonfinite_step);
+		else
+			printf("  loss check     %d steps compared (%ld to %ld): "
+			       "variance %.3g, RMSE %.3g, max |diff| %.3g at "
+			       "step %ld: %s\n", k->steps_compared,
+			       k->first_step, k->last_step, k->diff_var,
+			       k->rmse, k->max_abs_diff, k->max_diff_step,
+			       sd_train_verdict_name(k->verdict));
+		if (k->verdict == SD_TRAIN_FAILED)
+			printf("  why            %s\n", k->reason);
+		if (k->note[0])
+			printf("  note           %s\n", k->note);
+	} else {
+		printf("  reference      %s\n", g->ref_note);
+	}
+}
+
+static void print_json(const struct ingest_options *o,
+		       const struct sd_ingest_log *l, const struct outcome *g,
+		       const char *uuid, const char *status)
+{
+	const struct sd_train_summary *s = &g->sum;
+	struct sd_buf b = { 0 };
+	sd_buf_printf(&b, "{\"run\":\"%s\",\"kind\":\"ingest_summary\","
+		      "\"log\":", uuid);
+	sd_buf_json_string(&b, o->log);
+	sd_buf_printf(&b, ",\"format\":\"%s\",\"variant\":",
+		      sd_ingest_format_name(l->format));
+	sd_buf_json_string(&b, l->variant);
+	sd_buf_printf(&b, ",\"lines\":%ld,\"lines_steps\":%ld,"
+		      "\"lines_facts\":%ld,\"lines_unparsed\":%ld,"
+		      "\"lines_other\":%ld,\"steps_dropped\":%ld,\"unparsed\":[",
+		      l->lines, l->lines_steps, l->lines_facts,
+		      l->lines_unparsed, l->lines_other, l->steps_dropped);
+	for (size_t i = 0; i < l->nbad; i++) {
+		sd_buf_printf(&b, "%s{\"line\":%ld,\"why\":", i ? "," : "",
+			      l->bad[i].line);
+		sd_buf_json_string(&b, l->bad[i].why);
+		sd_buf_printf(&b, "}");
+	}
+	sd_buf_printf(&b, "],\"notes\":[");
+	int nn = 0;
+	if (l->note[0]) {
+		sd_buf_json_string(&b, l->note);
+		nn++;
+	}
+	if (g->apply_note[0]) {
+		if (nn)
+			sd_buf_printf(&b, ",");
+		sd_buf_json_string(&b, g->apply_note);
+	}
+	sd_buf_printf(&b, "],\"facts\":{");
+	struct fact_row rows[16];
+	size_t nr = fact_rows(&g->facts, rows);
+	for (size_t i = 0; i < nr; i++) {
+		sd_buf_printf(&b, "%s\"%s\":{\"value\":", i ? "," : "",
+			      rows[i].name);
+		if (rows[i].f->origin == SD_TRAIN_UNKNOWN)
+			sd_buf_printf(&b, "null");
+		else
+			json_num(&b, rows[i].f->value);
+		sd_buf_printf(&b, ",\"origin\":\"%s\"}",
+			      sd_train_origin_name(rows[i].f->origin));
+	}
+	sd_buf_printf(&b, ",\"device\":{\"value\":");
+	if (g->facts.device_name[0])
+		sd_buf_json_string(&b, g->facts.device_name);
+	else
+		sd_buf_printf(&b, "null");
+	sd_buf_printf(&b, ",\"origin\":\"%s\"}},\"precision\":\"%s\","
+		      "\"rows\":%zu,\"first_step\":%ld,\"last_step\":%ld,"
+		      "\"timed_rows\":%zu,\"timed_steps\":%ld,\"tgs\":",
+		      sd_train_origin_name(g->facts.device_name_origin),
+		      sd_train_precision_name(g->facts.precision), s->rows,
+		      s->first_step, s->last_step, s->timed_rows,
+		      s->timed_steps);
+	json_num(&b, s->tgs);
+	sd_buf_printf(&b, ",\"tokens_per_s\":");
+	json_num(&b, s->tokens_per_s);
+	sd_buf_printf(&b, ",\"flops_per_token\":");
+	json_num(&b, s->flops_per_token);
+	sd_buf_printf(&b, ",\"tflops\":");
+	json_num(&b, s->tflops);
+	sd_buf_printf(&b, ",\"logged_tflops\":");
+	json_num(&b, g->logged_tflops);
+	sd_buf_printf(&b, ",\"peak_tflops\":");
+	json_num(&b, s->peak.tflops);
+	sd_buf_printf(&b, ",\"mfu\":");
+	json_num(&b, s->mfu);
+	sd_buf_printf(&b, ",\"step_s_mean\":");
+	json_num(&b, s->step_s_mean);
+	sd_buf_printf(&b, ",\"loss_first\":");
+	json_num(&b, s->loss_first);
+	sd_buf_printf(&b, ",\"loss_last\":");
+	json_num(&b, s->loss_last);
+	sd_buf_printf(&b, ",\"tgs_why\":");
+	sd_buf_json_string(&b, s->tgs_why);
+	sd_buf_printf(&b, ",\"tflops_why\":");
+	sd_buf_json_string(&b, s->tflops_why);
+	sd_buf_printf(&b, ",\"mfu_why\":");
+	sd_buf_json_string(&b, s->mfu_why);
+	if (g->compared) {
+		const struct sd_train_comparison *k = &g->cmp;
+		sd_buf_printf(&b, ",\"reference\":");
+		sd_buf_json_string(&b, g->ref_label);
+		sd_buf_printf(&b, ",\"steps_compared\":%d,\"loss_var\":",
+			      k->steps_compared);
+		json_num(&b, k->diff_var);
+		sd_buf_printf(&b, ",\"loss_rmse\":");
+		json_num(&b, k->rmse);
+		sd_buf_printf(&b, ",\"loss_max_abs_diff\":");
+		json_num(&b, k->max_abs_diff);
+		sd_buf_printf(&b, ",\"loss_max_diff_step\":%ld,\"loss_check\":"
+			      "\"%s\",\"loss_note\":", k->max_diff_step,
+			      sd_train_verdict_name(k->verdict));
+		sd_buf_json_string(&b, k->note);
+	} else {
+		sd_buf_printf(&b, ",\"reference\":null,\"loss_check\":null");
+	}
+	sd_buf_printf(&b, ",\"status\":\"%s\"}\n", status);
+	if (b.data)
+		fputs(b.data, stdout);
+	sd_buf_free(&b);
+}
+
+/* ------------------------------------------------------------ the work */
+
+/* The reference, when one is asked for.  SD_OK, or a status with err. */
+static int load_reference(const struct ingest_options *o,
+			  struct sd_train_reference *ref, int *have,
+			  struct outcome *g, char *err, size_t errlen)
+{
+	*have = 0;
+	if (!o->reference || strcmp(o->reference, "none") == 0) {
+		snprintf(g->ref_note, sizeof(g->ref_note), "not judged: %s",
+			 o->reference ? "--reference none"
+				      : "no --reference given");
+		return SD_OK;
+	}
+	return sd_named_find_reference(o->reference, o->db, 0, ref,
+				       g->ref_label, sizeof(g->ref_label),
+				       have, err, errlen);
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+	struct ingest_options o;
+	struct sd_ingest_log log;
+	struct sd_train_reference ref = { 0 };
+	struct outcome *g = calloc(1, sizeof(*g));
+	struct sd_train_rec *rec = NULL;
+	char err[1200] = "", msg[1400] = "", config[96], cmdline[4096];
+	char uuid[37] = "";
+	int have_ref = 0, status = SD_EXIT_OK, rc;
+	memset(&o, 0, sizeof(o));
+	sd_ingest_given_init(&o.given);
+	sd_ingest_log_init(&log, SD_INGEST_AUTO);
+	if (!g) {
+		fprintf(stderr, "shakedown ingest: out of memory\n");
+		return SD_EXIT_ENV;
+	}
+	if ((rc = parse_options(argc, argv, &o)) >= 0) {
+		free(g);
+		return rc;
+	}
+	sd_command_line(argc, argv, cmdline, sizeof(cmdline));
+	sd_ingest_config(o.workload, config, sizeof(config));
+
+	if (o.model_config) {
+		struct sd_train_facts *f = &o.given.facts;
+		struct sd_train_fact p = { 0 }, L = { 0 }, w = { 0 };
+		rc = sd_ingest_model_config(o.model_config, &p, &L, &w, err,
+					    sizeof(err));
+		if (rc) {
+			fprintf(stderr, "shakedown ingest: --model-config: "
+				"%s\n", err);
+			status = SD_EXIT_USAGE;
+			goto out;
+		}
+		f->params = p;
+		if (f->layers.origin == SD_TRAIN_UNKNOWN)
+			f->layers = L;
+		if (f->width.origin == SD_TRAIN_UNKNOWN)
+			f->width = w;
+	}
+
+	rc = sd_ingest_read(o.log, o.format, &log, err, sizeof(err));
+	if (rc == SD_OK)
+		rc = sd_ingest_apply(&log, &o.given, &g->facts, g->apply_note,
+				     sizeof(g->apply_note), err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "shakedown ingest: %s\n", err);
+		status = rc == SD_ERR_NOMEM ? SD_EXIT_ENV : SD_EXIT_USAGE;
+		goto out;
+	}
+	if (o.strict && log.lines_unparsed) {
+		fprintf(stderr, "shakedown ingest: --strict: %ld lines of %s "
+			"did not parse, the first %s:%ld: %s; fix the log or "
+			"drop --strict\n", log.lines_unparsed, o.log, o.log,
+			log.nbad ? log.bad[0].line : 0L,
+			log.nbad ? log.bad[0].why : "?");
+		status = SD_EXIT_USAGE;
+		goto out;
+	}
+	rc = sd_train_summarize(log.steps, log.n, &g->facts, &g->sum, err,
+				sizeof(err));
+	if (rc) {
+		fprintf(stderr, "shakedown ingest: %s: %s\n", o.log, err);
+		status = SD_EXIT_USAGE;
+		goto out;
+	}
+	g->logged_tflops = logged_tflops_mean(&log,
+					      g->facts.warmup_steps.value);
+	rc = load_reference(&o, &ref, &have_ref, g, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "shakedown ingest: %s\n", err);
+		status = rc == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+		goto out;
+	}
+	if (have_ref) {
+		rc = sd_train_compare(log.steps, log.n, config, &ref, NULL,
+				      &g->cmp, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "shakedown ingest: the loss cannot be "
+				"judged against %s: %s%s\n", g->ref_label, err,
+				strcmp(ref.config, config) != 0
+					? "; a log's reference is made with "
+					  "'shakedown reference create "
+					  "--from-log' (and the same "
+					  "--workload)"
+					: "");
+			status = SD_EXIT_USAGE;
+			goto out;
+		}
+		g->compared = 1;
+	}
+
+	/* the verdict */
+	const char *st = "passed";
+	if (g->sum.nonfinite_step >= 0) {
+		status = SD_EXIT_CHECK;
+		snprintf(msg, sizeof(msg), "loss became %s at step %ld of %s",
+			 isnan(g->sum.nonfinite_loss) ? "NaN" : "infinite",
+			 g->sum.nonfinite_step, o.log);
+	} else if (g->compared && g->cmp.verdict != SD_TRAIN_PASSED) {
+		status = SD_EXIT_VERDICT;
+		snprintf(msg, sizeof(msg), "the loss is off the reference %s: "
+			 "%s", ref.name, g->cmp.reason);
+	}
+	if (status)
+		st = "failed";
+
+	/* the record, whole or not at all */
+	char note[600] = "";
+	rc = sd_train_rec_open(o.db, SD_TRAIN_REC_ATOMIC, &rec, note,
+			       sizeof(note), err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "shakedown ingest: %s\n", err);
+		status = SD_EXIT_ENV;
+		goto out;
+	}
+	if (note[0])
+		fprintf(stderr, "shakedown ingest: note: %s\n", note);
+	struct sd_job_info job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.launcher, sizeof(job.launcher), "log");
+	if (o.cluster)
+		sd_strlcpy(job.cluster, o.cluster, sizeof(job.cluster));
+	if (o.job_id)
+		sd_strlcpy(job.job_id, o.job_id, sizeof(job.job_id));
+	if (o.nodes)
+		sd_strlcpy(job.nodelist, o.nodes, sizeof(job.nodelist));
+	struct passwd *pw = getpwuid(getuid());
+	const char *user = getenv("USER");
+	struct sd_train_run_info info = {
+		.kind = "ingest", .started_at = sd_wall_now(),
+		.command_line = cmdline, .tool_version = PACKAGE_VERSION,
+		.user = user ? user : pw ? pw->pw_name : "",
+		.job = &job, .config = config, .log_path = o.log,
+		.log_format = sd_ingest_format_name(log.format),
+		.facts = &g->facts };
+	char lack[700] = "";
+	int incomplete = 0;
+	rc = sd_train_rec_begin(rec, &info, err, sizeof(err));
+	if (rc == SD_OK || rc == SD_ERR_IO) {
+		sd_strlcpy(uuid, sd_train_rec_uuid(rec), sizeof(uuid));
+		sd_train_rec_steps(rec, log.steps, log.n, err, sizeof(err));
+		struct sd_train_end e = {
+			.status = st, .exit_status = status,
+			.message = msg[0] ? msg : NULL,
+			.summary = &g->sum,
+			.cmp = g->compared ? &g->cmp : NULL,
+			.reference_name = g->compared ? ref.name : NULL,
+			.lines_unparsed = log.lines_unparsed };
+		sd_train_rec_finish(rec, &e, err, sizeof(err));
+		incomplete = sd_train_rec_incomplete(rec, lack, sizeof(lack));
+	} else {
+		fprintf(stderr, "shakedown ingest: %s\n", err);
+		status = SD_EXIT_ENV;
+		goto out;
+	}
+	if (!uuid[0])
+		sd_uuid4(uuid);
+
+	if (o.json)
+		print_json(&o, &log, g, uuid, st);
+	else
+		print_text(&o, &log, g);
+	if (msg[0])
+		fprintf(stderr, "shakedown ingest: %s\n", msg);
+	if (incomplete && (status == SD_EXIT_OK || status == SD_EXIT_VERDICT))
+		status = SD_EXIT_RECORD;
+	if (!o.json)
+		printf("# run %s\n", st);
+	if (incomplete)
+		fprintf(stderr, "shakedown: %s\n", lack);
+	else if (strcmp(sd_train_rec_path(rec), "none") != 0)
+		fprintf(o.json ? stderr : stdout, "# results recorded in %s "
+			"(run %s); 'shakedown report' shows them\n",
+			sd_train_rec_path(rec), uuid);
+	if (fflush(stdout) != 0 && status == SD_EXIT_OK)
+		status = SD_EXIT_ENV;
+out:
+	sd_train_rec_close(rec);
+	sd_train_ref_free(&ref);
+	sd_ingest_log_free(&log);
+	free(g);
+	return status;
+}
