@@ -1,0 +1,236 @@
+/*
+ * unit_ingest.c - what every log parser shares (lib/ingest/ingest.c: the
+ * format names, rows, repeated steps, unparsed lines, reading and
+ * sniffing a file) and a parsed log merged with the options
+ * (lib/ingest/apply.c).  The parsers have their own tests.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ingest/apply.h"
+#include "ingest/ingest.h"
+#include "shakedown/backend.h"
+#include "tap.h"
+
+static struct sd_train_step row(long step, double loss)
+{
+	struct sd_train_step s = { .step = step, .loss = loss, .rank = -1,
+				   .has = SD_STEP_LOSS };
+	return s;
+}
+
+static void test_names(void)
+{
+	enum sd_ingest_format f = SD_INGEST_AUTO;
+	char err[200];
+	const char *names[] = { "auto", "megatron", "deepspeed", "hf",
+				"llamafactory" };
+	for (int i = 0; i < SD_INGEST_NFORMATS; i++) {
+		is_int(sd_ingest_format_parse(names[i], &f, err, sizeof(err)),
+		       SD_OK, "format '%s' parses", names[i]);
+		is_int(f, i, "to itself");
+		ok(strcmp(sd_ingest_format_name(f), names[i]) == 0,
+		   "and names itself '%s'", names[i]);
+	}
+	ok(sd_ingest_format_parse("HuggingFace", &f, err, sizeof(err)) ==
+		   SD_OK && f == SD_INGEST_HF, "huggingface is hf");
+	ok(sd_ingest_format_parse("llama-factory", &f, err, sizeof(err)) ==
+		   SD_OK && f == SD_INGEST_LLAMAFACTORY,
+	   "llama-factory is llamafactory");
+	ok(sd_ingest_format_parse("nemo", &f, err, sizeof(err)) ==
+		   SD_ERR_INVALID && strstr(err, "'nemo'") &&
+		   strstr(err, "megatron, deepspeed, hf or llamafactory"),
+	   "an unknown format is refused, listing the known ones: %s", err);
+}
+
+static void test_rows(void)
+{
+	struct sd_ingest_log l;
+	sd_ingest_log_init(&l, SD_INGEST_MEGATRON);
+	ok(isnan(l.log_every) && l.facts.devices.origin == SD_TRAIN_UNKNOWN,
+	   "an empty log: no cadence, no facts");
+	struct sd_train_step a = row(1, 5.0), b = row(2, 4.5);
+	a.rank = 3; /* the caller's rank is not kept: rows are the job's */
+	is_int(sd_ingest_add_step(&l, 10, &a, 64, 400.5), SD_OK, "row 1");
+	is_int(sd_ingest_add_step(&l, 11, &b, 64, NAN), SD_OK, "row 2");
+	is_int(l.n, 2, "two rows");
+	is_int(l.steps[0].rank, -1, "a row is the job's (rank -1)");
+	ok(l.samples[0] == 64 && l.logged_tflops[0] == 400.5 &&
+		   isnan(l.logged_tflops[1]),
+	   "samples and the log's TFLOP/s kept beside each row");
+	struct sd_train_step copy = row(2, 4.5), restart = row(1, 5.25);
+	is_int(sd_ingest_add_step(&l, 12, &copy, 64, NAN), SD_OK,
+	       "another rank's copy of step 2");
+	is_int(l.n, 2, "is not a row");
+	is_int(l.steps_dropped, 1, "it is counted as dropped");
+	is_int(l.lines_unparsed, 0, "and, the same loss, not as unparsed");
+	is_int(sd_ingest_add_step(&l, 13, &restart, 64, NAN), SD_OK,
+	       "step 1 again with another loss (a restart)");
+	is_int(l.n, 2, "is not a row either");
+	is_int(l.steps_dropped, 2, "it is dropped");
+	is_int(l.lines_unparsed, 1, "and counted as unparsed");
+	ok(l.nbad == 1 && l.bad[0].line == 13 &&
+		   strstr(l.bad[0].why, "step 1 after step 2") &&
+		   strstr(l.bad[0].why, "restart"),
+	   "with its line and why: %s", l.nbad ? l.bad[0].why : "-");
+	is_dbl(l.steps[0].loss, 5.0, 0, "the first step 1 is kept");
+	/* more than can be kept */
+	const char text[] = "garbled\tline\r\nnext";
+	for (int i = 0; i < SD_INGEST_MAX_BAD + 3; i++)
+		sd_ingest_bad_line(&l, 100 + i, text, sizeof(text) - 1,
+				   "bad %d", i);
+	is_int(l.lines_unparsed, SD_INGEST_MAX_BAD + 4,
+	       "every unparsed line is counted");
+	is_int(l.nbad, SD_INGEST_MAX_BAD, "the first %d are kept",
+	       SD_INGEST_MAX_BAD);
+	ok(strcmp(l.bad[1].text, "garbled?line") == 0 &&
+		   strcmp(l.bad[1].why, "bad 0") == 0 && l.bad[1].line == 100,
+	   "a kept line stops at its end, control characters shown as ?: "
+	   "'%s'", l.bad[1].text);
+	sd_ingest_read_fact(&l.facts.devices, 8);
+	sd_ingest_read_fact(&l.facts.seq_len, -1);
+	sd_ingest_read_fact(&l.facts.params, NAN);
+	ok(l.facts.devices.value == 8 &&
+		   l.facts.devices.origin == SD_TRAIN_READ,
+	   "a fact read from the log is 'read'");
+	ok(l.facts.seq_len.origin == SD_TRAIN_UNKNOWN &&
+		   l.facts.params.origin == SD_TRAIN_UNKNOWN,
+	   "a negative or NaN one is left unknown");
+	sd_ingest_log_free(&l);
+	ok(l.n == 0 && !l.steps && l.format == SD_INGEST_MEGATRON,
+	   "freed: empty again, its format kept");
+}
+
+static void test_read(void)
+{
+	char dir[] = "/tmp/unit_ingest.XXXXXX", path[300], err[600];
+	struct sd_ingest_log l;
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary folder");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/missing.log", dir);
+	is_int(sd_ingest_read(path, SD_INGEST_AUTO, &l, err, sizeof(err)),
+	       SD_ERR_IO, "a log that is not there: an I/O failure");
+	ok(strstr(err, "missing.log: cannot open"), "naming it: %s", err);
+	sd_ingest_log_free(&l);
+	snprintf(path, sizeof(path), "%s/empty.log", dir);
+	FILE *fp = fopen(path, "w");
+	if (fp)
+		fclose(fp);
+	is_int(sd_ingest_read(path, SD_INGEST_AUTO, &l, err, sizeof(err)),
+	       SD_ERR_INVALID, "an empty log is refused");
+	ok(strstr(err, "empty.log: the file is empty"), "saying so: %s", err);
+	sd_ingest_log_free(&l);
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	fp = fopen(path, "w");
+	if (fp) {
+		fputs("shopping list\n- milk\n- bread\n", fp);
+		fclose(fp);
+	}
+	is_int(sd_ingest_read(path, SD_INGEST_AUTO, &l, err, sizeof(err)),
+	       SD_ERR_INVALID, "plain text is no format's");
+	ok(strstr(err, "not a log shakedown knows") &&
+		   strstr(err, "give --format"),
+	   "and says to give --format: %s", err);
+	sd_ingest_log_free(&l);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/empty.log", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_apply(void)
+{
+	struct sd_ingest_log l;
+	struct sd_ingest_given g;
+	struct sd_train_facts f;
+	char note[600], err[300];
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	for (int i = 0; i < 3; i++) {
+		struct sd_train_step s = row(i + 1, 3.0 - i);
+		s.has |= SD_STEP_TIME;
+		s.step_s = 2.0;
+		sd_ingest_add_step(&l, i + 1, &s, NAN, NAN);
+	}
+	l.steps_are_rows = 1;
+	sd_ingest_given_init(&g);
+	is_int(sd_ingest_apply(&l, &g, &f, note, sizeof(note), err,
+			       sizeof(err)), SD_ERR_INVALID,
+	       "a log without step numbers and no --log-every is refused");
+	ok(strstr(err, "give --log-every N"), "saying what to give: %s", err);
+	g.log_every = 10;
+	is_int(sd_ingest_apply(&l, &g, &f, note, sizeof(note), err,
+			       sizeof(err)), SD_OK, "with --log-every 10");
+	ok(l.steps[0].step == 10 && l.steps[1].step == 20 &&
+		   l.steps[2].step == 30 && !l.steps_are_rows,
+	   "rows 1, 2, 3 are steps 10, 20, 30");
+	sd_ingest_log_free(&l);
+
+	/* Megatron-like: samples per step, facts read */
+	sd_ingest_log_init(&l, SD_INGEST_MEGATRON);
+	for (int i = 0; i < 4; i++) {
+		struct sd_train_step s = row(i + 1, 2.0);
+		sd_ingest_add_step(&l, i + 1, &s, 32, NAN);
+	}
+	struct sd_train_step t = row(5, 2.0);
+	t.has |= SD_STEP_TOKENS;
+	t.tokens = 1000;
+	sd_ingest_add_step(&l, 5, &t, 32, NAN);
+	l.log_every = 1;
+	sd_ingest_read_fact(&l.facts.devices, 8);
+	sd_ingest_read_fact(&l.facts.seq_len, 4096);
+	sd_ingest_read_fact(&l.facts.layers, 32);
+	snprintf(l.facts.device_name, sizeof(l.facts.device_name), "NVIDIA "
+		 "H100 80GB HBM3");
+	sd_ingest_given_init(&g);
+	g.facts.devices = (struct sd_train_fact){ 16, SD_TRAIN_GIVEN };
+	g.facts.params = (struct sd_train_fact){ 8e9, SD_TRAIN_GIVEN };
+	g.facts.precision = SD_TRAIN_FP8;
+	g.log_every = 5;
+	is_int(sd_ingest_apply(&l, &g, &f, note, sizeof(note), err,
+			       sizeof(err)), SD_OK, "facts merged");
+	ok(f.devices.value == 16 && f.devices.origin == SD_TRAIN_GIVEN,
+	   "a given fact wins over the log's");
+	ok(strstr(note, "--gpus 16 given; the log says 8"),
+	   "and the note says both: %s", note);
+	ok(strstr(note, "--log-every 5 ignored"),
+	   "--log-every is ignored for a log that numbers its steps: %s",
+	   note);
+	ok(f.seq_len.value == 4096 && f.seq_len.origin == SD_TRAIN_READ &&
+		   f.layers.origin == SD_TRAIN_READ,
+	   "what only the log says is read");
+	ok(f.params.origin == SD_TRAIN_GIVEN && f.params.value == 8e9,
+	   "what only an option says is given");
+	ok(f.width.origin == SD_TRAIN_UNKNOWN, "what neither says is unknown");
+	ok(strcmp(f.device_name, "NVIDIA H100 80GB HBM3") == 0 &&
+		   f.device_name_origin == SD_TRAIN_READ &&
+		   f.precision == SD_TRAIN_FP8,
+	   "the device read, the precision given");
+	ok((l.steps[0].has & SD_STEP_TOKENS) &&
+		   l.steps[0].tokens == 32.0 * 4096,
+	   "a row's tokens: its samples x seq_len");
+	ok(l.steps[4].tokens == 1000, "a row that has tokens keeps them");
+	sd_ingest_log_free(&l);
+
+	char cfg[96];
+	sd_ingest_config(NULL, cfg, sizeof(cfg));
+	ok(strcmp(cfg, "log") == 0, "a log's config is 'log'");
+	sd_ingest_config("llama8b-sft", cfg, sizeof(cfg));
+	ok(strcmp(cfg, "log llama8b-sft") == 0,
+	   "with --workload W, 'log W'");
+}
+
+int main(void)
+{
+	test_names();
+	test_rows();
+	test_read();
+	test_apply();
+	return done_testing();
+}
