@@ -934,7 +934,12 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 			 g->ranks[0].host, g->done, o->seed,
 			 g->ranks[0].dev.transport[0]
 				 ? g->ranks[0].dev.transport : "");
-		snprintf(src, sizeof(src), "runs %s", uuid);
+		/* never name a run the database does not hold */
+		if (c->rec && strcmp(sd_train_rec_path(c->rec), "none") != 0)
+			snprintf(src, sizeof(src), "runs %s", uuid);
+		else
+			snprintf(src, sizeof(src), "a run not recorded (--db "
+				 "none)");
 		int rc = sd_train_ref_create(name, desc, c->config, src, &cv, 1,
 					     &ref, NULL, 0, err, sizeof(err));
 		if (!rc)
