@@ -16,6 +16,7 @@
 #include "shakedown/pattern.h"
 #include "blas.h"
 #include "gemm.h"
+#include "train/metrics.h"
 #include "names.h"
 #include "util.h"
 #include "verdict.h"
@@ -420,12 +421,19 @@ out:
 
 double sd_gemm_peak_tflops(const char *device, enum sd_gemm_type t)
 {
-	/* HOOK (issue 15): return the peak of lib/train/metrics.c's table
-	 * for this device name and type once it exists; the one table
-	 * serves MFU and this verdict alike.  Unknown until then. */
-	(void)device;
-	(void)t;
-	return 0;
+	/* the one table that serves MFU too (lib/train/metrics.c) */
+	static const enum sd_train_precision prec[SD_GEMM_TYPE_COUNT] = {
+		[SD_GEMM_FP32] = SD_TRAIN_FP32, [SD_GEMM_TF32] = SD_TRAIN_TF32,
+		[SD_GEMM_BF16] = SD_TRAIN_BF16, [SD_GEMM_FP16] = SD_TRAIN_FP16,
+		[SD_GEMM_FP8] = SD_TRAIN_FP8,
+	};
+	struct sd_train_peak pk;
+	char err[200];
+	if (!device || (unsigned)t >= SD_GEMM_TYPE_COUNT ||
+	    sd_train_peak(device, prec[t], NULL, &pk, err, sizeof(err)) !=
+		    SD_OK)
+		return 0;
+	return pk.tflops > 0 ? pk.tflops : 0;
 }
 
 int sd_gemm_judge(struct sd_gemm_row *rows, size_t n,

@@ -149,10 +149,10 @@ int sd_gemm_measure(sd_gemm_fn fn, void *ctx, const struct sd_gemm_args *a,
 
 /*
  * The device peak of a type, in TFLOPs, for a device name as the backend
- * describes it; 0 when not known.
- * HOOK (issue 15): the peak table keyed by device name lives in the
- * training metrics (lib/train/metrics.c); this asks it once it is there.
- * Until then every device's peak is unknown unless --peak-tflops says it.
+ * describes it, from the peak table of the training metrics
+ * (sd_train_peak() in lib/train/metrics.h: one table for MFU and this
+ * verdict); 0 when the table has no row or no figure for it (a CPU: then
+ * only --peak-tflops gives one).
  */
 double sd_gemm_peak_tflops(const char *device, enum sd_gemm_type t);
 

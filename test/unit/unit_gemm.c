@@ -13,6 +13,7 @@
 
 #include "shakedown/pattern.h"
 #include "gemm.h"
+#include "train/metrics.h"
 #include "tap.h"
 
 /* A product computed here: row-major float32, l summed backwards (an
@@ -343,8 +344,22 @@ static void test_judge(void)
 		   strcmp(v[0].status, "passed") == 0,
 	   "below half the peak fails, above passes (%s)", v[2].reason);
 	free(v);
-	is_dbl(sd_gemm_peak_tflops("NVIDIA H200", SD_GEMM_BF16), 0, 0,
-	       "no peak table yet (the hook)");
+	/* the peak table of the training metrics, one for both */
+	const struct sd_train_peak_row *h200 =
+		sd_train_peak_find("NVIDIA H200");
+	ok(h200 && h200->tflops[SD_TRAIN_BF16] > 0,
+	   "the metrics' table has the H200's bf16 peak");
+	is_dbl(sd_gemm_peak_tflops("NVIDIA H200", SD_GEMM_BF16),
+	       h200 ? h200->tflops[SD_TRAIN_BF16] : -1, 0,
+	       "and the gemm verdict asks that table");
+	is_dbl(sd_gemm_peak_tflops("NVIDIA H200", SD_GEMM_FP8),
+	       h200 ? h200->tflops[SD_TRAIN_FP8] : -1, 0,
+	       "for each type (fp8)");
+	is_dbl(sd_gemm_peak_tflops("CPU Intel(R) Xeon(R) Platinum",
+				   SD_GEMM_FP32), 0, 0,
+	       "a CPU has no row: unknown unless --peak-tflops says it");
+	is_dbl(sd_gemm_peak_tflops(NULL, SD_GEMM_FP32), 0, 0,
+	       "nor has a device without a name");
 }
 
 int main(void)
