@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,5 +261,27 @@ int sd_combine_from_name(const char *name, enum sd_combine *out)
 	if (sd_name_lookup(rows, name, &v, NULL))
 		return -1;
 	*out = (enum sd_combine)v;
+	return 0;
+}
+
+int sd_parse_amount(const char *s, double max, int decimal_suffix,
+		    double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	if (decimal_suffix)
+		switch (*end) {
+		case 'k': case 'K': v *= 1e3; end++; break;
+		case 'm': case 'M': v *= 1e6; end++; break;
+		case 'b': case 'B': case 'g': case 'G': v *= 1e9; end++; break;
+		case 't': case 'T': v *= 1e12; end++; break;
+		default: break;
+		}
+	if (*end || !isfinite(v) || !(v > 0) || v > max)
+		return -1;
+	*out = v;
 	return 0;
 }

@@ -19,6 +19,12 @@
  */
 int sd_parse_size(const char *s, uint64_t *out);
 
+/* Parse a number above 0 and at most max ("0.5", "8.0e9"); with
+ * `decimal_suffix` also K, M, B (or G) and T as powers of 1000 ("8B",
+ * "124M", "512K").  Returns 0 and *out, or -1. */
+int sd_parse_amount(const char *s, double max, int decimal_suffix,
+		    double *out);
+
 /* Parse a positive integer in [min, max]; returns 0 or -1. */
 int sd_parse_int(const char *s, long min, long max, long *out);
 

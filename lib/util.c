@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,13 @@ int sd_buf_printf(struct sd_buf *b, const char *fmt, ...)
 		b->data = p;
 		b->cap = cap;
 	}
+}
+
+int sd_buf_json_num(struct sd_buf *b, double v, int digits)
+{
+	if (!isfinite(v))
+		return sd_buf_printf(b, "null");
+	return sd_buf_printf(b, "%.*g", digits, v);
 }
 
 int sd_buf_json_string(struct sd_buf *b, const char *s)

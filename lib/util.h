@@ -45,6 +45,9 @@ struct sd_buf {
 int sd_buf_printf(struct sd_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int sd_buf_json_string(struct sd_buf *b, const char *s);
+/* A JSON number to `digits` significant digits, or null when v is NaN or
+ * infinite (JSON has neither). */
+int sd_buf_json_num(struct sd_buf *b, double v, int digits);
 void sd_buf_free(struct sd_buf *b);
 
 #endif

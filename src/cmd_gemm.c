@@ -443,12 +443,7 @@ static const char *device_name(const struct sd_rank_info *ranks, int r)
 
 static void json_num(struct sd_buf *b, double v)
 {
-	if (isfinite(v) && v != 0)
-		sd_buf_printf(b, "%.6g", v);
-	else if (v == 0)
-		sd_buf_printf(b, "0");
-	else
-		sd_buf_printf(b, "null");
+	sd_buf_json_num(b, v, 6);
 }
 
 static void print_row_json(const char *uuid, const struct sd_rank_info *ranks,

@@ -92,28 +92,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* A count above 0 up to max, with an optional suffix K, M, B (or G) or T
- * (powers of 1000: "8B", "8.0e9", "524288").  0, or -1. */
-static int parse_count(const char *s, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v *= 1e3; end++; break;
-	case 'm': case 'M': v *= 1e6; end++; break;
-	case 'b': case 'B': case 'g': case 'G': v *= 1e9; end++; break;
-	case 't': case 'T': v *= 1e12; end++; break;
-	default: break;
-	}
-	if (*end || !isfinite(v) || !(v > 0) || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static void given(struct sd_train_fact *f, double v)
 {
 	f->value = v;
@@ -149,7 +127,7 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 			break;
 #define COUNT(CASE, FACT, MAX, WHAT)                                         \
 		case CASE:                                                   \
-			if (parse_count(optarg, MAX, &v))                    \
+			if (sd_parse_amount(optarg, MAX, 1, &v))                    \
 				USAGE_ERROR("%s '%s' must be " WHAT,         \
 					    argv[optind - 1], optarg);       \
 			given(&f->FACT, v);                                  \
@@ -239,10 +217,7 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 
 static void json_num(struct sd_buf *b, double v)
 {
-	if (isfinite(v))
-		sd_buf_printf(b, "%.17g", v);
-	else
-		sd_buf_printf(b, "null");
+	sd_buf_json_num(b, v, 17);
 }
 
 struct fact_row {

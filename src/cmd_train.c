@@ -168,18 +168,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* A positive number up to max: 0, or -1. */
-static int parse_positive(const char *s, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Parse argv into o.  Returns -1 to go on, else an exit status. */
 static int parse_options(int argc, char **argv, struct train_options *o)
 {
@@ -257,13 +245,13 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 		case OPT_REFERENCE: o->reference = optarg; break;
 		case OPT_SAVE_REF: o->save_reference = optarg; break;
 		case OPT_PEAK:
-			if (parse_positive(optarg, 1e6, &o->peak_tflops))
+			if (sd_parse_amount(optarg, 1e6, 0, &o->peak_tflops))
 				USAGE_ERROR("--peak-tflops '%s' must be a number "
 					    "of TFLOPs per device above 0",
 					    optarg);
 			break;
 		case OPT_SLOW:
-			if (parse_positive(optarg, 1e6, &o->slow_factor) ||
+			if (sd_parse_amount(optarg, 1e6, 0, &o->slow_factor) ||
 			    o->slow_factor <= 1)
 				USAGE_ERROR("--slow-factor '%s' must be a ratio "
 					    "above 1 (1.25: a rank 25%% slower "
@@ -564,10 +552,7 @@ static struct sd_train_step rank_row(const struct train_options *o,
 
 static void json_num(struct sd_buf *b, double v)
 {
-	if (isfinite(v))
-		sd_buf_printf(b, "%.9g", v);
-	else
-		sd_buf_printf(b, "null");
+	sd_buf_json_num(b, v, 9);
 }
 
 static void print_step(const struct train_options *o, const char *uuid,

@@ -36,6 +36,31 @@ static void test_sizes(void)
 	}
 }
 
+static void test_amounts(void)
+{
+	static const struct {
+		const char *in;
+		int suffix, ok;
+		double want;
+	} rows[] = {
+		{ "0.5", 0, 1, 0.5 }, { "8.0e9", 1, 1, 8e9 }, { "8B", 1, 1, 8e9 },
+		{ "124M", 1, 1, 124e6 }, { "512K", 1, 1, 512e3 },
+		{ "1.5T", 1, 1, 1.5e12 }, { "8B", 0, 0, 0 }, { "0", 0, 0, 0 },
+		{ "-3", 1, 0, 0 }, { "nan", 0, 0, 0 }, { "inf", 0, 0, 0 },
+		{ "", 1, 0, 0 }, { "2e6", 0, 0, 0 }, { "8BB", 1, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		double v = 0;
+		int rc = sd_parse_amount(rows[i].in, 1e6 * (rows[i].suffix ? 1e9
+									   : 1),
+					 rows[i].suffix, &v);
+		ok((rc == 0) == rows[i].ok && (!rows[i].ok || v == rows[i].want),
+		   "amount '%s'%s -> %s %g", rows[i].in,
+		   rows[i].suffix ? " (suffixes)" : "",
+		   rows[i].ok ? "ok" : "error", rows[i].want);
+	}
+}
+
 static void test_names(void)
 {
 	enum sd_op op;
@@ -490,6 +515,7 @@ int main(void)
 {
 	test_descriptor();
 	test_sizes();
+	test_amounts();
 	test_names();
 	test_counts();
 	test_nccl_columns();
