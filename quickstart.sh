@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 # namespaces and HTTPS server; OpenBLAS for the CPU
 # matrix multiplies (shakedown gemm, the training workload).
 packages="build-essential autoconf automake libtool pkgconf
-  libsqlite3-dev sqlite3 libyaml-dev libcurl4-openssl-dev
+  libsqlite3-dev sqlite3 libyaml-dev libjansson-dev libcurl4-openssl-dev
   libgloo-dev libpmi2-0-dev libslurm-dev libopenblas-dev
   slurmctld slurmd slurm-client munge
   python3 openssl iproute2 procps ca-certificates"

@@ -19,6 +19,12 @@ AC_DEFUN([SD_CHECK_YAML], [
     [AC_MSG_ERROR([libyaml not found; install it with: apt-get install libyaml-dev])])
 ])
 
+AC_DEFUN([SD_CHECK_JANSSON], [
+  PKG_CHECK_MODULES([JANSSON], [jansson >= 2.10],
+    [sd_jansson_summary="yes (jansson `$PKG_CONFIG --modversion jansson`)"],
+    [AC_MSG_ERROR([Jansson 2.10 or newer not found; install it with: apt-get install libjansson-dev])])
+])
+
 AC_DEFUN([SD_CHECK_CURL], [
   AC_ARG_WITH([curl], [AS_HELP_STRING([--without-curl], [build without report upload])],
     [], [with_curl=check])

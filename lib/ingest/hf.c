@@ -1,25 +1,632 @@
-/* hf.c - placeholder until the hf parser lands (same session); never
- * shipped: the parser's own file replaces this one. */
+/*
+ * hf.c - the Hugging Face Trainer's logs: trainer_state.json (read with
+ * Jansson) and the Trainer's stdout (Python dict reprs, parsed here).
+ *
+ * Written from transformers 5.24.0 (the PyPI wheel), with 4.x's stdout:
+ *  - trainer.py:2238-2273 (_maybe_log_save_evaluate): a log event every
+ *    logging_steps optimizer steps with 'loss' = the loss summed since the
+ *    last event / the steps since it (4.x: rounded to 4 places), plus
+ *    'grad_norm' and 'learning_rate';
+ *  - trainer.py:4189-4210 (log): adds 'epoch' and, when
+ *    include_num_input_tokens_seen, 'num_input_tokens_seen' (global: the
+ *    gathered sum, trainer.py:2748) and speed_metrics("train", start) =
+ *    'train_runtime' (seconds since this session's start, rounded to 4
+ *    places, trainer_utils.py:531-558) and 'train_tokens_per_second'; then
+ *    appends {**logs, 'step': global_step} to state.log_history;
+ *  - trainer.py:2001-2022 (_finalize_training): the last event,
+ *    'train_runtime', 'train_samples_per_second', 'train_steps_per_second'
+ *    (steps of this session / runtime, 3 places), 'total_flos',
+ *    'train_loss';
+ *  - trainer_callback.py:143-147 (TrainerState.save_to_json):
+ *    json.dumps(asdict(state), indent=2, sort_keys=True) + "\n", with
+ *    global_step, max_steps, logging_steps, num_input_tokens_seen,
+ *    log_history (fields at lines 95-114); NaN written bare (pyjson.h);
+ *  - trainer_callback.py:673-690 (ProgressCallback.on_log): stdout gets
+ *    tqdm.write(str(logs)), a Python dict repr, total_flos removed, 5.x
+ *    writing every float as the string f"{v:.4g}" ('loss': '2.346',
+ *    'nan'), 4.x the float itself (2.3456, nan); PrinterCallback
+ *    (lines 703-708) prints the same dict when tqdm is off.
+ * The Trainer logs no per-step time; see FORMATS-hf-llamafactory.md for
+ * what is derived and why.
+ */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ingest/ingest.h"
+#include "ingest/pyjson.h"
 #include "shakedown/backend.h"
+#include "util.h"
+
+/* ---- per-row extras, shared by both variants ----------------------- */
+
+struct hf_row {
+	double runtime; /* train_runtime in the row, -1 when absent */
+	double seen;    /* num_input_tokens_seen, -1 when absent */
+};
+
+struct hf_rows {
+	struct hf_row *r;
+	size_t n, cap;
+};
+
+static int rows_push(struct hf_rows *rs, double runtime, double seen)
+{
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? 2 * rs->cap : 64;
+		struct hf_row *r = realloc(rs->r, cap * sizeof(*r));
+		if (!r)
+			return SD_ERR_NOMEM;
+		rs->r = r;
+		rs->cap = cap;
+	}
+	rs->r[rs->n++] = (struct hf_row){ runtime, seen };
+	return SD_OK;
+}
+
+/*
+ * Step time and tokens of every row.  steps_of(i) is row i's step number
+ * in optimizer steps (mult x the row number on stdout).  Per-row
+ * train_runtime (include_num_input_tokens_seen) gives the time between
+ * rows; else the run's mean, total_runtime / total_steps, when both are
+ * known.  Tokens from num_input_tokens_seen differences.
+ */
+static void finish_rows(struct sd_ingest_log *l, const struct hf_rows *rs,
+			double mult, double total_runtime, double total_steps)
+{
+	int per_row = rs->n > 0, seen = rs->n > 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		per_row &= rs->r[i].runtime > 0;
+		seen &= rs->r[i].seen >= 0;
+	}
+	if (!(mult > 0))
+		per_row = seen = 0;
+	double mean = total_runtime > 0 && total_steps > 0
+			      ? total_runtime / total_steps : NAN;
+	for (size_t i = 0; i < l->n; i++) {
+		struct sd_train_step *s = &l->steps[i];
+		double at = (double)s->step * mult;
+		double before = i ? (double)l->steps[i - 1].step * mult : 0;
+		double span = at - before;
+		if (per_row && span > 0) {
+			double t0 = i ? rs->r[i - 1].runtime : 0;
+			if (rs->r[i].runtime - t0 > 0) {
+				s->step_s = (rs->r[i].runtime - t0) / span;
+				s->has |= SD_STEP_TIME;
+			}
+		} else if (isfinite(mean)) {
+			s->step_s = mean;
+			s->has |= SD_STEP_TIME;
+		}
+		if (seen && span > 0) {
+			double k0 = i ? rs->r[i - 1].seen : 0;
+			if (rs->r[i].seen - k0 > 0) {
+				s->tokens = (rs->r[i].seen - k0) / span;
+				s->has |= SD_STEP_TOKENS;
+			}
+		}
+	}
+	const char *tok = seen ? "tokens from num_input_tokens_seen "
+				 "differences"
+			       : "no token counts: give --tokens-per-step or "
+				 "--seq-len";
+	if (per_row)
+		snprintf(l->note, sizeof(l->note), "step time from each row's "
+			 "train_runtime over the steps since the row before; "
+			 "%s", tok);
+	else if (isfinite(mean))
+		snprintf(l->note, sizeof(l->note), "no step time logged: "
+			 "each row has the run's mean, train_runtime %.4g s / "
+			 "%.0f steps, start-up included; %s",
+			 total_runtime, total_steps, tok);
+	else
+		snprintf(l->note, sizeof(l->note), "no step time: no "
+			 "train_runtime (cut before the end of training?); "
+			 "%s", tok);
+}
+
+/* ---- trainer_state.json -------------------------------------------- */
+
+static long count_lines(const char *text, size_t len)
+{
+	long n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == '\n';
+	if (len && text[len - 1] != '\n')
+		n++;
+	return n;
+}
+
+static double num_or(json_t *o, const char *key, double def)
+{
+	double v;
+	json_t *j = json_object_get(o, key);
+	return j && sd_pyjson_number(j, &v) ? v : def;
+}
+
+static int parse_state(const char *path, const char *text, size_t len,
+		       struct sd_ingest_log *out, char *err, size_t errlen)
+{
+	snprintf(out->variant, sizeof(out->variant), "trainer_state.json");
+	out->lines = count_lines(text, len);
+	json_error_t je;
+	json_t *root = sd_pyjson_load(text, len, &je);
+	if (!root) {
+		snprintf(err, errlen, "%s:%d:%d: not valid JSON: %s; give a "
+			 "complete trainer_state.json (the Trainer rewrites it "
+			 "whole at each checkpoint)", path, je.line, je.column,
+			 je.text);
+		return SD_ERR_INVALID;
+	}
+	int rc = SD_ERR_INVALID;
+	struct hf_rows rs = { 0 };
+	json_t *hist = json_object_get(root, "log_history");
+	if (!json_is_object(root) || !json_is_array(hist)) {
+		snprintf(err, errlen, "%s: no \"log_history\" array: not a "
+			 "trainer_state.json; give --format", path);
+		goto done;
+	}
+	double every = num_or(root, "logging_steps", NAN);
+	if (every > 0)
+		out->log_every = every;
+	double global_step = num_or(root, "global_step", NAN);
+	double runtime = NAN, end_step = NAN;
+	long used = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(hist, i, e) {
+		if (!json_is_object(e))
+			continue;
+		json_t *lj = json_object_get(e, "loss");
+		json_t *sj = json_object_get(e, "step");
+		if (lj && sj) {
+			double loss;
+			used++;
+			if (!json_is_integer(sj) || json_integer_value(sj) < 0) {
+				sd_ingest_bad_line(out, 0, NULL, 0,
+						   "log_history[%zu]: \"step\" "
+						   "is not a whole number >= 0",
+						   i);
+				continue;
+			}
+			if (!sd_pyjson_number(lj, &loss)) {
+				sd_ingest_bad_line(out, 0, NULL, 0,
+						   "log_history[%zu] (step "
+						   "%lld): \"loss\" is not a "
+						   "number", i,
+						   (long long)json_integer_value(sj));
+				continue;
+			}
+			struct sd_train_step st = { 0 };
+			st.step = (long)json_integer_value(sj);
+			st.has = SD_STEP_LOSS;
+			st.loss = loss;
+			size_t before = out->n;
+			if (sd_ingest_add_step(out, 0, &st, NAN, NAN) ||
+			    (out->n > before &&
+			     rows_push(&rs, num_or(e, "train_runtime", -1),
+				       num_or(e, "num_input_tokens_seen",
+					      -1)))) {
+				rc = SD_ERR_NOMEM;
+				snprintf(err, errlen, "%s: out of memory", path);
+				goto done;
+			}
+		} else if (json_object_get(e, "train_runtime") &&
+			   !json_object_get(e, "loss")) {
+			runtime = num_or(e, "train_runtime", NAN);
+			end_step = num_or(e, "step", NAN);
+			out->lines_facts++;
+			used++;
+		}
+	}
+	double steps = end_step > 0 ? end_step : global_step;
+	finish_rows(out, &rs, 1, runtime, steps);
+	/* JSON entries span lines: a row or fact counts one line, the rest
+	 * of the document's lines are "other" */
+	long acc = out->lines_steps + out->lines_facts + out->lines_unparsed;
+	out->lines_other = out->lines > acc ? out->lines - acc : 0;
+	(void)used;
+	if (out->n == 0) {
+		snprintf(err, errlen, "%s: no step lines of hf: log_history "
+			 "has no entry with \"loss\" and \"step\" (%zu "
+			 "entries)", path, json_array_size(hist));
+		goto done;
+	}
+	rc = SD_OK;
+done:
+	free(rs.r);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- stdout: a flat Python dict repr ------------------------------- */
+
+enum pv_kind { PV_NUM, PV_STR, PV_OTHER };
+
+struct pv {
+	char key[64];
+	enum pv_kind kind;
+	double num;     /* PV_NUM, or a PV_STR that reads as a number */
+	int str_is_num;
+	char str[64];
+};
+
+#define PD_MAX 64
+
+struct pydict {
+	struct pv v[PD_MAX];
+	int n;
+};
+
+static size_t skip_ws(const char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* A quoted Python string at s[i]: into buf, *end after it; 0, or -1
+ * when it does not end. */
+static int py_string(const char *s, size_t n, size_t i, char *buf,
+		     size_t buflen, size_t *end)
+{
+	char q = s[i++];
+	size_t k = 0;
+	while (i < n && s[i] != q) {
+		char c = s[i];
+		if (c == '\\' && i + 1 < n)
+			c = s[++i];
+		if (k + 1 < buflen)
+			buf[k++] = c;
+		i++;
+	}
+	buf[k] = '\0';
+	if (i >= n)
+		return -1;
+	*end = i + 1;
+	return 0;
+}
+
+/* Whole string s as a number (strtod: also nan, inf, -inf). */
+static int whole_number(const char *s, double *out)
+{
+	char *end;
+	if (!*s)
+		return 0;
+	double v = strtod(s, &end);
+	if (end == s || *end)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/*
+ * Parse s[0..n) (starting at '{') as a flat dict of quoted keys and
+ * numbers, strings, True/False/None or nested values (skipped).  col0:
+ * the column of s[0] in its line, for the messages.  0, or -1 with why.
+ */
+static int py_dict(const char *s, size_t n, long col0, struct pydict *d,
+		   char *why, size_t whylen)
+{
+	size_t i = 1;
+	d->n = 0;
+	i = skip_ws(s, n, i);
+	if (i < n && s[i] == '}')
+		goto tail;
+	for (;;) {
+		i = skip_ws(s, n, i);
+		if (i >= n) {
+			snprintf(why, whylen, "cut off at column %ld: the "
+				 "dict ends before its closing '}'",
+				 col0 + (long)i);
+			return -1;
+		}
+		if (s[i] != '\'' && s[i] != '"') {
+			snprintf(why, whylen, "column %ld: a key must be a "
+				 "quoted string", col0 + (long)i + 1);
+			return -1;
+		}
+		struct pv tmp, *v = d->n < PD_MAX ? &d->v[d->n] : &tmp;
+		memset(v, 0, sizeof(*v));
+		size_t end;
+		if (py_string(s, n, i, v->key, sizeof(v->key), &end) < 0) {
+			snprintf(why, whylen, "cut off at column %ld: a key's "
+				 "string does not end", col0 + (long)i + 1);
+			return -1;
+		}
+		i = skip_ws(s, n, end);
+		if (i >= n) {
+			snprintf(why, whylen, "cut off after key '%s' at "
+				 "column %ld: no ':' and value", v->key,
+				 col0 + (long)i);
+			return -1;
+		}
+		if (s[i] != ':') {
+			snprintf(why, whylen, "column %ld: ':' expected after "
+				 "key '%s'", col0 + (long)i + 1, v->key);
+			return -1;
+		}
+		i = skip_ws(s, n, i + 1);
+		if (i >= n) {
+			snprintf(why, whylen, "cut off at column %ld: key "
+				 "'%s' has no value", col0 + (long)i, v->key);
+			return -1;
+		}
+		if (s[i] == '\'' || s[i] == '"') {
+			if (py_string(s, n, i, v->str, sizeof(v->str), &end) <
+			    0) {
+				snprintf(why, whylen, "cut off in the value of "
+					 "'%s': its string does not end",
+					 v->key);
+				return -1;
+			}
+			v->kind = PV_STR;
+			v->str_is_num = whole_number(v->str, &v->num);
+			i = end;
+		} else if (s[i] == '[' || s[i] == '(' || s[i] == '{') {
+			int depth = 0;
+			char q = 0;
+			for (; i < n; i++) {
+				char c = s[i];
+				if (q) {
+					if (c == '\\')
+						i++;
+					else if (c == q)
+						q = 0;
+				} else if (c == '\'' || c == '"') {
+					q = c;
+				} else if (c == '[' || c == '(' || c == '{') {
+					depth++;
+				} else if (c == ']' || c == ')' || c == '}') {
+					if (--depth == 0) {
+						i++;
+						break;
+					}
+				}
+			}
+			if (depth) {
+				snprintf(why, whylen, "cut off in the value of "
+					 "'%s'", v->key);
+				return -1;
+			}
+			v->kind = PV_OTHER;
+		} else {
+			size_t b = i;
+			while (i < n && s[i] != ',' && s[i] != '}' &&
+			       s[i] != ' ')
+				i++;
+			char tok[64];
+			size_t tl = i - b < sizeof(tok) - 1 ? i - b
+							    : sizeof(tok) - 1;
+			memcpy(tok, s + b, tl);
+			tok[tl] = '\0';
+			if (!strcmp(tok, "True") || !strcmp(tok, "False") ||
+			    !strcmp(tok, "None")) {
+				v->kind = PV_OTHER;
+			} else if (whole_number(tok, &v->num)) {
+				v->kind = PV_NUM;
+			} else {
+				snprintf(why, whylen, "column %ld: the value "
+					 "of '%s' is not a number: '%.24s'",
+					 col0 + (long)b + 1, v->key, tok);
+				return -1;
+			}
+		}
+		if (d->n < PD_MAX)
+			d->n++;
+		i = skip_ws(s, n, i);
+		if (i >= n) {
+			snprintf(why, whylen, "cut off after the value of "
+				 "'%s': no closing '}'", v->key);
+			return -1;
+		}
+		if (s[i] == ',')
+			i++;
+		else if (s[i] == '}')
+			break;
+		else {
+			snprintf(why, whylen, "column %ld: ',' or '}' expected "
+				 "after the value of '%s'", col0 + (long)i + 1,
+				 v->key);
+			return -1;
+		}
+	}
+tail:
+	i = skip_ws(s, n, i + 1);
+	if (i < n) {
+		snprintf(why, whylen, "column %ld: text after the dict's "
+			 "closing '}'", col0 + (long)i + 1);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct pv *pd_get(const struct pydict *d, const char *key)
+{
+	for (int i = 0; i < d->n; i++)
+		if (!strcmp(d->v[i].key, key))
+			return &d->v[i];
+	return NULL;
+}
+
+/* The value as a number: a number, or a string that reads as one (5.x's
+ * "{v:.4g}"). */
+static int pd_num(const struct pydict *d, const char *key, double *out)
+{
+	const struct pv *v = pd_get(d, key);
+	if (!v)
+		return 0;
+	if (v->kind == PV_NUM || (v->kind == PV_STR && v->str_is_num)) {
+		*out = v->num;
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_stdout(const char *path, const char *text, size_t len,
+			struct sd_ingest_log *out, char *err, size_t errlen)
+{
+	snprintf(out->variant, sizeof(out->variant), "stdout");
+	out->steps_are_rows = 1;
+	struct hf_rows rs = { 0 };
+	struct pydict *d = malloc(sizeof(*d));
+	if (!d) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return SD_ERR_NOMEM;
+	}
+	long lineno = 0, rowpos = 0;
+	double runtime = NAN, sps = NAN;
+	int rc = SD_OK;
+	size_t pos = 0;
+	while (pos < len) {
+		const char *line = text + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+		pos += n + (nl ? 1 : 0);
+		lineno++;
+		out->lines++;
+		/* tqdm redraws its bar after '\r' on the same line; the
+		 * dict is the last '\r' segment that starts with '{' */
+		size_t seg = 0, dict = (size_t)-1, dict_end = 0;
+		for (size_t k = 0; k <= n; k++) {
+			if (k == n || line[k] == '\r') {
+				size_t b = skip_ws(line, k, seg);
+				if (b < k && line[b] == '{' && b + 1 < k &&
+				    (line[b + 1] == '\'' ||
+				     line[b + 1] == '"')) {
+					dict = b;
+					dict_end = k;
+				}
+				seg = k + 1;
+			}
+		}
+		if (dict == (size_t)-1) {
+			out->lines_other++;
+			continue;
+		}
+		size_t e = dict_end;
+		while (e > dict && (line[e - 1] == ' ' || line[e - 1] == '\t'))
+			e--;
+		char why[160];
+		const char *ds = line + dict;
+		size_t dn = e - dict;
+		int is_loss = dn > 7 && memmem(ds, dn, "'loss'", 6) != NULL;
+		if (py_dict(ds, dn, (long)dict, d, why, sizeof(why)) < 0) {
+			/* still a logging event: the rows after it keep
+			 * their numbers */
+			if (is_loss)
+				rowpos++;
+			sd_ingest_bad_line(out, lineno, ds, dn, "%s", why);
+			continue;
+		}
+		double loss;
+		if (pd_get(d, "loss")) {
+			rowpos++;
+			if (!pd_num(d, "loss", &loss)) {
+				sd_ingest_bad_line(out, lineno, ds, dn,
+						   "'loss' is not a number");
+				continue;
+			}
+			struct sd_train_step st = { 0 };
+			st.step = rowpos;
+			st.has = SD_STEP_LOSS;
+			st.loss = loss;
+			double rt = -1, seen = -1;
+			pd_num(d, "train_runtime", &rt);
+			pd_num(d, "num_input_tokens_seen", &seen);
+			size_t before = out->n;
+			if (sd_ingest_add_step(out, lineno, &st, NAN, NAN) ||
+			    (out->n > before && rows_push(&rs, rt, seen))) {
+				rc = SD_ERR_NOMEM;
+				snprintf(err, errlen, "%s: out of memory", path);
+				goto done;
+			}
+		} else if (pd_get(d, "train_runtime") &&
+			   (pd_get(d, "train_loss") ||
+			    pd_get(d, "train_steps_per_second"))) {
+			pd_num(d, "train_runtime", &runtime);
+			pd_num(d, "train_steps_per_second", &sps);
+			out->lines_facts++;
+		} else {
+			/* eval_* and other dicts: not training steps */
+			out->lines_other++;
+		}
+	}
+	/* steps of the session = train_runtime x train_steps_per_second
+	 * (both rounded), to the nearest whole step */
+	double steps = runtime > 0 && sps > 0 ? floor(runtime * sps + 0.5)
+					      : NAN;
+	double mult = NAN;
+	if (steps > 0 && rowpos > 0 && fmod(steps, (double)rowpos) == 0) {
+		mult = steps / (double)rowpos;
+		out->log_every = mult;
+	}
+	finish_rows(out, &rs, mult, runtime, steps);
+	if (out->n && isfinite(mult)) {
+		char tail[sizeof(out->note)];
+		sd_strlcpy(tail, out->note, sizeof(tail));
+		snprintf(out->note, sizeof(out->note), "stdout has no step "
+			 "numbers: %.0f steps / %ld logged rows = every %.0f; "
+			 "%.150s", steps, rowpos, mult, tail);
+	} else if (out->n) {
+		char tail[sizeof(out->note)];
+		sd_strlcpy(tail, out->note, sizeof(tail));
+		snprintf(out->note, sizeof(out->note), "stdout has no step "
+			 "numbers: rows 1, 2, 3 ...; give --log-every; %.160s",
+			 tail);
+	}
+	if (out->n == 0) {
+		if (out->nbad)
+			snprintf(err, errlen, "%s: no step lines of hf; %ld "
+				 "lines read, %ld unparsed: first at line %ld: "
+				 "%s", path, out->lines, out->lines_unparsed,
+				 out->bad[0].line, out->bad[0].why);
+		else
+			snprintf(err, errlen, "%s: no step lines of hf; %ld "
+				 "lines read, none a dict with 'loss'", path,
+				 out->lines);
+		rc = SD_ERR_INVALID;
+	}
+done:
+	free(rs.r);
+	free(d);
+	return rc;
+}
+
+/* A JSON document ('{' then a '"' key) is trainer_state.json; anything
+ * else is stdout. */
+static int is_json_doc(const char *text, size_t len)
+{
+	size_t i = 0;
+	while (i < len && strchr(" \t\r\n", text[i]))
+		i++;
+	if (i >= len || text[i] != '{')
+		return 0;
+	for (i++; i < len && strchr(" \t\r\n", text[i]); i++)
+		;
+	return i < len && (text[i] == '"' || text[i] == '}');
+}
 
 int sd_ingest_parse_hf(const char *path, const char *text, size_t len,
 		       struct sd_ingest_log *out, char *err, size_t errlen)
 {
-	(void)text;
-	(void)len;
-	(void)out;
-	snprintf(err, errlen, "%s: the hf parser is not built yet", path);
-	return SD_ERR_INVALID;
+	if (is_json_doc(text, len))
+		return parse_state(path, text, len, out, err, errlen);
+	return parse_stdout(path, text, len, out, err, errlen);
 }
 
 int sd_ingest_sniff_hf(const char *text, size_t len)
 {
-	(void)text;
-	(void)len;
-	return 0;
+	if (is_json_doc(text, len))
+		return memmem(text, len, "\"log_history\"", 13) ? 100 : 0;
+	int loss = memmem(text, len, "{'loss': ", 9) != NULL;
+	int lr = memmem(text, len, "'learning_rate': ", 17) != NULL;
+	if (loss && lr)
+		return 90;
+	if (memmem(text, len, "{'train_runtime': ", 18))
+		return 70;
+	return loss ? 60 : 0;
 }
