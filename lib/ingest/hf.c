@@ -152,6 +152,12 @@ static int parse_state(const char *path, const char *text, size_t len,
 {
 	snprintf(out->variant, sizeof(out->variant), "trainer_state.json");
 	out->lines = count_lines(text, len);
+	if (!memmem(text, len, "\"log_history\"", 13)) {
+		snprintf(err, errlen, "%s: JSON without \"log_history\": not "
+			 "a trainer_state.json; for LLaMA-Factory's "
+			 "trainer_log.jsonl give --format llamafactory", path);
+		return SD_ERR_INVALID;
+	}
 	json_error_t je;
 	json_t *root = sd_pyjson_load(text, len, &je);
 	if (!root) {

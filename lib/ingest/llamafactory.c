@@ -207,7 +207,11 @@ int sd_ingest_parse_llamafactory(const char *path, const char *text,
 		 tokened ? "from total_tokens differences"
 			 : "not logged: give --tokens-per-step or --seq-len");
 	if (out->n == 0) {
-		if (out->nbad)
+		if (memmem(text, len, "\"log_history\"", 13))
+			snprintf(err, errlen, "%s: a JSON document with "
+				 "\"log_history\", not JSON lines: a "
+				 "trainer_state.json; give --format hf", path);
+		else if (out->nbad)
 			snprintf(err, errlen, "%s: no step lines of "
 				 "llamafactory; %ld lines read, %ld unparsed: "
 				 "first at line %ld: %s", path, out->lines,

@@ -197,6 +197,19 @@ static void specifics(void)
 		      "end of input") != NULL,
 	   "hf_truncated: names line 304, column 10: %s", err);
 	sd_ingest_log_free(&l);
+
+	rc = sd_ingest_read(DATA "llamafactory_trainer_log.jsonl",
+			    SD_INGEST_HF, &l, err, sizeof(err));
+	ok(rc == SD_ERR_INVALID && strstr(err, "not a trainer_state.json") &&
+	   strstr(err, "--format llamafactory"),
+	   "a jsonl read as hf says which format: %s", err);
+	sd_ingest_log_free(&l);
+	rc = sd_ingest_read(DATA "hf_trainer_state.json",
+			    SD_INGEST_LLAMAFACTORY, &l, err, sizeof(err));
+	ok(rc == SD_ERR_INVALID && strstr(err, "a trainer_state.json; give "
+					  "--format hf"),
+	   "trainer_state.json read as llamafactory: %s", err);
+	sd_ingest_log_free(&l);
 }
 
 /* Parse an inline text with a parser; the log, SD_OK expected. */
