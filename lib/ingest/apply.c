@@ -70,7 +70,7 @@ int sd_ingest_apply(struct sd_ingest_log *l, const struct sd_ingest_given *g,
 			return SD_ERR_INVALID;
 		}
 		for (size_t i = 0; i < l->n; i++)
-			l->steps[i].step = (long)(i + 1) * every;
+			l->steps[i].step *= every;
 		l->steps_are_rows = 0;
 		l->log_every = (double)every;
 	} else if (g->log_every > 0 && isfinite(l->log_every) &&

@@ -27,8 +27,10 @@ void sd_ingest_given_init(struct sd_ingest_given *g);
 
 /*
  * Make l's rows and facts ready, in place:
- *  - a log without step numbers (steps_are_rows) has its row k renumbered
- *    k x N, N the --log-every given, else the log's own log_every; with
+ *  - a log without step numbers (steps_are_rows: its rows numbered 1, 2,
+ *    3 ... by the parser, a garbled row keeping its place) has each row's
+ *    number multiplied by N, the --log-every given, else the log's own
+ *    log_every; with
  *    neither, SD_ERR_INVALID saying to give --log-every;
  *  - each fact is the given one when given, else the log's; out->facts
  *    holds the result.  A given value that differs from what the log

@@ -165,11 +165,12 @@ static void test_apply(void)
 	       "a log without step numbers and no --log-every is refused");
 	ok(strstr(err, "give --log-every N"), "saying what to give: %s", err);
 	g.log_every = 10;
+	l.steps[2].step = 4; /* row 3 did not parse: the next is row 4 */
 	is_int(sd_ingest_apply(&l, &g, &f, note, sizeof(note), err,
 			       sizeof(err)), SD_OK, "with --log-every 10");
 	ok(l.steps[0].step == 10 && l.steps[1].step == 20 &&
-		   l.steps[2].step == 30 && !l.steps_are_rows,
-	   "rows 1, 2, 3 are steps 10, 20, 30");
+		   l.steps[2].step == 40 && !l.steps_are_rows,
+	   "rows 1, 2 and 4 (3 did not parse) are steps 10, 20 and 40");
 	sd_ingest_log_free(&l);
 
 	/* Megatron-like: samples per step, facts read */
