@@ -125,24 +125,27 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 						   sizeof(err)))
 				USAGE_ERROR("--format: %s", err);
 			break;
-#define COUNT(CASE, FACT, MAX, WHAT)                                         \
+#define COUNT(CASE, FACT, MAX, NAME, WHAT)                                   \
 		case CASE:                                                   \
-			if (sd_parse_amount(optarg, MAX, 1, &v))                    \
-				USAGE_ERROR("%s '%s' must be " WHAT,         \
-					    argv[optind - 1], optarg);       \
+			if (sd_parse_amount(optarg, MAX, 1, &v))             \
+				USAGE_ERROR(NAME " '%s' must be " WHAT,      \
+					    optarg);                         \
 			given(&f->FACT, v);                                  \
 			break;
-		COUNT(OPT_GPUS, devices, 1e7, "a number of devices above 0")
-		COUNT(OPT_SEQ, seq_len, 1e9, "a sequence length in tokens")
-		COUNT(OPT_TOKENS, tokens_per_step, 1e15,
+		COUNT(OPT_GPUS, devices, 1e7, "--gpus",
+		      "a number of devices above 0")
+		COUNT(OPT_SEQ, seq_len, 1e9, "--seq-len",
+		      "a sequence length in tokens")
+		COUNT(OPT_TOKENS, tokens_per_step, 1e15, "--tokens-per-step",
 		      "the global tokens of one step (524288, 512K)")
-		COUNT(OPT_PARAMS, params, 1e15,
+		COUNT(OPT_PARAMS, params, 1e15, "--params",
 		      "a parameter count (8.0e9, 8B, 124M)")
-		COUNT(OPT_LAYERS, layers, 1e6, "a number of transformer blocks")
-		COUNT(OPT_WIDTH, width, 1e7, "a hidden size")
-		COUNT(OPT_FPT, flops_per_token, 1e20,
+		COUNT(OPT_LAYERS, layers, 1e6, "--layers",
+		      "a number of transformer blocks")
+		COUNT(OPT_WIDTH, width, 1e7, "--width", "a hidden size")
+		COUNT(OPT_FPT, flops_per_token, 1e20, "--flops-per-token",
 		      "model FLOPs per token, forward and backward")
-		COUNT(OPT_PEAK, peak_tflops, 1e6,
+		COUNT(OPT_PEAK, peak_tflops, 1e6, "--peak-tflops",
 		      "a number of TFLOPs per device above 0")
 #undef COUNT
 		case OPT_MODEL_CONFIG: o->model_config = optarg; break;
@@ -267,6 +270,7 @@ struct outcome {
 	struct sd_train_comparison cmp;
 	int compared;
 	char ref_label[700], ref_note[300], apply_note[600];
+	int from_config; /* 1: layers, 2: width came from --model-config */
 	double logged_tflops;
 };
 
@@ -296,19 +300,40 @@ static void print_text(const struct ingest_options *o,
 		printf("#   note: %s\n", g->apply_note);
 	struct fact_row rows[16];
 	size_t nr = fact_rows(&g->facts, rows);
-	printf("# facts (given by an option, read from the log, derived):\n");
+	int row_tokens = 0;
+	for (size_t i = 0; i < l->n; i++)
+		row_tokens |= (l->steps[i].has & SD_STEP_TOKENS) != 0;
+	printf("# facts (given by an option, read from the log or the model "
+	       "config, derived from others):\n");
 	for (size_t i = 0; i < nr; i++) {
-		if (rows[i].f->origin == SD_TRAIN_UNKNOWN)
+		const struct sd_train_fact *f = rows[i].f;
+		const char *from = "";
+		if (o->model_config && (f == &g->facts.params ||
+					(f == &g->facts.layers &&
+					 g->from_config & 1) ||
+					(f == &g->facts.width &&
+					 g->from_config & 2)))
+			from = " from --model-config";
+		if (f == &g->facts.warmup_steps && !o->warmup_given)
+			printf("  %-16s %.10g (the default)\n", rows[i].name,
+			       f->value);
+		else if (f->origin != SD_TRAIN_UNKNOWN)
+			printf("  %-16s %.10g (%s%s)\n", rows[i].name, f->value,
+			       sd_train_origin_name(f->origin), from);
+		else if (f == &g->facts.tokens_per_step && row_tokens)
+			printf("  %-16s - (the log's rows have their own "
+			       "counts)\n", rows[i].name);
+		else if (f == &g->facts.flops_per_token)
+			printf("  %-16s - (the formula: 6 x params + 12 x "
+			       "layers x width x seq_len)\n", rows[i].name);
+		else if (f == &g->facts.peak_tflops &&
+			 g->sum.peak.origin == SD_TRAIN_TABLE)
+			printf("  %-16s - (the peak table's: %.4g for %s)\n",
+			       rows[i].name, g->sum.peak.tflops,
+			       g->sum.peak.part);
+		else
 			printf("  %-16s - (not in the log; %s gives it)\n",
 			       rows[i].name, rows[i].option);
-		else
-			printf("  %-16s %.6g (%s%s)\n", rows[i].name,
-			       rows[i].f->value,
-			       sd_train_origin_name(rows[i].f->origin),
-			       rows[i].f == &g->facts.warmup_steps &&
-					       !o->warmup_given
-				       ? ": the default"
-				       : "");
 	}
 	if (g->facts.device_name[0])
 		printf("  %-16s %s (%s), %s\n", "device",
@@ -544,10 +569,14 @@ int cmd_ingest(int argc, char **argv)
 			goto out;
 		}
 		f->params = p;
-		if (f->layers.origin == SD_TRAIN_UNKNOWN)
+		if (f->layers.origin == SD_TRAIN_UNKNOWN) {
 			f->layers = L;
-		if (f->width.origin == SD_TRAIN_UNKNOWN)
+			g->from_config |= 1;
+		}
+		if (f->width.origin == SD_TRAIN_UNKNOWN) {
 			f->width = w;
+			g->from_config |= 2;
+		}
 	}
 
 	rc = sd_ingest_read(o.log, o.format, &log, err, sizeof(err));
