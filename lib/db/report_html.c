@@ -305,40 +305,32 @@ static void plot(struct html *h, const char *cls, const char *attrs, const char 
 		}
 		if (r->shape == SH_NONE)
 			continue;
+		/* the points: their colour and outline on the group, their
+		 * numbers in the table beside the plot (kept small: a 100-test
+		 * run's page must fit in an email) */
+		P(h, "<g class=\"pts\" fill=\"%s\">\n", r->color);
 		for (int k = 0; k < r->n; k++) {
 			double px = sx(a, r->x[k]), py = sy(a, r->y[k]);
 			if (!isfinite(r->y[k]))
 				continue;
 			if (r->shape == SH_CIRCLE)
-				P(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" ",
+				P(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\"",
 				  px, py);
 			else
 				P(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" "
-				  "height=\"7\" ", px - 3.5, py - 3.5);
-			P(h, "class=\"%s\" fill=\"%s\" stroke=\"#000\" "
-			  "stroke-width=\"0.5\"", r->ptclass ? r->ptclass : "p",
-			  r->color);
+				  "height=\"7\"", px - 3.5, py - 3.5);
+			P(h, " class=\"%s\"", r->ptclass ? r->ptclass : "p");
 			if (a->logx)
 				P(h, " data-size=\"%.0f\"", r->x[k]);
 			else
 				P(h, " data-x=\"%.6g\"", r->x[k]);
 			if (r->placement)
-				P(h, " data-placement=\"%s\" data-busbw=\"%.6g\"",
+				P(h, " data-placement=\"%s\" data-busbw=\"%.4g\"/>\n",
 				  r->placement, r->y[k]);
 			else
-				P(h, " data-y=\"%.6g\"", r->y[k]);
-			P(h, "><title>");
-			if (a->logx) {
-				size_text(r->x[k], buf, sizeof(buf));
-				P(h, "%s", buf);
-			} else {
-				P(h, "%.6g", r->x[k]);
-			}
-			P(h, ": %.6g (", r->y[k]);
-			E(h, r->label);
-			P(h, ")</title></%s>\n",
-			  r->shape == SH_CIRCLE ? "circle" : "rect");
+				P(h, " data-y=\"%.6g\"/>\n", r->y[k]);
 		}
+		P(h, "</g>\n");
 	}
 	/* the legend, under the axis title */
 	for (int i = 0; i < ns; i++) {
@@ -378,7 +370,8 @@ static const char page_style[] =
 	C_BLUE "}.verdict.failed{border-color:" C_VERMILLION "}"
 	".fail{font-weight:bold}dl{display:grid;grid-template-columns:"
 	"max-content auto;gap:2px 1em}dt{font-weight:bold}dd{margin:0}"
-	"figure{margin:0}@media print{.op{display:block}}";
+	"figure{margin:0}g.pts{stroke:#000;stroke-width:.5}"
+	"table.numbers td{text-align:right}@media print{.op{display:block}}";
 
 /* The plan's name: its "name:" line. */
 static void plan_name(const char *plan, char *out, size_t len)
@@ -595,26 +588,43 @@ static void one_test(struct html *h, sqlite3_stmt *t)
 	struct sd_buf tab = { 0 };
 	int nsizes = 0;
 	double last = -1;
-	while (sqlite3_step(m) == SQLITE_ROW) {
-		double size = sqlite3_column_double(m, 0);
-		int inpl = sqlite3_column_int(m, 1);
-		double bw = sqlite3_column_double(m, 2);
+	/* one table row per size: out of place, then in place */
+	struct { int have; double bw, alg, us; } row[2] = { { 0 } };
+	long long wrong = 0;
+	for (int more = 1; more;) {
+		more = sqlite3_step(m) == SQLITE_ROW;
+		double size = more ? sqlite3_column_double(m, 0) : -2;
+		if (size != last && last >= 0) {
+			size_text(last, buf, sizeof(buf));
+			if (sd_buf_printf(&tab, "<tr><td>%s</td>", buf))
+				h->oom = 1;
+			for (int k = 0; k < 2; k++)
+				if (row[k].have ? sd_buf_printf(&tab,
+					"<td>%.3f</td><td>%.3f</td><td>%.2f</td>",
+					row[k].bw, row[k].alg, row[k].us)
+				    : sd_buf_printf(&tab, "<td>-</td><td>-</td>"
+						    "<td>-</td>"))
+					h->oom = 1;
+			if (sd_buf_printf(&tab, "<td%s>%lld</td></tr>\n",
+					  wrong ? " class=\"fail\"" : "", wrong))
+				h->oom = 1;
+			memset(row, 0, sizeof(row));
+			wrong = 0;
+		}
+		if (!more)
+			break;
 		if (size != last)
 			nsizes++;
 		last = size;
+		int inpl = sqlite3_column_int(m, 1) != 0;
+		double bw = sqlite3_column_double(m, 2);
 		if (push(inpl ? &inp : &outp, size, bw))
 			h->oom = 1;
-		size_text(size, buf, sizeof(buf));
-		long long wrong = sqlite3_column_int64(m, 5);
-		if (sd_buf_printf(&tab, "<tr><td class=\"n\">%s</td><td>%s</td>"
-				  "<td class=\"n\">%.3f</td><td class=\"n\">"
-				  "%.3f</td><td class=\"n\">%.2f</td><td "
-				  "class=\"n%s\">%lld</td></tr>\n", buf,
-				  inpl ? "in-place" : "out-of-place", bw,
-				  sqlite3_column_double(m, 3),
-				  sqlite3_column_double(m, 4),
-				  wrong ? " fail" : "", wrong))
-			h->oom = 1;
+		row[inpl].have = 1;
+		row[inpl].bw = bw;
+		row[inpl].alg = sqlite3_column_double(m, 3);
+		row[inpl].us = sqlite3_column_double(m, 4);
+		wrong += sqlite3_column_int64(m, 5);
 	}
 	sqlite3_finalize(m);
 
@@ -692,9 +702,11 @@ static void one_test(struct html *h, sqlite3_stmt *t)
 	else
 		P(h, "<p>no measurements</p>");
 	P(h, "</figure>\n<table class=\"numbers\" data-test=\"%d\"><caption>"
-	  "test %d measurements</caption><tr><th>size</th><th>placement</th>"
-	  "<th>busbw GB/s</th><th>algbw GB/s</th><th>time &micro;s</th>"
-	  "<th>wrong</th></tr>\n", index, index);
+	  "test %d measurements</caption><tr><th rowspan=\"2\">size</th>"
+	  "<th colspan=\"3\">out of place</th><th colspan=\"3\">in place"
+	  "</th><th rowspan=\"2\">wrong</th></tr><tr><th>busbw GB/s</th>"
+	  "<th>algbw GB/s</th><th>time &micro;s</th><th>busbw GB/s</th>"
+	  "<th>algbw GB/s</th><th>time &micro;s</th></tr>\n", index, index);
 	if (tab.data)
 		P(h, "%s", tab.data);
 	P(h, "</table>\n");
