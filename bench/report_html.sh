@@ -5,6 +5,7 @@
 # Not part of make check; the results are in bench/README-report.md.
 #
 #   sh bench/report_html.sh [SHAKEDOWN]     (default: src/shakedown)
+#   BENCH_KEEP=DIR sh bench/report_html.sh  keeps each page in DIR
 #
 # A "test" is a row of the tests table (one op, dtype, redop, root and
 # scope) with its sweep: 24 sizes (8 B to 64 MiB, x2) out of place and in
@@ -95,6 +96,7 @@ for spec in "10 1" "100 1" "1000 1" "10 512"; do
 	t0=$(now)
 	"$SD" report "bench-$1-$2" --db "$W/r.db" --format html -o "$W/r.html"
 	t1=$(now)
+	[ -n "${BENCH_KEEP:-}" ] && cp "$W/r.html" "$BENCH_KEEP/report-$1-$2.html"
 	label="$1 tests"
 	[ "$2" -gt 1 ] && label="$2 nodes, $1 tests, per node and ring pair"
 	printf '| %s | %d | %d | %d bytes | %.3f s |\n' "$label" "$1" "$m" \

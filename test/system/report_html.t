@@ -8,7 +8,8 @@
 # Chromium's net log shows no request.  The network check is shown to fail
 # on a page that fetches an image from a test server on 127.0.0.1.  Also:
 # a string from the database is escaped, -o writes through FILE.tmp and a
-# failure names the file, and the option errors.
+# failure names the file, the option errors, and `upload --html` sends the
+# page beside the JSON to a real collector on 127.0.0.1.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/upload_lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
@@ -138,5 +139,31 @@ is "$rc" 2 "--format html with --bad-nodes: exit 2"
 run -t 60 "$SHAKEDOWN" report --db "$DB" --format html
 is "$rc" 0 "--format html without -o: to standard output"
 like "$out" "^<!DOCTYPE html>" "a page on standard output"
+
+# -- upload --html: the page beside the JSON, to a real collector --------
+if "$SHAKEDOWN" upload --pending --db /nonexistent/x.db 2>&1 |
+	grep -q "built without libcurl"; then
+	skip 8 "shakedown was built without libcurl"
+else
+	"$SHAKEDOWN" report "$BAD" --db "$DB" --format html -o "$TMPD/want.html"
+	start_server up 201
+	run -t 60 "$SHAKEDOWN" upload "$BAD" --url "http://127.0.0.1:$PORT/api/runs" --db "$DB" --html
+	is "$rc" 0 "upload --html: exit 0"
+	like "$out" "sent the HTML report of $BAD to http://127\\.0\\.0\\.1:$PORT/api/runs \\(HTTP 201\\)" \
+		"says the page was sent"
+	is "$(requests "$LOG")" 2 "two requests: the JSON, then the HTML"
+	is "$(field "$LOG" 2 'r["headers"]["Content-Type"] + " " + r["headers"]["Idempotency-Key"]')" \
+		"text/html; charset=utf-8 $BAD.html" \
+		"the page as text/html with its own idempotency key"
+	is "$(field "$LOG" 2 'r["body"] == open(sys.argv[1].rsplit("/", 2)[0] + "/want.html", encoding="utf-8").read()')" \
+		True "the body is the page report --format html writes"
+	start_server half 201,400
+	run -t 60 "$SHAKEDOWN" upload "$BAD" --url "http://127.0.0.1:$PORT/api/runs" --db "$DB" --html
+	is "$rc" 3 "the collector refuses the page: exit 3"
+	like "$err" "the JSON report of $BAD was sent, its HTML report was not: .*400.*; send both again with 'shakedown upload $BAD --html'" \
+		"says the JSON was sent and what to do"
+	run -t 60 "$SHAKEDOWN" upload --pending --html --db "$DB" --url "http://127.0.0.1:$PORT/"
+	is "$rc" 2 "--html with --pending: exit 2"
+fi
 
 done_testing
