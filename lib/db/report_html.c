@@ -1180,10 +1180,17 @@ static void training(struct html *h)
 		P(h, ": ");
 		E(h, txt(st, 3));
 	}
+	char num[3][32];
+	for (int k = 0; k < 3; k++)
+		if (isnull(st, 4 + k))
+			snprintf(num[k], sizeof(num[k]), "-");
+		else
+			snprintf(num[k], sizeof(num[k]), k == 2 ? "%.2f%%" : "%.4g",
+				 sqlite3_column_double(st, 4 + k) *
+					 (k == 2 ? 100 : 1));
 	P(h, "</dd><dt>tokens/s per device (tgs)</dt><dd>%s</dd>"
 	  "<dt>TFLOPs per device</dt><dd>%s</dd><dt>MFU</dt><dd>%s</dd>"
-	  "</dl>\n", isnull(st, 4) ? "-" : txt(st, 4),
-	  isnull(st, 5) ? "-" : txt(st, 5), isnull(st, 6) ? "-" : txt(st, 6));
+	  "</dl>\n", num[0], num[1], num[2]);
 	sqlite3_finalize(st);
 
 	/* the loss curve and its reference (every k-th step past 1000) */

@@ -140,6 +140,26 @@ run -t 60 "$SHAKEDOWN" report --db "$DB" --format html
 is "$rc" 0 "--format html without -o: to standard output"
 like "$out" "^<!DOCTYPE html>" "a page on standard output"
 
+# -- a training run against its reference, a gemm run ---------------------
+TDB=$TMPD/t.db
+run -t 120 "$SHAKEDOWN" train --config test --steps 30 --no-progress --db "$TDB"
+"$SHAKEDOWN" reference create --name r1 --from latest --db "$TDB" >/dev/null 2>&1
+run -t 120 "$SHAKEDOWN" train --config test --steps 30 --no-progress --db "$TDB" --reference r1
+is "$rc" 0 "a training run judged against a reference"
+run -t 60 "$SHAKEDOWN" report --db "$TDB" --format html -o "$TMPD/t.html"
+is "$rc" 0 "its HTML report: exit 0"
+steps=$(sqlite3 "$TDB" "SELECT count(*) FROM train_loss_v WHERE run_id = (SELECT max(id) FROM runs) AND loss IS NOT NULL")
+is "$(grep -c "<circle [^>]*class=\"lpt\"" "$TMPD/t.html")" "$steps" \
+	"the loss curve: a point per recorded step"
+like "$(cat "$TMPD/t.html")" "reference mean loss" "with the reference's curve"
+like "$(cat "$TMPD/t.html")" "tokens/s per device \\(tgs\\)</dt><dd>[0-9.e+]+</dd>" "and tgs"
+GDB=$TMPD/g.db
+run -t 120 "$SHAKEDOWN" gemm --local 2 --db "$GDB" --sizes 256 --width 0 -n 2 -w 1 --peers 0.01
+run -t 60 "$SHAKEDOWN" report --db "$GDB" --format html -o "$TMPD/g.html"
+is "$rc" 0 "a gemm run's HTML report: exit 0"
+is "$(sed -n '/id="gemm"/,/<\/table>/p' "$TMPD/g.html" | grep -c '^<tr><td')" \
+	"$(sqlite3 "$GDB" "SELECT count(*) FROM gemm_devices")" "a row per device and type"
+
 # -- upload --html: the page beside the JSON, to a real collector --------
 if "$SHAKEDOWN" upload --pending --db /nonexistent/x.db 2>&1 |
 	grep -q "built without libcurl"; then
