@@ -400,7 +400,8 @@ static void head(struct html *h, int *is_train)
 		" r.started_at, s.duration_s, r.backend, r.backend_version, "
 		" r.tool_version, r.nranks, s.nnodes, s.nodelist, s.cluster, "
 		" s.job_id, r.plan_text, r.plan_hash, s.tests_total, "
-		" s.tests_passed, s.tests_not_passed, s.wrong_total, "
+		" (SELECT count(*) FROM tests_v v WHERE v.run_id = r.id AND "
+		"  v.verdict = 'passed'), s.tests_not_passed, s.wrong_total, "
 		" r.run_kind, r.hostname, s.launcher, r.command_line "
 		"FROM runs r JOIN run_summary s ON s.run_id = r.id "
 		"WHERE r.id = ?1");
@@ -455,7 +456,7 @@ static void head(struct html *h, int *is_train)
 	  passed ? "passed" : "failed", passed ? "passed" : "failed");
 	P(h, "%s", passed ? "&#10004; PASSED" : "&#10008; FAILED");
 	if (!*is_train)
-		P(h, ": %lld of %lld tests passed",
+		P(h, ": %lld of %lld tests passed their checks",
 		  (long long)sqlite3_column_int64(st, 17),
 		  (long long)sqlite3_column_int64(st, 16));
 	if (sqlite3_column_int64(st, 19) > 0)
@@ -764,19 +765,26 @@ static int by_ratio(const void *a, const void *b)
 	return (x->v > y->v) - (x->v < y->v);
 }
 
-/* The subjects of one test, expectation and size. */
-static void subject_bars(struct html *h, int64_t test_id, int index,
+/* The subjects of one plan test (its name, dtype and scope: a block
+ * measured again is a test row of its own, its verdict with it), of one
+ * expectation and size. */
+static void subject_bars(struct html *h, const char *name,
+			 const char *dtype, const char *scope, int index,
 			 const char *kind, const char *expectation,
 			 double size, const char *unit)
 {
 	sqlite3_stmt *st = prep(h,
-		"SELECT subject, hosts, measured, status = 'failed' "
-		"FROM verdicts WHERE run_id = ?1 AND test_id = ?2 "
-		" AND subject_kind = ?3 AND expectation = ?4 "
-		" AND size_bytes IS ?5 AND measured IS NOT NULL ORDER BY id");
+		"SELECT v.subject, v.hosts, v.measured, v.status = 'failed' "
+		"FROM verdicts v JOIN tests t ON t.id = v.test_id "
+		"WHERE v.run_id = ?1 AND t.name = ?2 AND t.dtype = ?6 "
+		" AND t.scope = ?7 AND v.subject_kind = ?3 "
+		" AND v.expectation = ?4 AND v.size_bytes IS ?5 "
+		" AND v.measured IS NOT NULL ORDER BY v.id");
 	if (!st)
 		return;
-	sqlite3_bind_int64(st, 2, test_id);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 6, dtype, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 7, scope, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, expectation, -1, SQLITE_TRANSIENT);
 	if (size >= 0)
@@ -1050,21 +1058,25 @@ static void subjects(struct html *h)
 	  "that failed is hatched and says FAIL.</p>\n");
 	/* the largest size of each: that is what the verdict looks at */
 	sqlite3_stmt *st = prep(h,
-		"SELECT v.test_id, t.test_index, v.subject_kind, v.expectation,"
+		"SELECT t.name, t.dtype, t.scope, min(t.test_index), "
+		" v.subject_kind, v.expectation, "
 		" coalesce(max(v.size_bytes), -1), max(v.unit) "
 		"FROM verdicts v JOIN tests t ON t.id = v.test_id "
 		"WHERE v.run_id = ?1 AND v.subject_kind <> 'job' "
 		" AND v.measured IS NOT NULL "
-		"GROUP BY v.test_id, v.subject_kind, v.expectation "
-		"HAVING count(DISTINCT v.subject) > 1 ORDER BY t.test_index");
+		"GROUP BY t.name, t.dtype, t.scope, v.subject_kind, "
+		" v.expectation HAVING count(DISTINCT v.subject) > 1 "
+		"ORDER BY min(t.test_index)");
 	while (st && sqlite3_step(st) == SQLITE_ROW && !h->oom) {
-		char kind[32], ex[32], unit[32];
-		snprintf(kind, sizeof(kind), "%s", txt(st, 2));
-		snprintf(ex, sizeof(ex), "%s", txt(st, 3));
-		snprintf(unit, sizeof(unit), "%s", txt(st, 5));
-		subject_bars(h, sqlite3_column_int64(st, 0),
-			     sqlite3_column_int(st, 1), kind, ex,
-			     sqlite3_column_double(st, 4), unit);
+		char name[128], dtype[32], scope[64], kind[32], ex[32], unit[32];
+		snprintf(name, sizeof(name), "%s", txt(st, 0));
+		snprintf(dtype, sizeof(dtype), "%s", txt(st, 1));
+		snprintf(scope, sizeof(scope), "%s", txt(st, 2));
+		snprintf(kind, sizeof(kind), "%s", txt(st, 4));
+		snprintf(ex, sizeof(ex), "%s", txt(st, 5));
+		snprintf(unit, sizeof(unit), "%s", txt(st, 7));
+		subject_bars(h, name, dtype, scope, sqlite3_column_int(st, 3),
+			     kind, ex, sqlite3_column_double(st, 6), unit);
 	}
 	sqlite3_finalize(st);
 }

@@ -96,10 +96,10 @@ for name in ok bad; do
 		diag_file "$TMPD/$name-$mode.urls"
 	done
 done
-like "$(grep '^verdict:' "$TMPD/ok.plots")" "^verdict: . PASSED: 2 of 2 tests passed; bad nodes: none$" \
+like "$(grep '^verdict:' "$TMPD/ok.plots")" "^verdict: . PASSED: 2 of 2 tests passed their checks; bad nodes: none$" \
 	"the healthy run's verdict, rendered"
 host=$(q "SELECT hosts FROM suspects s JOIN runs r ON r.id = s.run_id WHERE r.uuid = '$BAD' AND bad_node = 1")
-like "$(grep '^verdict:' "$TMPD/bad.plots")" "^verdict: . FAILED: 1 of 2 tests passed; 1 wrong elements; bad nodes: $host 1 test had wrong data$" \
+like "$(grep '^verdict:' "$TMPD/bad.plots")" "^verdict: . FAILED: 1 of 2 tests passed their checks; 1 wrong elements; bad nodes: $host 1 test had wrong data$" \
 	"the failed run's verdict names the bad node, rendered"
 like "$(cat "$TMPD/bad.dom.out")" "Wrong data in test 0 \\(all_reduce float32\\) at 16K out-of-place: 1 wrong element; the first on rank 1 at index 5: expected" \
 	"the wrong data in words"
@@ -139,6 +139,30 @@ is "$rc" 2 "--format html with --bad-nodes: exit 2"
 run -t 60 "$SHAKEDOWN" report --db "$DB" --format html
 is "$rc" 0 "--format html without -o: to standard output"
 like "$out" "^<!DOCTYPE html>" "a page on standard output"
+
+# -- per subject: a slow rank in one block of split:2 -----------------------
+PLAN=$TMPD/v.yaml
+cat >"$PLAN" <<'YAML'
+name: v
+defaults: {dtype: float32, min_bytes: 64K, max_bytes: 64K, iters: 5,
+  warmup: 1, in_place: false, expect: {peers: 0.1}}
+tests:
+  - {op: sendrecv, scope: split:2}
+YAML
+VDB=$TMPD/v.db
+SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=50000 run -t 120 "$SHAKEDOWN" run \
+	--no-progress --local 4 --plan "$PLAN" --db "$VDB"
+is "$rc" 6 "a slow rank in block 2-3: exit 6"
+run -t 60 "$SHAKEDOWN" report --db "$VDB" --format html -o "$TMPD/v.html"
+is "$rc" 0 "its HTML report: exit 0"
+like "$(cat "$TMPD/v.html")" '<svg class="bars" data-test="0" data-subjects="2" data-shown="2"' \
+	"bars of both blocks against their median (the block measured again is a test of its own)"
+like "$(cat "$TMPD/v.html")" 'FAILED: 1 of 2 tests passed their checks; bad nodes: <span id="bad-nodes">none</span>' \
+	"the verdict counts the test whose block failed its peers expectation"
+is "$(grep -o '<rect class="bar failed"' "$TMPD/v.html" | wc -l | tr -d ' ')" 1 \
+	"one of them failed, and is drawn so"
+like "$(cat "$TMPD/v.html")" "<td>ranks 2-3</td><td>[^<]*</td><td[^>]*>[^<]*</td><td[^>]*>[^<]*</td><td class=\"fail\">FAILED</td>" \
+	"and the table says which, in words"
 
 # -- a training run against its reference, a gemm run ---------------------
 TDB=$TMPD/t.db
