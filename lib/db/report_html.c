@@ -1398,7 +1398,7 @@ static void failures(struct html *h)
 				  : strstr(r, "was lost") ? "lost-rank"
 							  : "suspect";
 		P(h, "<li class=\"%s\">%s ", cls,
-		  sqlite3_column_int(st, 3) ? "Bad node" : "Suspect");
+		  sqlite3_column_int(st, 3) ? "Bad" : "Suspect");
 		E(h, txt(st, 0));
 		P(h, " ");
 		E(h, txt(st, 1));

@@ -118,6 +118,24 @@ like "$(cat "$TMPD/fetch.urls")" "^http://127\\.0\\.0\\.1:$PORT/x\\.png$" \
 	"and names the URL"
 ok '[ "$(requests "$LOG")" -ge 1 ]' "the test server saw the request"
 
+# the page's own Content-Security-Policy stops such a fetch, too
+sed -e "s|</body>|<img src=\"http://127.0.0.1:$PORT/y.png\" alt=\"\"></body>|" \
+	"$TMPD/bad.html" > "$TMPD/csp.html"
+: > "$LOG"
+chrome csp "file://$TMPD/csp.html"
+$CHECK net "$TMPD/csp-dom.netlog" > "$TMPD/csp.urls" 2>/dev/null
+is "$?" 0 "with the report's Content-Security-Policy the same fetch is not made"
+is "$(requests "$LOG")" 0 "and the test server sees nothing"
+
+# -- a hang, in words --------------------------------------------------------
+HDB=$TMPD/h.db
+SHAKEDOWN_FAULT=rank=1,kind=stall,size=16K run -t 60 $SHAKEDOWN run --no-progress \
+	--local 2 --op all_reduce -b 4K -e 64K -n 3 -w 1 -T 3 --db "$HDB"
+is "$rc" 4 "a rank that hangs: exit 4"
+run -t 60 "$SHAKEDOWN" report --db "$HDB" --format html -o "$TMPD/h.html"
+like "$(cat "$TMPD/h.html")" '<li class="hang">Bad node [^:]*: rank 1 \([^)]*\) did not complete all_reduce float32 sum 16K' \
+	"the hang is a failure, in words, naming the rank"
+
 # -- strings from the database are escaped --------------------------------
 cp "$DB" "$TMPD/evil.db"
 sqlite3 "$TMPD/evil.db" "UPDATE runs SET message = '<script>alert(1)</script><b>x</b>' WHERE uuid = '$BAD'"
