@@ -181,6 +181,18 @@ int sd_upload_post(const struct sd_upload_config *c, const char *url,
 		   const char *body, size_t len, struct sd_upload_result *res,
 		   char *err, size_t errlen)
 {
+	return sd_upload_post_type(c, url, token, idempotency_key,
+				   "application/json", body, len, res, err,
+				   errlen);
+}
+
+int sd_upload_post_type(const struct sd_upload_config *c, const char *url,
+			const char *token, const char *idempotency_key,
+			const char *content_type, const char *body,
+			size_t len, struct sd_upload_result *res, char *err,
+			size_t errlen)
+{
+	char ctype[128];
 	int rc = SD_ERR_IO;
 	CURL *h = NULL;
 	struct curl_slist *headers = NULL;
@@ -224,8 +236,9 @@ int sd_upload_post(const struct sd_upload_config *c, const char *url,
 	/* headers; the Authorization one lives in memory we wipe */
 	snprintf(line, sizeof(line), "Idempotency-Key: %s", idempotency_key);
 	struct curl_slist *t;
-	const char *fixed[] = { "Content-Type: application/json",
-				"Accept: application/json", "Expect:", line };
+	snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
+	const char *fixed[] = { ctype, "Accept: application/json", "Expect:",
+				line };
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		t = curl_slist_append(headers, fixed[i]);
 		if (!t)

@@ -32,3 +32,14 @@ int sd_upload_post(const struct sd_upload_config *c, const char *url,
 	snprintf(err, errlen, NO_CURL);
 	return SD_ERR_INVALID;
 }
+
+int sd_upload_post_type(const struct sd_upload_config *c, const char *url,
+			const char *token, const char *idempotency_key,
+			const char *content_type, const char *body,
+			size_t len, struct sd_upload_result *res, char *err,
+			size_t errlen)
+{
+	(void)content_type;
+	return sd_upload_post(c, url, token, idempotency_key, body, len, res,
+			      err, errlen);
+}

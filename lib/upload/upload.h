@@ -123,6 +123,17 @@ int sd_upload_post(const struct sd_upload_config *c, const char *url,
 		   const char *body, size_t len, struct sd_upload_result *res,
 		   char *err, size_t errlen);
 
+/*
+ * sd_upload_post with another Content-Type (content_type, e.g.
+ * "text/html; charset=utf-8"; no CR or LF): `upload --html` sends the
+ * HTML report with it.  Same returns.
+ */
+int sd_upload_post_type(const struct sd_upload_config *c, const char *url,
+			const char *token, const char *idempotency_key,
+			const char *content_type, const char *body,
+			size_t len, struct sd_upload_result *res, char *err,
+			size_t errlen);
+
 /* ---- the outbox (outbox.c) -------------------------------------------- */
 
 /*

@@ -4,9 +4,11 @@
  *
  * They need no bootstrap and no backend: they open the file (--db, else
  * SHAKEDOWN_DB, else ./shakedown.db), run queries over the views of
- * sql/schema.sql and print text tables, CSV or JSON built by SQLite.
+ * sql/schema.sql and print text tables, CSV or JSON built by SQLite;
+ * report also writes one self-contained HTML page (lib/db/report_html.c).
  * Exit statuses: 0; 1 compare found a regression or db check found a
- * problem; 2 bad options or an unknown run; 3 the database failed.
+ * problem; 2 bad options or an unknown run; 3 the database failed (or
+ * report -o could not write its file).
  */
 #include "config.h"
 
@@ -22,6 +24,7 @@
 #include "commands.h"
 #include "db/db.h"
 #include "db/db_internal.h"
+#include "db/report_html.h"
 #include "drain.h"
 #include "hostlist.h"
 #include "names.h"
@@ -42,6 +45,8 @@ struct db_opts {
 	const char *into;     /* db recover --into */
 	/* report */
 	int bad_nodes, drain, steps;
+	int html;            /* report --format html */
+	const char *output;  /* report -o FILE */
 };
 
 /* The output formats of the database commands, by name. */
@@ -58,12 +63,16 @@ enum db_option {
 	OPT_STEPS,
 };
 
+/* report's own format, beside db_format_names: one HTML page. */
+#define REPORT_FORMAT_HTML 100
+
 static const struct option report_options[] = {
 	{ "bad-nodes", no_argument, NULL, OPT_BAD_NODES },
 	{ "drain", no_argument, NULL, OPT_DRAIN },
 	{ "steps", no_argument, NULL, OPT_STEPS },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -126,7 +135,9 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 	for (;;) {
 		int at = optind; /* the argument getopt_long looks at */
 		char oerr[256];
-		ch = sd_getopt(argc, argv, "-:h", options, oerr, sizeof(oerr));
+		ch = sd_getopt(argc, argv, options == report_options ? "-:ho:"
+							       : "-:h",
+			       options, oerr, sizeof(oerr));
 		if (ch == -1)
 			break;
 		if (ch == SD_OPT_REFUSED) {
@@ -141,6 +152,13 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_DB: o->db = optarg; break;
 		case OPT_FORMAT:
 			hint = NULL;
+			if (options == report_options &&
+			    strcmp(optarg, "html") == 0) {
+				o->html = 1;
+				o->format = SD_DB_TEXT;
+				break;
+			}
+			o->html = 0;
 			if (sd_name_lookup(db_format_names, optarg, &v,
 					   &hint) == 0) {
 				o->format = (enum sd_db_format)v;
@@ -152,8 +170,10 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 					optarg, hint);
 			else
 				fprintf(stderr, "shakedown %s: unknown format "
-					"'%s'; use text, json or csv\n",
-					argv[0], optarg);
+					"'%s'; use %s\n", argv[0], optarg,
+					options == report_options
+						? "text, json, csv or html"
+						: "text, json or csv");
 			return 2;
 		case OPT_OP: o->op = optarg; break;
 		case OPT_SIZE: o->size = optarg; break;
@@ -167,6 +187,7 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_STEPS: o->steps = 1; break;
 		case OPT_JOURNAL: o->journal = optarg; break;
 		case OPT_INTO: o->into = optarg; break;
+		case 'o': o->output = optarg; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -840,6 +861,52 @@ fail:
 	return rc;
 }
 
+/* report --format html: the page to stdout, or to FILE through FILE.tmp,
+ * renamed when whole (a reader never sees half a page; a failure leaves
+ * FILE as it was).  Returns an exit status, its message printed. */
+static int report_html(sqlite3 *db, const char *uuid, const char *path)
+{
+	char err[768], tmp[4096];
+	char *html = NULL;
+	size_t len = 0;
+	int st = sd_report_html(db, uuid, &html, &len, err, sizeof(err));
+	if (st != SD_OK)
+		return query_failed("report", st, err);
+	if (!path || strcmp(path, "-") == 0) {
+		fwrite(html, 1, len, stdout);
+		free(html);
+		return sd_finish_stdout();
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >=
+	    sizeof(tmp)) {
+		fprintf(stderr, "shakedown report: -o %s: the name is too "
+			"long\n", path);
+		free(html);
+		return SD_EXIT_USAGE;
+	}
+	FILE *f = fopen(tmp, "w");
+	int bad = !f;
+	if (f) {
+		bad = fwrite(html, 1, len, f) != len;
+		bad |= fflush(f) != 0 || ferror(f);
+		bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
+		bad |= fclose(f) != 0;
+	}
+	int e = errno;
+	free(html);
+	if (bad || rename(tmp, path) != 0) {
+		if (!bad)
+			e = errno;
+		fprintf(stderr, "shakedown report: cannot write %s: %s; "
+			"check the folder exists and is writable\n",
+			bad ? tmp : path, strerror(e));
+		if (f || !bad)
+			unlink(tmp);
+		return SD_EXIT_ENV;
+	}
+	return SD_EXIT_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct db_opts o;
@@ -870,6 +937,24 @@ int cmd_report(int argc, char **argv)
 			"run's steps to the text report; --format json and csv "
 			"have them already\n");
 		rc = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (o.output && !o.html) {
+		fprintf(stderr, "shakedown report: -o writes the HTML report; "
+			"give --format html (the other formats go to "
+			"standard output)\n");
+		rc = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (o.html && (o.bad_nodes || o.steps)) {
+		fprintf(stderr, "shakedown report: --format html is the whole "
+			"run's report; it has the bad nodes and the steps "
+			"already: drop --bad-nodes and --steps\n");
+		rc = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (o.html) {
+		rc = report_html(db, uuid, o.output);
 		goto out;
 	}
 	if (o.bad_nodes && o.format == SD_DB_CSV) {

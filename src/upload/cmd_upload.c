@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "db/db.h"
+#include "db/report_html.h"
 #include "names.h"
 #include "shakedown/backend.h"
 #include "upload/upload.h"
@@ -99,7 +100,7 @@ static int list_outbox(sqlite3 *db, int all)
 
 enum {
 	OPT_URL = 256, OPT_DB, OPT_TOKEN_FILE, OPT_CACERT, OPT_CONNECT_TIMEOUT,
-	OPT_TIMEOUT, OPT_ATTEMPTS, OPT_PENDING, OPT_LIST, OPT_ALL,
+	OPT_TIMEOUT, OPT_ATTEMPTS, OPT_PENDING, OPT_LIST, OPT_ALL, OPT_HTML,
 };
 
 static const struct option long_options[] = {
@@ -113,6 +114,7 @@ static const struct option long_options[] = {
 	{ "pending", no_argument, NULL, OPT_PENDING },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "all", no_argument, NULL, OPT_ALL },
+	{ "html", no_argument, NULL, OPT_HTML },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -127,12 +129,46 @@ static void print_bad_option(const char *arg)
 		"'shakedown upload --help'\n", (int)(n > 64 ? 64 : n), arg);
 }
 
+/* upload --html: after the JSON report, the run's HTML report (the page of
+ * `report --format html`) to the same URL, as text/html with the
+ * Idempotency-Key "<uuid>.html", so that the collector can tell the two
+ * apart and keep each once.  Not queued in the outbox: the JSON is the
+ * record, and the page can be made again from it at any time. */
+static int send_html(sqlite3 *db, const char *uuid, const char *url,
+		     const char *token, const struct sd_upload_config *c)
+{
+	char err[768], key[64];
+	char *page = NULL;
+	size_t len = 0;
+	struct sd_upload_result res;
+	int st = sd_report_html(db, uuid, &page, &len, err, sizeof(err));
+	if (st == SD_OK) {
+		snprintf(key, sizeof(key), "%s.html", uuid);
+		st = sd_upload_post_type(c, url, token, key,
+					 "text/html; charset=utf-8", page,
+					 len, &res, err, sizeof(err));
+		if (st != SD_OK && res.error[0])
+			snprintf(err, sizeof(err), "%s", res.error);
+	}
+	free(page);
+	if (st != SD_OK) {
+		sd_upload_scrub(err, token);
+		fprintf(stderr, "shakedown: upload: the JSON report of %s was "
+			"sent, its HTML report was not: %s; send both again "
+			"with 'shakedown upload %s --html'\n", uuid, err, uuid);
+		return SD_EXIT_ENV;
+	}
+	printf("sent the HTML report of %s to %s (HTTP %ld)\n", uuid, url,
+	       res.http_status);
+	return SD_EXIT_OK;
+}
+
 int cmd_upload(int argc, char **argv)
 {
 	int rc = SD_EXIT_USAGE, src;
 	const char *url = NULL, *db_path = NULL, *token_file = NULL;
 	const char *run_ref = NULL;
-	int pending = 0, list = 0, all = 0, verbose = 0;
+	int pending = 0, list = 0, all = 0, verbose = 0, html = 0;
 	sqlite3 *db = NULL;
 	char *token = NULL;
 	char err[1024];
@@ -175,6 +211,7 @@ int cmd_upload(int argc, char **argv)
 		case OPT_PENDING: pending = 1; break;
 		case OPT_LIST: list = 1; break;
 		case OPT_ALL: all = 1; break;
+		case OPT_HTML: html = 1; break;
 		case 'v': verbose = 1; break;
 		case 'h':
 			usage(stdout);
@@ -224,6 +261,12 @@ int cmd_upload(int argc, char **argv)
 		fprintf(stderr, "shakedown: upload: say what to send: a RUN, "
 			"--pending or --list (one of them); run 'shakedown "
 			"upload --help'\n");
+		return SD_EXIT_USAGE;
+	}
+	if (html && !run_ref) {
+		fprintf(stderr, "shakedown: upload: --html sends one run's "
+			"HTML report beside its JSON; give a RUN (the outbox "
+			"holds the JSON reports only)\n");
 		return SD_EXIT_USAGE;
 	}
 	if (all && !list) {
@@ -282,7 +325,11 @@ int cmd_upload(int argc, char **argv)
 		if (src == SD_OK) {
 			printf("sent %s to %s (HTTP %ld)\n", uuid, url,
 			       res.http_status);
-			rc = sd_finish_stdout();
+			rc = html ? send_html(db, uuid, url, token, &c)
+				  : SD_EXIT_OK;
+			int frc = sd_finish_stdout();
+			if (rc == SD_EXIT_OK)
+				rc = frc;
 		} else {
 			fprintf(stderr, "shakedown: upload: %s\n", err);
 			rc = src == SD_ERR_INVALID ? SD_EXIT_USAGE

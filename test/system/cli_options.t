@@ -33,7 +33,7 @@ bad 2 "^shakedown run: --raw is for --format deepspeed, which is not given; add 
 is "$?" 0 "a run recorded"
 
 # --format of the database commands
-bad 2 "^shakedown report: unknown format 'xml'; use text, json or csv$" \
+bad 2 "^shakedown report: unknown format 'xml'; use text, json, csv or html$" \
 	report --db "$DB" --format xml
 bad 2 "^shakedown report: unknown format 'jsn'; did you mean 'json'\?$" \
 	report --db "$DB" --format jsn

@@ -13,6 +13,7 @@ next step of --script (comma separated; the last step repeats):
   301                           a redirect to /elsewhere
   stall                         read the request, never answer
 
+A GET is logged and answered 404 (a page's fetch, report_html.t).
 Every request is appended to --log as one JSON line before it is answered:
 {"t": seconds, "method", "path", "headers": {name: value}, "body"}.
 Python standard library only.  Stops on SIGTERM or SIGINT.
@@ -88,6 +89,16 @@ def main():
             else:
                 code = int(step)
                 self.reply(code, json.dumps({"status": code}))
+
+        def do_GET(self):
+            # report_html.t: a page that fetches (logged, answered 404)
+            rec = {"t": time.time(), "method": "GET", "path": self.path,
+                   "headers": {k: v for k, v in self.headers.items()},
+                   "body": ""}
+            with lock:
+                with open(args.log, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+            self.reply(404, '{"error":"not here"}')
 
     class Server(http.server.ThreadingHTTPServer):
         daemon_threads = True
