@@ -8,8 +8,9 @@
 # Then the training workload's GPU path (shakedown train --backend nccl):
 # the test and default configs for 100 steps against the shipped CPU
 # curves, a finite and falling loss, tgs and TFLOPs recomputed from the
-# database rows, MFU against the table's bf16 peak, two ranks on one GPU
-# refused (about 30-60 s together, unmeasured).
+# database rows, MFU against the table's bf16 peak, PyTorch eager's
+# tokens/s on the same GPU and config beside shakedown's, two ranks on one
+# GPU refused (about 30-60 s together, unmeasured).
 #
 # Usage: test/gpu/check.sh            (from anywhere; builds in the tree)
 # Env:   SD_GPU_CHECK_PART  all (default); base: all but the training
@@ -172,6 +173,23 @@ for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]):
 		ok 'grep -Eq "MFU +[0-9.]+% of [0-9.e]+ TFLOPs \(table" "$out"' \
 			"train $cfgname: MFU against the peak table's bf16 peak of $gpuname"
 	done
+	# PyTorch eager on the same GPU and configuration (bf16 autocast,
+	# bench/torch_gpt.py --device cuda), for the record: its tokens/s
+	# beside shakedown's tgs of the default run just above; it passes
+	# when it ran (the ratio is a number to report, not a verdict).
+	# SD_GPU_TORCH=0 leaves it out.
+	if [ "${SD_GPU_TORCH:-1}" = 0 ]; then
+		skip 1 "SD_GPU_TORCH=0: no PyTorch comparison"
+	elif python3 -c 'import numpy, torch; assert torch.cuda.is_available()' 2>/dev/null; then
+		step "train: PyTorch eager bf16 on the same GPU, default config" 0 \
+			"^tokens_per_s_median_step " -- \
+			python3 bench/torch_gpt.py --device cuda --config default \
+			--accum-steps 8 --steps 30 --warmup 5
+		torch_tps=$(sed -n 's/^tokens_per_s_median_step //p' "$step_out")
+		diag "train default: shakedown tgs ${tgs_out:-?} tokens/s, PyTorch eager bf16 ${torch_tps:-?} tokens/s (median step), ratio $(awk -v a="${tgs_out:-0}" -v b="${torch_tps:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')"
+	else
+		skip 1 "python3 has no torch with CUDA here: no PyTorch comparison"
+	fi
 	# NCCL takes one GPU per rank: two ranks on one are refused
 	step "train: two ranks on one GPU are refused (exit 3)" 3 "both use GPU" -- \
 		env CUDA_VISIBLE_DEVICES=0 $sd train --backend nccl --local 2 \
