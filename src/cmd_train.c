@@ -21,6 +21,11 @@
  * judges the loss curve against the reference and each rank's compute
  * time against its peers, prints, records, and says the exit status,
  * which every rank returns.
+ *
+ * With the nccl backend the model runs on the rank's GPU instead: the
+ * plugin's shakedown_train_gpu table (lib/train/gpu_ops.h, looked up with
+ * dlsym) makes it from the same initial weights, and the buckets'
+ * all_reduce runs on its device gradients, on the stream its kernels use.
  */
 #include "config.h"
 
@@ -488,6 +493,11 @@ static int train_step(struct train_ctx *c, struct sd_gpt *m,
 					      errlen)
 			   : sd_gpt_backward(m, on_grad_ready, d, err, errlen);
 	}
+	/* the GPU path alone: nothing waits for backward's kernels but this
+	 * (with peers, the all_reduce's wait below does, and holds their
+	 * tail) */
+	if (!rc && c->gm && bs->size == 1)
+		rc = c->gpu->sync(c->gm, c->opt.timeout_ms, err, errlen);
 	double t1 = sd_now();
 	if (!rc && d->active && d->next < d->nb) {
 		snprintf(err, errlen, "backward reported %d of %d gradient "

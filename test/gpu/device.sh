@@ -351,6 +351,13 @@ s_smoke() {
 			-b 8 -e 1K -n 2 -w 1 --timeout 20 || rc=$?
 		note "no GPU: the NCCL backend exits $rc (want 3)"
 		[ "$rc" = 3 ] || return 1
+		# and so does the training workload's GPU path
+		rc=0
+		SHAKEDOWN_PLUGIN_DIR=$top/plugins/nccl/.libs bounded src/shakedown train \
+			--local 1 --backend nccl --config test --steps 2 --db none \
+			--no-progress --timeout 20 || rc=$?
+		note "no GPU: train --backend nccl exits $rc (want 3)"
+		[ "$rc" = 3 ] || return 1
 	fi
 }
 
