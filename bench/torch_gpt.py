@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """torch_gpt.py - the training workload's model (lib/train/gpt.h) in PyTorch
 eager on the CPU, one thread, timed as bench/train_raw times it, for
-bench/train_bench.sh.
+bench/train_bench.sh; or with --device cuda on one GPU, in bf16 autocast
+(the matmuls in bf16, fp32 master weights and AdamW, as shakedown's GPU
+path: plugins/nccl/train_gpu.cu), for the same configuration's tgs
+against `shakedown train --backend nccl` (test/gpu/check.sh).
 
 The same model: token and position embeddings; blocks of (LayerNorm, causal
 self-attention with biased qkv and output projections, residual, LayerNorm,
@@ -21,6 +24,7 @@ steadier on a loaded host, tokens per step / the median step).
       [--warmup W] [--ranks R] [--seed S] [--lr X] [--layers N] [--width N]
       [--heads N] [--seq-len N] [--vocab N] [--micro-batch N]
       [--accum-steps N] [--tokens FILE] [--init FILE] [--profile]
+      [--device cpu|cuda] [--no-bf16]
 
 --tokens reads the inputs and targets train_raw --dump-tokens wrote (int32,
 per micro-batch: inputs then targets), so both train on the same data;
@@ -28,6 +32,10 @@ without it the tokens are uniform random.  --init loads train_raw
 --dump-init's parameters (float32 in table order) instead of PyTorch's own
 GPT-2-style initialisation.  --profile adds, untimed, the share of one
 step's CPU time spent in matmul operators (torch.autograd.profiler).
+--device cuda runs on the first GPU with torch.autocast(bfloat16) around
+forward and the loss (--no-bf16: fp32); a step's time then ends after
+torch.cuda.synchronize(), and each micro-batch's loss.item() waits for it
+as shakedown's GPU path waits for its loss.
 """
 import argparse
 import math
@@ -182,10 +190,18 @@ def main():
     ap.add_argument("--tokens")
     ap.add_argument("--init")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--no-bf16", action="store_true")
     a = ap.parse_args()
 
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
+    dev = torch.device(a.device)
+    cuda = a.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        sys.exit("torch_gpt: --device cuda, but torch sees no GPU")
+    bf16 = cuda and not a.no_bf16
+    if not cuda:
+        torch.set_num_threads(1)
+        torch.set_num_interop_threads(1)
     torch.manual_seed(a.seed)
     c = dict(CONFIGS[a.config])
     for k in c:
@@ -199,6 +215,7 @@ def main():
     model = GPT(c)
     if a.init:
         load_init(model, c, a.init)
+    model.to(dev)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     other = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
@@ -224,7 +241,7 @@ def main():
                 base = (step * micro + i) * 2 * B * T
                 x = tokens[base: base + B * T].view(B, T)
                 y = tokens[base + B * T: base + 2 * B * T].view(B, T)
-            out.append((x, y))
+            out.append((x.to(dev), y.to(dev)))
         return out
 
     nparams = sum(p.numel() for p in model.parameters())
@@ -232,9 +249,11 @@ def main():
           "micro_batch=%d accum_steps=%d ranks=%d" % (
               c["layers"], c["width"], c["heads"], T, V, B,
               c["accum_steps"], a.ranks))
-    print("# torch %s, threads %d, params=%d, init=%s" % (
+    print("# torch %s, threads %d, params=%d, init=%s, device %s%s" % (
         torch.__version__, torch.get_num_threads(), nparams,
-        a.init or "torch"))
+        a.init or "torch",
+        torch.cuda.get_device_name(0) if cuda else "cpu",
+        ", bf16 autocast" if bf16 else ""))
     times, timed = [], 0.0
     for s in range(a.steps):
         data = batches(s)
@@ -242,10 +261,14 @@ def main():
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for x, y in data:
-            loss = model(x, y)
+            with torch.autocast(a.device, dtype=torch.bfloat16,
+                                enabled=bf16):
+                loss = model(x, y)
             (loss / micro).backward()
             total += loss.item()
         opt.step()
+        if cuda:
+            torch.cuda.synchronize()
         dt = time.perf_counter() - t0
         times.append(dt)
         if s >= warmup:

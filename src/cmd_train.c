@@ -21,6 +21,11 @@
  * judges the loss curve against the reference and each rank's compute
  * time against its peers, prints, records, and says the exit status,
  * which every rank returns.
+ *
+ * With the nccl backend the model runs on the rank's GPU instead: the
+ * plugin's shakedown_train_gpu table (lib/train/gpu_ops.h, looked up with
+ * dlsym) makes it from the same initial weights, and the buckets'
+ * all_reduce runs on its device gradients, on the stream its kernels use.
  */
 #include "config.h"
 
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
@@ -53,6 +59,7 @@
 #include "train/data.h"
 #include "train/ddp.h"
 #include "train/gpt.h"
+#include "train/gpu_ops.h"
 #include "train/metrics.h"
 #include "train/reference.h"
 
@@ -125,6 +132,12 @@ struct train_ctx {
 	char ref_note[1024];     /* why there is none, or "" */
 	double peak;             /* TFLOPs per device; 0 unknown */
 	enum sd_train_origin peak_origin;
+	/* the GPU path (--backend nccl): the plugin's table and this
+	 * rank's model; NULL on the CPU path */
+	const struct sd_train_gpu_ops *gpu;
+	struct sd_train_gpu *gm;
+	struct sd_gpt_tensor *gpu_tensors; /* its table (gpt.c's) */
+	int gpu_nt;
 };
 
 static volatile sig_atomic_t cancel_flag;
@@ -466,16 +479,25 @@ static int train_step(struct train_ctx *c, struct sd_gpt *m,
 					 g->accum_steps, ms, g->micro_batch,
 					 inputs, targets, err, errlen);
 		if (!rc)
-			rc = sd_gpt_forward(m, inputs, targets, &loss, err,
-					    errlen);
+			rc = c->gm ? c->gpu->forward(c->gm, inputs, targets,
+						     &loss, err, errlen)
+				   : sd_gpt_forward(m, inputs, targets, &loss,
+						    err, errlen);
 		if (rc)
 			break;
 		if (!isfinite(loss))
 			rep->nonfinite = 1;
 		rep->loss_sum += loss;
 		d->active = ms == g->accum_steps - 1;
-		rc = sd_gpt_backward(m, on_grad_ready, d, err, errlen);
+		rc = c->gm ? c->gpu->backward(c->gm, on_grad_ready, d, err,
+					      errlen)
+			   : sd_gpt_backward(m, on_grad_ready, d, err, errlen);
 	}
+	/* the GPU path alone: nothing waits for backward's kernels but this
+	 * (with peers, the all_reduce's wait below does, and holds their
+	 * tail) */
+	if (!rc && c->gm && bs->size == 1)
+		rc = c->gpu->sync(c->gm, c->opt.timeout_ms, err, errlen);
 	double t1 = sd_now();
 	if (!rc && d->active && d->next < d->nb) {
 		snprintf(err, errlen, "backward reported %d of %d gradient "
@@ -490,7 +512,19 @@ static int train_step(struct train_ctx *c, struct sd_gpt *m,
 		rc = c->plugin.ops->wait(c->comm, c->opt.timeout_ms, err,
 					 errlen);
 	double t2 = sd_now();
-	if (!rc) {
+	if (!rc && c->gm) {
+		/* queued behind the all_reduce; the step ends when the GPU
+		 * is done with it */
+		rc = c->gpu->adamw_step(c->gm, &adamw,
+					1.0f / (float)(bs->size *
+						       g->accum_steps),
+					err, errlen);
+		if (!rc)
+			rc = c->gpu->zero_grad(c->gm, err, errlen);
+		if (!rc)
+			rc = c->gpu->sync(c->gm, c->opt.timeout_ms, err,
+					  errlen);
+	} else if (!rc) {
 		sd_gpt_adamw_step(m, &adamw,
 				  1.0f / (float)(bs->size * g->accum_steps));
 		sd_gpt_zero_grad(m);
@@ -835,7 +869,7 @@ static void run_facts(const struct train_ctx *c, int nranks,
 	snprintf(f->device_name, sizeof(f->device_name), "%s",
 		 ranks[0].dev.name[0] ? ranks[0].dev.name : "CPU");
 	f->device_name_origin = SD_TRAIN_READ;
-	f->precision = SD_TRAIN_FP32;
+	f->precision = c->gm ? SD_TRAIN_BF16 : SD_TRAIN_FP32;
 }
 
 /* Rank 0 at the end: summarise, judge, print, record, and say how the
@@ -1076,6 +1110,56 @@ static double measure_cpu_peak(void)
 	return med > 0 ? 2.0 * 512 * 512 * 512 / (med * 1e-6) / 1e12 : 0;
 }
 
+/* The GPU path: the plugin's `shakedown_train_gpu` table and this rank's
+ * model on its GPU, from the initial weights the CPU model takes (the
+ * same seed, the same weights on both paths; no BLAS needed).  Returns
+ * SD_OK or a status, err set. */
+static int open_gpu_model(struct train_ctx *c, char *err, size_t errlen)
+{
+	const struct sd_train_gpu_ops *ops =
+		c->plugin.handle ? dlsym(c->plugin.handle, SD_TRAIN_GPU_SYMBOL)
+				 : NULL;
+	if (!ops) {
+		snprintf(err, errlen, "the nccl plugin %.300s has no training "
+			 "workload (it was built without cuBLAS); rebuild "
+			 "shakedown where configure finds cuBLAS, or use "
+			 "--backend gloo (the CPU path)", c->plugin.path);
+		return SD_ERR_NODEV;
+	}
+	if (ops->abi != SD_TRAIN_GPU_ABI ||
+	    ops->table_size < sizeof(struct sd_train_gpu_ops)) {
+		snprintf(err, errlen, "the nccl plugin %.300s has a training "
+			 "table of another version (ABI %u, %u bytes; this "
+			 "shakedown wants ABI %u, %zu bytes); install the "
+			 "plugin built with this shakedown", c->plugin.path,
+			 ops->abi, ops->table_size, SD_TRAIN_GPU_ABI,
+			 sizeof(struct sd_train_gpu_ops));
+		return SD_ERR_BACKEND;
+	}
+	int rc = sd_gpt_config_check(&c->opt.cfg, err, errlen);
+	if (rc)
+		return rc;
+	int nt = sd_gpt_tensor_count(&c->opt.cfg);
+	size_t np = sd_gpt_param_count(&c->opt.cfg);
+	float *params = malloc(np * sizeof(float));
+	c->gpu_tensors = calloc((size_t)nt, sizeof(*c->gpu_tensors));
+	if (!params || !c->gpu_tensors) {
+		free(params);
+		snprintf(err, errlen, "out of memory for the initial weights "
+			 "(%zu MiB)", np * sizeof(float) >> 20);
+		return SD_ERR_NOMEM;
+	}
+	c->gpu_nt = nt;
+	sd_gpt_init_params(&c->opt.cfg, (uint64_t)c->opt.seed, c->gpu_tensors,
+			   params);
+	rc = ops->create(c->comm, &c->opt.cfg, c->gpu_tensors, nt, params,
+			 &c->gm, err, errlen);
+	free(params);
+	if (!rc)
+		c->gpu = ops;
+	return rc;
+}
+
 static int train_main(void *arg)
 {
 	struct train_ctx *c = arg;
@@ -1114,9 +1198,14 @@ static int train_main(void *arg)
 		goto out;
 
 	/* the model, the data and the buckets: the same on every rank */
-	rc = sd_gpt_create(&o->cfg, &model, err, sizeof(err));
+	if (strcmp(c->plugin.ops->name, "nccl") == 0) {
+		rc = open_gpu_model(c, err, sizeof(err));
+	} else {
+		rc = sd_gpt_create(&o->cfg, &model, err, sizeof(err));
+		if (!rc)
+			sd_gpt_init(model, (uint64_t)o->seed);
+	}
 	if (!rc) {
-		sd_gpt_init(model, (uint64_t)o->seed);
 		if (o->data)
 			rc = sd_data_open_file(&data, o->data, o->cfg.vocab,
 					       o->cfg.seq_len,
@@ -1140,11 +1229,12 @@ static int train_main(void *arg)
 		rc = SD_ERR_NOMEM;
 	}
 	if (!rc) {
-		int nt;
-		const struct sd_gpt_tensor *t = sd_gpt_tensors(model, &nt);
+		int nt = c->gpu_nt;
+		const struct sd_gpt_tensor *t =
+			c->gm ? c->gpu_tensors : sd_gpt_tensors(model, &nt);
 		ddp->ops = c->plugin.ops;
 		ddp->comm = c->comm;
-		ddp->grads = sd_gpt_grads(model);
+		ddp->grads = c->gm ? c->gpu->grads(c->gm) : sd_gpt_grads(model);
 		ddp->timeout_ms = o->timeout_ms;
 		ddp->nranks = bs->size;
 		rc = sd_ddp_buckets(t, nt, sizeof(float),
@@ -1159,7 +1249,8 @@ static int train_main(void *arg)
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	rc = SD_OK;
-	if (model && fault_misfit(&c->fault, bs->size, sd_gpt_n_params(model),
+	if ((model || c->gm) &&
+	    fault_misfit(&c->fault, bs->size, sd_gpt_param_count(&o->cfg),
 				  err, sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
@@ -1267,6 +1358,10 @@ static int train_main(void *arg)
 			       sd_gpt_param_count(k),
 			       sd_gpt_flops_per_token(k), k->accum_steps,
 			       k->micro_batch, ddp->nb, ddp->nb == 1 ? "" : "s");
+			if (c->gm)
+				printf("# GPU path: bf16 GEMMs through cuBLAS "
+				       "(fp32 compute), fp32 master weights, "
+				       "gradients and AdamW\n");
 			if (o->data)
 				printf("# data: bytes of %s, seed %ld\n", o->data,
 				       o->seed);
@@ -1393,6 +1488,11 @@ out:
 			fprintf(stderr, "shakedown train: a rank was lost after "
 				"%ld steps; they are recorded\n", g.done);
 	}
+	if (c->gm)
+		c->gpu->destroy(c->gm);
+	c->gm = NULL;
+	free(c->gpu_tensors);
+	c->gpu_tensors = NULL;
 	sd_job_close(&c->boot, &c->plugin, &c->comm);
 	sd_gpt_destroy(model);
 	sd_data_close(data);
@@ -1425,19 +1525,21 @@ int cmd_train(int argc, char **argv)
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
-	if (strcmp(ctx.opt.backend, "nccl") == 0) {
-		if (sd_first_task())
-			fprintf(stderr, "shakedown train: the nccl backend needs "
-				"the training workload's GPU path (CUDA kernels, "
-				"bf16 with fp32 master weights), which is not "
-				"built yet; use --backend gloo (the CPU path)\n");
-		return SD_EXIT_ENV;
-	}
 	char err[512];
 	if (sd_fault_parse(getenv("SHAKEDOWN_FAULT"), &ctx.fault, err,
 			   sizeof(err))) {
 		if (sd_first_task())
 			fprintf(stderr, "shakedown: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
+	if (strcmp(ctx.opt.backend, "nccl") == 0 &&
+	    (ctx.fault.kind == SD_FAULT_GRAD_CORRUPT ||
+	     ctx.fault.kind == SD_FAULT_GRAD_NAN)) {
+		/* they write the gradients from the host */
+		if (sd_first_task())
+			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: the "
+				"gradient faults are planted on the CPU path "
+				"only; use --backend gloo for them\n");
 		return SD_EXIT_USAGE;
 	}
 	if (ctx.fault.kind == SD_FAULT_GRAD_NAN && !ctx.fault.iter_set)

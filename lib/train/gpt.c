@@ -394,18 +394,21 @@ void sd_gpt_matmul_stats_reset(struct sd_gpt *m)
 
 /* ---- initialisation ------------------------------------------------- */
 
-void sd_gpt_init(struct sd_gpt *m, uint64_t seed)
+/* The initial parameters for seed into params, over the table t. */
+static void init_params(const struct sd_gpt_config *c,
+			const struct sd_gpt_tensor *tensors, int n_tensors,
+			uint64_t seed, float *params)
 {
 	struct sd_rng r;
-	double resid_std = 0.02 / sqrt(2.0 * m->cfg.layers);
+	double resid_std = 0.02 / sqrt(2.0 * c->layers);
 
 	sd_rng_seed(&r, seed);
-	for (int i = 0; i < m->n_tensors; i++) {
-		const struct sd_gpt_tensor *t = &m->tensors[i];
-		float *p = m->params + t->offset;
+	for (int i = 0; i < n_tensors; i++) {
+		const struct sd_gpt_tensor *t = &tensors[i];
+		float *p = params + t->offset;
 		int k = (i - T_FIRST_LAYER) % T_PER_LAYER;
 		int in_layer = i >= T_FIRST_LAYER &&
-			       i < T_FIRST_LAYER + T_PER_LAYER * m->cfg.layers;
+			       i < T_FIRST_LAYER + T_PER_LAYER * c->layers;
 		double std = 0.02;
 
 		if (t->cols > 1) {
@@ -416,13 +419,25 @@ void sd_gpt_init(struct sd_gpt *m, uint64_t seed)
 		} else {
 			/* LayerNorm weights 1; every bias and LN bias 0 */
 			float v = (in_layer && (k == T_LN1_W || k == T_LN2_W)) ||
-						  i == m->n_tensors - 2
+						  i == n_tensors - 2
 					  ? 1.0f
 					  : 0.0f;
 			for (size_t j = 0; j < t->count; j++)
 				p[j] = v;
 		}
 	}
+}
+
+void sd_gpt_init_params(const struct sd_gpt_config *cfg, uint64_t seed,
+			struct sd_gpt_tensor *t, float *params)
+{
+	build_table(cfg, t);
+	init_params(cfg, t, sd_gpt_tensor_count(cfg), seed, params);
+}
+
+void sd_gpt_init(struct sd_gpt *m, uint64_t seed)
+{
+	init_params(&m->cfg, m->tensors, m->n_tensors, seed, m->params);
 	memset(m->grads, 0, m->n_params * sizeof(float));
 	memset(m->adam_m, 0, m->n_params * sizeof(float));
 	memset(m->adam_v, 0, m->n_params * sizeof(float));

@@ -144,6 +144,16 @@ const struct sd_gpt_config *sd_gpt_config(const struct sd_gpt *m);
  */
 void sd_gpt_init(struct sd_gpt *m, uint64_t seed);
 
+/*
+ * Without a model (no BLAS, no activations): the tensor table of cfg (a
+ * checked one) into t (sd_gpt_tensor_count() entries) and the parameters
+ * sd_gpt_init() gives for seed into params (sd_gpt_param_count()
+ * floats), bit for bit.  The GPU path (lib/train/gpu_ops.h) starts from
+ * them, so both paths start from the same weights.
+ */
+void sd_gpt_init_params(const struct sd_gpt_config *cfg, uint64_t seed,
+			struct sd_gpt_tensor *t, float *params);
+
 /* The parameter and gradient arrays (sd_gpt_param_count() floats each),
  * owned by m; the caller may read and write them (all_reduce in place). */
 float *sd_gpt_params(struct sd_gpt *m);

@@ -45,6 +45,9 @@
 #include "links.h"
 #include "nccl_env.h"
 #include "nccl_gemm.h" /* sd_nccl_now_s, sd_nccl_nap_us; the gemm slot */
+#ifdef HAVE_CUBLAS
+#include "train_gpu.h" /* the training workload's GPU path */
+#endif
 #include "nccl_host.h"
 #include "probe.h"
 
@@ -1297,6 +1300,40 @@ static int nccl_gemm(struct sd_comm *c, const struct sd_gemm_args *a,
 	struct sd_nccl_gpu gpu = { g.cc_major, g.cc_minor, what };
 	return sd_nccl_gemm(c->stream, &gpu, a, r, err, errlen);
 }
+
+/* `shakedown train --backend nccl`: the model on this rank's GPU and
+ * stream (train_gpu.cu), so the gradient buckets' all_reduce (run())
+ * queues behind the kernels that made them. */
+static int nccl_train_create(struct sd_comm *c, const struct sd_gpt_config *cfg,
+			     const struct sd_gpt_tensor *t, int nt,
+			     const float *params, struct sd_train_gpu **out,
+			     char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!c || c->aborted || !c->nccl) {
+		snprintf(err, errlen, "rank %d on %s: the NCCL communicator "
+			 "was aborted", c ? c->rank : -1, g.host);
+		return SD_ERR_CANCELLED;
+	}
+	char what[300];
+	snprintf(what, sizeof(what), "%s on %s", g.what, g.host);
+	return sd_nccl_train_create(c->stream, what, cfg, t, nt, params, out,
+				    err, errlen);
+}
+
+const struct sd_train_gpu_ops shakedown_train_gpu = {
+	.abi = SD_TRAIN_GPU_ABI,
+	.table_size = (uint32_t)sizeof(struct sd_train_gpu_ops),
+	.create = nccl_train_create,
+	.destroy = sd_nccl_train_destroy,
+	.forward = sd_nccl_train_forward,
+	.backward = sd_nccl_train_backward,
+	.grads = sd_nccl_train_grads,
+	.adamw_step = sd_nccl_train_adamw,
+	.zero_grad = sd_nccl_train_zero_grad,
+	.sync = sd_nccl_train_sync,
+	.read_params = sd_nccl_train_read_params,
+};
 #endif
 
 const struct sd_backend_ops shakedown_backend = {

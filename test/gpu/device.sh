@@ -14,7 +14,11 @@
 #   make       make -j(cores)
 #   smoke      shakedown's version, a 2-rank Gloo run (the unpacked Gloo
 #              loads), the NCCL plugin linked against the NCCL found
-#   check      test/gpu/check.sh (TAP; its log is $OUT/gpu-check.log)
+#   check      test/gpu/check.sh but its training checks (TAP; its log is
+#              $OUT/gpu-check.log)
+#   train      check.sh's training checks alone (SD_GPU_CHECK_PART=train:
+#              shakedown train --backend nccl; $OUT/gpu-train.log), at most
+#              90 s
 #   bench      bench/nccl_bench.sh against .gpu-deps/nccl-tests (built in
 #              the background from the nccl step on, into .gpu-deps/nt-build)
 #
@@ -93,7 +97,7 @@ fi
 # -- the inner shell: the steps ------------------------------------------
 dry=${SD_DEVICE_DRY:-}
 start=${SD_DEVICE_START:-$(date +%s)}
-steps=${SD_DEVICE_STEPS:-"unpack nccl autogen configure make smoke check bench"}
+steps=${SD_DEVICE_STEPS:-"unpack nccl autogen configure make smoke check train bench"}
 failed=0
 note() { echo "device.sh: $*"; }
 record() { echo "$1 $2" >>"$status"; }
@@ -347,12 +351,24 @@ s_smoke() {
 			-b 8 -e 1K -n 2 -w 1 --timeout 20 || rc=$?
 		note "no GPU: the NCCL backend exits $rc (want 3)"
 		[ "$rc" = 3 ] || return 1
+		# and so does the training workload's GPU path
+		rc=0
+		SHAKEDOWN_PLUGIN_DIR=$top/plugins/nccl/.libs bounded src/shakedown train \
+			--local 1 --backend nccl --config test --steps 2 --db none \
+			--no-progress --timeout 20 || rc=$?
+		note "no GPU: train --backend nccl exits $rc (want 3)"
+		[ "$rc" = 3 ] || return 1
 	fi
 }
 
 s_check() {
 	if [ -n "$dry" ]; then skip_why="no GPU"; return 77; fi
-	OUT=$OUT bounded sh test/gpu/check.sh
+	OUT=$OUT SD_GPU_CHECK_PART=base bounded sh test/gpu/check.sh
+}
+
+s_train() {
+	if [ -n "$dry" ]; then skip_why="no GPU"; return 77; fi
+	OUT=$OUT SD_GPU_CHECK_PART=train bounded sh test/gpu/check.sh
 }
 
 s_bench() {
@@ -402,6 +418,7 @@ run_step configure 120 s_configure
 run_step make 240 s_make
 run_step smoke 60 s_smoke
 run_step check 240 s_check
+run_step train 90 s_train
 run_step bench 180 s_bench
 # a background nccl-tests build that bench never waited for (a step before
 # it failed): end it and its children, by PID

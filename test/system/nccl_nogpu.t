@@ -2,7 +2,9 @@
 # nccl_nogpu.t - the NCCL plugin on a machine without a GPU or driver: it
 # loads, and `shakedown run --backend nccl` says in one line that no CUDA
 # device or driver was found, and exits 3; a test's env is checked against
-# the plugin's table and the job's environment before that.  On a machine
+# the plugin's table and the job's environment before that.  `shakedown
+# train --backend nccl` (the training workload's GPU path) fails the same
+# way, and the gradient faults it cannot plant are refused first.  On a machine
 # with a GPU the checks are in test/gpu/check.sh instead.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 
@@ -12,11 +14,26 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 	skip_all "this machine has a GPU; run test/gpu/check.sh"
 fi
 
-plan 17
+plan 22
 
-# the plugin exports exactly the one symbol the loader looks up
+# the plugin exports exactly the symbols the loader and `train` look up
+# (the training table only where the build found cuBLAS)
 syms=$(nm -D --defined-only "$so" | awk '$2 ~ /^[A-Z]$/ && $3 !~ /^_/ { print $3 }' | sort | tr '\n' ' ')
-is "$syms" "shakedown_backend " "backend_nccl.so exports only shakedown_backend"
+ok '[ "$syms" = "shakedown_backend " ] || [ "$syms" = "shakedown_backend shakedown_train_gpu " ]' \
+	"backend_nccl.so exports shakedown_backend and at most shakedown_train_gpu ($syms)"
+
+# train: the GPU path fails at the device, in one line, exit 3
+run -t 60 "$SHAKEDOWN" train --backend nccl --local 1 --config test --db none
+is "$rc" 3 "train --backend nccl without a GPU: exit 3"
+is "$(printf '%s\n' "$err" | grep -c .)" 1 "train: one line on stderr"
+like "$err" "^shakedown: no CUDA device or driver found on [^ ]+ \(cudaGetDeviceCount: [^)]+\); use --backend gloo on CPU-only nodes$" \
+	"train: the line names the host, the CUDA error and the fix"
+run -t 60 "$SHAKEDOWN" train --backend nccl --local 2 --config test --db none
+ok '[ "$rc" = 3 ] && printf "%s\n" "$err" | grep -Eq "rank [01] \([^)]+\): no CUDA device or driver found on"' \
+	"train on two local ranks: exit 3, each rank names itself (exit $rc)"
+SHAKEDOWN_FAULT=rank=0,kind=grad_nan run -t 60 "$SHAKEDOWN" train --backend nccl --local 1 --config test --db none
+ok '[ "$rc" = 2 ] && printf "%s\n" "$err" | grep -q "gradient faults are planted on the CPU path only; use --backend gloo"' \
+	"a gradient fault on the GPU path: exit 2, says why (exit $rc)"
 
 run -t 60 "$SHAKEDOWN" run --backend nccl --local 1 --op all_reduce -b 8 -e 8 --db none
 is "$rc" 3 "exit status 3 without a GPU"
