@@ -512,8 +512,13 @@ int cmd_reference(int argc, char **argv)
 		goto out;
 	}
 
-	rc = sd_named_open("reference", o.db, sub == REF_CREATE || sub == REF_IMPORT ||
-				   sub == REF_DELETE, &db);
+	/* a reference from logs or a file needs no recorded run: the
+	 * database is made when missing */
+	rc = sd_named_open("reference", o.db,
+			   (sub == REF_CREATE && o.nlogs) || sub == REF_IMPORT
+				   ? SD_NAMED_CREATE
+				   : sub == REF_CREATE || sub == REF_DELETE,
+			   &db);
 	if (rc)
 		goto out;
 	switch (sub) {

@@ -88,6 +88,8 @@ int sd_named_open(const char *cmd, const char *path_opt, int writes,
 	}
 	if (!writes && access(path, F_OK) == 0 && access(path, W_OK) != 0)
 		flags |= SD_DB_READONLY;
+	if (writes == SD_NAMED_CREATE)
+		flags |= SD_DB_CREATE;
 	if (sd_db_open(path, flags, db, err, sizeof(err)) != SD_OK) {
 		fprintf(stderr, "shakedown %s: %s\n", cmd, err);
 		return SD_EXIT_ENV;

@@ -28,9 +28,15 @@ int sd_named_bad_option(const char *cmd, int argc, char **argv, int at,
 int sd_named_positionals(const char *cmd, int argc, char **argv,
 			 const char **pos, int *npos, int max);
 
+/* What sd_named_open()'s `writes` may also be: write, creating the file
+ * and its schema when missing (what needs no recorded run: a reference
+ * from a log or a file). */
+#define SD_NAMED_CREATE 2
+
 /* Open the database at path_opt (sd_db_resolve_path()): read-write when
- * the command writes; otherwise read-write when the file allows it (an
- * older schema is migrated), read only when not.  Returns SD_EXIT_OK
+ * the command writes (created when writes is SD_NAMED_CREATE); otherwise
+ * read-write when the file allows it (an older schema is migrated), read
+ * only when not.  Returns SD_EXIT_OK
  * with *db, SD_EXIT_USAGE for --db none, or SD_EXIT_ENV, said. */
 int sd_named_open(const char *cmd, const char *path_opt, int writes,
 		  sqlite3 **db);

@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 98
+plan 100
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -72,6 +72,12 @@ is "$(SQ "SELECT source FROM train_references WHERE name = 'lf'")" \
 	"logs $D/llamafactory_trainer_log.jsonl" "its source names the log"
 is "$(SQ "SELECT printf('%.4f %.4f', (SELECT loss_mean FROM train_reference_steps s JOIN train_references r ON r.id = s.reference_id WHERE r.name = 'lf' AND step = 1), (SELECT loss_mean FROM train_reference_steps s JOIN train_references r ON r.id = s.reference_id WHERE r.name = 'lf' AND step = 100))")" \
 	"3.0000 2.0100" "its curve is the log's: 3.00 at step 1 to 2.01 at step 100"
+
+# a reference from a log needs no recorded run: a new database is made
+run "$SHAKEDOWN" reference create --from-log "$D/hf_trainer_state.json" --name golden --db "$TMPD/refs.db"
+is "$rc" 0 "reference create --from-log into a database not there yet: exit 0"
+is "$(sqlite3 "$TMPD/refs.db" "SELECT name || ' ' || config FROM train_references")" "golden log" \
+	"the database is made, with the reference"
 
 # trainer_state.json has the same losses: variance 0, passed
 I "$D/hf_trainer_state.json" --gpus 8 --tokens-per-step 49152 --reference lf --db "$DB" --json
