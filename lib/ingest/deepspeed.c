@@ -1,25 +1,338 @@
-/* deepspeed.c - placeholder until the deepspeed parser lands (same session); never
- * shipped: the parser's own file replaces this one. */
+/*
+ * deepspeed.c - DeepSpeed's stdout (`shakedown ingest --format deepspeed`).
+ *
+ * Written from microsoft/DeepSpeed (master, 2026):
+ *  - deepspeed/runtime/pipe/engine.py, PipelineEngine.train_batch(): every
+ *    steps_per_print steps rank 0 prints
+ *      f'steps: {global_steps} loss: {agg_train_loss:0.4f} '
+ *      [f'{name}: {value:0.4f} ' for each additional loss]
+ *      f'iter time (s): {iter_time:0.3f} samples/sec: {tput:0.3f}'
+ *    iter_time being the train_batch timer over steps_per_print steps and
+ *    tput = train_batch_size() / iter_time: a step line;
+ *  - deepspeed/utils/timer.py, ThroughputTimer.stop(): every
+ *    steps_per_print global steps
+ *      'epoch={}/micro_step={}/global_step={}, RunningAvgSamplesPerSec={},
+ *       CurrSamplesPerSec={}, MemAllocated={}GB, MaxMemAllocated={}GB'
+ *    (one line; CurrSamplesPerSec = train_batch_size / the step's time): a
+ *    step line without a loss, when the configuration says the batch;
+ *  - deepspeed/runtime/config.py, DeepSpeedConfig.print(): at start-up,
+ *    'DeepSpeedEngine configuration:' then '  {name} {dots} {value}' for
+ *    each setting: train_batch_size and steps_per_print are read, the
+ *    block's lines are fact lines;
+ *  - deepspeed/profiling/flops_profiler/profiler.py,
+ *    FlopsProfiler.print_model_profile(): the block from '-- DeepSpeed
+ *    Flops Profiler --' to its closing dashes, '{:<70}  {:<8}' rows:
+ *    'world size:' (devices), 'data parallel size:', 'model parallel
+ *    size:', 'batch size per GPU:', 'params per GPU:' (the model's
+ *    parameters when the model parallel size is 1; else left to
+ *    --params), 'fwd+bwd FLOPS per GPU = ...: X TFLOPS' (the profiled
+ *    step's own figure, shown beside shakedown's); every line a fact line.
+ * The engine's own _report_progress() line ('step=N, skipped=S, lr=[...],
+ * mom=[...]', deepspeed/runtime/engine.py) carries no loss nor time: a fact
+ * line.  DeepSpeedEngine itself (no pipeline) prints no loss: its rows
+ * come from the ThroughputTimer, with no loss to compare.  Launcher
+ * prefixes ('[2026-01-02 03:04:05,123] [INFO] [engine.py:123:...]', '0: ',
+ * '[rank0]:') are skipped: the fields are found wherever they start.
+ * Unparsed: a 'steps: ... loss:' or 'global_step=' line whose numbers do
+ * not parse, or cut off.
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ingest/ingest.h"
 #include "shakedown/backend.h"
+#include "util.h"
+
+#define PIPE_FIELD "iter time (s):"
+#define TPUT_FIELD "CurrSamplesPerSec="
+#define PROF_BEGIN "DeepSpeed Flops Profiler"
+#define CONF_BEGIN "DeepSpeedEngine configuration:"
+
+static const char *find(const char *s, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (size_t i = 0; k <= n && i + k <= n; i++)
+		if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0)
+			return s + i;
+	return NULL;
+}
+
+/* The number right after key (blanks skipped), to the next blank, ',' or
+ * '/'; NaN and *bad when key is there and it does not parse, NaN alone
+ * when key is not there.  *suffix (may be NULL) gets the character after
+ * the number's blank ('M' in "336.23 M"). */
+static double num_after(const char *s, size_t n, const char *key, int *bad,
+			char *suffix)
+{
+	const char *p = find(s, n, key);
+	if (suffix)
+		*suffix = '\0';
+	if (!p)
+		return NAN;
+	p += strlen(key);
+	while (p < s + n && *p == ' ')
+		p++;
+	char buf[64];
+	size_t k = 0;
+	while (p < s + n && *p != ' ' && *p != ',' && *p != '/' &&
+	       *p != '\r' && k + 1 < sizeof(buf))
+		buf[k++] = *p++;
+	buf[k] = '\0';
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (!k || *end || errno == ERANGE) {
+		*bad = 1;
+		return NAN;
+	}
+	while (suffix && p < s + n && *p == ' ')
+		p++;
+	if (suffix && p < s + n)
+		*suffix = *p;
+	return v;
+}
+
+/* A configuration line "  name {dots} value" (config.py print():
+ * dots = "." * (29 - len(name)), none for a long name), after any
+ * logging prefix ("[...] [INFO] [config.py:1004:print] "): 0 and its
+ * name and value (NaN when not a number); -1 when the line is not one. */
+static int conf_line(const char *s, size_t n, char *name, size_t nlen,
+		     double *value)
+{
+	const char *p = s, *e = s + n;
+	*value = NAN;
+	for (const char *q = s; q + 1 < e; q++)
+		if (q[0] == ']' && q[1] == ' ')
+			p = q + 1;
+	if (e - p < 3 || p[0] != ' ' || p[1] != ' ')
+		return -1;
+	while (p < e && *p == ' ')
+		p++;
+	const char *b = p;
+	while (p < e && (*p == '_' || (*p >= 'a' && *p <= 'z') ||
+			 (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+		p++;
+	if (p == b || p >= e || *p != ' ' || (size_t)(p - b) >= nlen)
+		return -1;
+	memcpy(name, b, (size_t)(p - b));
+	name[p - b] = '\0';
+	while (p < e && (*p == ' ' || *p == '.'))
+		p++;
+	char buf[64];
+	size_t k = 0;
+	while (p < e && *p != ' ' && *p != '\r' && k + 1 < sizeof(buf))
+		buf[k++] = *p++;
+	buf[k] = '\0';
+	char *end;
+	double v = strtod(buf, &end);
+	if (end != buf && !*end)
+		*value = v;
+	return 0;
+}
+
+static int add(struct sd_ingest_log *out, long line, struct sd_train_step *r,
+	       double samples, double tflops, const char *path, char *err,
+	       size_t errlen)
+{
+	if (sd_ingest_add_step(out, line, r, samples, tflops) == SD_OK)
+		return SD_OK;
+	snprintf(err, errlen, "%s: out of memory at line %ld", path, line);
+	return SD_ERR_NOMEM;
+}
 
 int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
-		       struct sd_ingest_log *out, char *err, size_t errlen)
+			      struct sd_ingest_log *out, char *err,
+			      size_t errlen)
 {
-	(void)text;
-	(void)len;
-	(void)out;
-	snprintf(err, errlen, "%s: the deepspeed parser is not built yet", path);
-	return SD_ERR_INVALID;
+	long line = 0;
+	int in_prof = 0, in_conf = 0, pipe_rows = 0;
+	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN;
+	snprintf(out->variant, sizeof(out->variant), "stdout");
+	for (size_t at = 0; at < len;) {
+		const char *s = text + at;
+		const char *nl = memchr(s, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - s) : len - at;
+		int cut = nl == NULL;
+		at += n + (nl ? 1 : 0);
+		line++;
+		out->lines++;
+		if (n && s[n - 1] == '\r')
+			n--;
+		int bad = 0;
+		char sfx;
+		if (in_prof || find(s, n, PROF_BEGIN)) {
+			/* print_model_profile(): the summary block */
+			out->lines_facts++;
+			if (in_prof && n >= 20 && find(s, n, "-----") &&
+			    !find(s, n, "Profile") && !find(s, n, "Aggregated"))
+				in_prof = 0;
+			else
+				in_prof = 1;
+			double v = num_after(s, n, "world size:", &bad, NULL);
+			if (isfinite(v))
+				sd_ingest_read_fact(&out->facts.devices, v);
+			v = num_after(s, n, "model parallel size:", &bad, NULL);
+			if (isfinite(v))
+				mp = v;
+			v = num_after(s, n, "data parallel size:", &bad, NULL);
+			if (isfinite(v))
+				dp = v;
+			v = num_after(s, n, "batch size per GPU:", &bad, NULL);
+			if (isfinite(v))
+				per_gpu_batch = v;
+			v = num_after(s, n, "params per GPU:", &bad, &sfx);
+			if (isfinite(v) && mp == 1) {
+				double m = sfx == 'K' ? 1e3 : sfx == 'M' ? 1e6
+					   : sfx == 'B' || sfx == 'G' ? 1e9
+					   : sfx == 'T' ? 1e12 : 1;
+				sd_ingest_read_fact(&out->facts.params, v * m);
+			}
+			continue;
+		}
+		if (in_conf || find(s, n, CONF_BEGIN)) {
+			/* DeepSpeedConfig.print(): '  name ..... value' */
+			char name[64] = "";
+			double v = NAN;
+			if (!find(s, n, CONF_BEGIN) &&
+			    conf_line(s, n, name, sizeof(name), &v) != 0) {
+				in_conf = 0; /* the block ended: go on below */
+			} else {
+				in_conf = 1;
+				out->lines_facts++;
+				if (!find(s, n, CONF_BEGIN) &&
+				    !strcmp(name, "train_batch_size") &&
+				    isfinite(v))
+					batch = v;
+				else if (!find(s, n, CONF_BEGIN) &&
+					 !strcmp(name, "steps_per_print") &&
+					 isfinite(v))
+					out->log_every = v;
+				continue;
+			}
+		}
+		const char *st = find(s, n, "steps: ");
+		if (st && find(s, n, " loss: ")) {
+			/* PipelineEngine.train_batch() */
+			if (cut || !find(s, n, "samples/sec:")) {
+				sd_ingest_bad_line(out, line, s, n, "%s",
+						   cut ? "the last line is cut "
+							 "off (the job still "
+							 "writing, or killed)"
+						       : "no 'samples/sec:' at "
+							 "the end: cut off");
+				continue;
+			}
+			double step = num_after(st, (size_t)(s + n - st),
+						"steps:", &bad, NULL);
+			double loss = num_after(st, (size_t)(s + n - st),
+						" loss:", &bad, NULL);
+			double t = num_after(s, n, PIPE_FIELD, &bad, NULL);
+			double tput = num_after(s, n, "samples/sec:", &bad, NULL);
+			if (bad || !isfinite(step) || step < 0 ||
+			    step != floor(step) || !(t > 0)) {
+				sd_ingest_bad_line(out, line, s, n, "a number "
+						   "of 'steps: N loss: X iter "
+						   "time (s): T samples/sec: S' "
+						   "does not parse");
+				continue;
+			}
+			struct sd_train_step r = { .step = (long)step,
+						   .rank = -1 };
+			r.has = SD_STEP_LOSS | SD_STEP_TIME;
+			r.loss = loss;
+			r.step_s = t;
+			/* tput = train_batch_size / iter_time, both rounded
+			 * to 3 places: the batch is the nearest whole one */
+			double samples = isfinite(batch) ? batch
+					 : tput > 0 ? floor(tput * t + 0.5)
+						    : NAN;
+			pipe_rows++;
+			/* the ThroughputTimer's row of this step, printed
+			 * first, gives way to this one, which has the loss:
+			 * that line becomes a fact line, this one the step's */
+			if (out->n && out->steps[out->n - 1].step == r.step &&
+			    !(out->steps[out->n - 1].has & SD_STEP_LOSS)) {
+				out->steps[out->n - 1] = r;
+				out->samples[out->n - 1] = samples;
+				out->lines_facts++;
+				continue;
+			}
+			int rc = add(out, line, &r, samples, NAN, path, err,
+				     errlen);
+			if (rc)
+				return rc;
+			continue;
+		}
+		const char *gs = find(s, n, "global_step=");
+		if (gs && find(s, n, "/micro_step=")) {
+			/* ThroughputTimer.stop() */
+			double step = num_after(s, n, "global_step=", &bad, NULL);
+			double curr = num_after(s, n, TPUT_FIELD, &bad, NULL);
+			if (bad || !isfinite(step) || step < 0 ||
+			    step != floor(step) || !isfinite(curr)) {
+				sd_ingest_bad_line(out, line, s, n, "%s",
+						   cut ? "the last line is cut "
+							 "off"
+						       : "global_step or "
+							 "CurrSamplesPerSec "
+							 "does not parse");
+				continue;
+			}
+			double b = isfinite(batch) ? batch
+				   : isfinite(per_gpu_batch) && isfinite(dp)
+					   ? per_gpu_batch * dp
+					   : NAN;
+			if (pipe_rows || !isfinite(b) || !(curr > 0)) {
+				/* the pipeline's own line has the loss; or
+				 * no batch to turn samples/s into time */
+				out->lines_facts++;
+				continue;
+			}
+			struct sd_train_step r = { .step = (long)step,
+						   .rank = -1 };
+			r.has = SD_STEP_TIME;
+			r.step_s = b / curr;
+			int rc = add(out, line, &r, b, NAN, path, err, errlen);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (find(s, n, "step=") && find(s, n, "skipped=") &&
+		    find(s, n, "lr=")) {
+			out->lines_facts++; /* engine._report_progress() */
+			continue;
+		}
+		out->lines_other++;
+	}
+	if (out->n == 0) {
+		snprintf(err, errlen, "%s: no step lines of DeepSpeed ('steps: "
+			 "N loss: X iter time (s): T samples/sec: S', or "
+			 "ThroughputTimer's 'global_step=' lines with the "
+			 "configuration's train_batch_size); %ld lines read, "
+			 "%ld unparsed; give another --format", path,
+			 out->lines, out->lines_unparsed);
+		return SD_ERR_INVALID;
+	}
+	if (!pipe_rows)
+		snprintf(out->note, sizeof(out->note), "no loss lines (DeepSpeed's "
+			 "engine prints the loss only through the pipeline "
+			 "engine): rows from the ThroughputTimer, time = "
+			 "train_batch_size / CurrSamplesPerSec");
+	return SD_OK;
 }
 
 int sd_ingest_sniff_deepspeed(const char *text, size_t len)
 {
-	(void)text;
-	(void)len;
+	if (find(text, len, PIPE_FIELD) && find(text, len, "steps: "))
+		return 100;
+	if (find(text, len, TPUT_FIELD) && find(text, len, "global_step="))
+		return 90;
+	if (find(text, len, CONF_BEGIN) || find(text, len, PROF_BEGIN))
+		return 60;
 	return 0;
 }

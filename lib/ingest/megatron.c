@@ -1,25 +1,302 @@
-/* megatron.c - placeholder until the megatron parser lands (same session); never
- * shipped: the parser's own file replaces this one. */
+/*
+ * megatron.c - Megatron-LM's stdout (`shakedown ingest --format megatron`).
+ *
+ * Written from NVIDIA/Megatron-LM, megatron/training/training.py at
+ * commit 86df799d, training_log(): every log_interval iterations the
+ * last rank prints one line built of '|'-separated fields:
+ *
+ *   ' iteration {:8d}/{:8d} |'                      the step, train_iters
+ *   ' consumed samples: {:12d} |'
+ *   ' elapsed time per iteration (ms): {:.1f} |'    the interval's mean
+ *   ' throughput per GPU (TFLOP/s/GPU): {:.1f} |'   with --log-throughput
+ *   ' learning rate: {:.6E} |'
+ *   ' global batch size: {:5d} |'
+ *   ' {key}: {:.6E} |'                              each loss, "lm loss"
+ *                                                   for GPT, averaged
+ *                                                   over the interval's
+ *                                                   advanced iterations,
+ *                                                   printed when > 0
+ *   ' loss scale: {:.1f} |', ' grad norm: {:.3f} |'
+ *   ' number of skipped iterations: {:3d} |'
+ *   ' number of nan iterations: {:3d} |'
+ *
+ * (older trees: megatron/training.py, the same fields; some forks prefix
+ * '==> ' or a '[date time]' stamp, and launchers '[rank7]:' or '7: ';
+ * the line is found by its fields, wherever it starts).  And once, at
+ * the start, megatron/training/arguments.py _print_args():
+ *
+ *   '------------------------ arguments ------------------------'
+ *   '  {name} {dots} {value}'                       one per argument
+ *   '-------------------- end of arguments ---------------------'
+ *
+ * Read: a row per iteration line: step = the iteration, loss = "lm loss"
+ * (else the first other "... loss" key), step_s = elapsed ms / 1000,
+ * samples = global batch size, logged_tflops = the throughput per GPU.
+ * An interval with nan iterations has a NaN loss: Megatron leaves those
+ * iterations out of the average it prints, shakedown does not hide them.
+ * Skipped iterations (fp16 loss-scale overflows) are normal and kept.
+ * Facts from the arguments: seq_length, world_size (devices), num_layers
+ * and hidden_size; every line of the block is a fact line.
+ * Unparsed: an iteration line whose step, time or a loss does not parse,
+ * and one cut off (the file's last line without its newline or closing
+ * '|').  Everything else (warnings, memory reports, validation lines) is
+ * other.
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ingest/ingest.h"
 #include "shakedown/backend.h"
+#include "util.h"
+
+#define ITER_FIELD "elapsed time per iteration (ms):"
+#define ARGS_BEGIN "-- arguments --"
+#define ARGS_END "-- end of arguments --"
+
+/* The first occurrence of needle in [s, s + n), or NULL. */
+static const char *find(const char *s, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (size_t i = 0; k <= n && i + k <= n; i++)
+		if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0)
+			return s + i;
+	return NULL;
+}
+
+/* The number after "name:" in the line, or NaN; *bad = 1 when the field
+ * is there and its number does not parse. */
+static double field(const char *s, size_t n, const char *name, int *bad)
+{
+	char key[80];
+	snprintf(key, sizeof(key), " %s:", name);
+	const char *p = find(s, n, key);
+	if (!p)
+		return NAN;
+	p += strlen(key);
+	char buf[64];
+	size_t k = 0;
+	while (p < s + n && *p == ' ')
+		p++;
+	while (p < s + n && *p != '|' && *p != ' ' && k + 1 < sizeof(buf))
+		buf[k++] = *p++;
+	buf[k] = '\0';
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (!k || *end || errno == ERANGE) {
+		*bad = 1;
+		return NAN;
+	}
+	return v;
+}
+
+/* "lm loss", else the first other "<key> loss: X" field (a model of
+ * another name).  *found = 1 when there is one; NaN and *bad when its
+ * number does not parse. */
+static double loss_field(const char *s, size_t n, int *bad, int *found)
+{
+	*found = find(s, n, " lm loss:") != NULL;
+	if (*found)
+		return field(s, n, "lm loss", bad);
+	for (const char *f = s; f < s + n;) {
+		const char *bar = memchr(f, '|', (size_t)(s + n - f));
+		const char *e = bar ? bar : s + n;
+		const char *colon = memchr(f, ':', (size_t)(e - f));
+		if (colon && colon - f >= 5 && !memcmp(colon - 5, " loss", 5) &&
+		    !find(f, (size_t)(colon - f), "scale")) {
+			char key[80];
+			const char *b = f;
+			while (b < colon && *b == ' ')
+				b++;
+			size_t k = (size_t)(colon - b);
+			if (k && k < sizeof(key)) {
+				memcpy(key, b, k);
+				key[k] = '\0';
+				*found = 1;
+				return field(s, n, key, bad);
+			}
+		}
+		f = e + 1;
+	}
+	return NAN;
+}
+
+/* One argument line "  name .... value": the name and value, 0; -1 when
+ * the line is not one. */
+static int arg_line(const char *s, size_t n, char *name, size_t nlen,
+		    double *value)
+{
+	const char *dots = find(s, n, " ...");
+	if (!dots)
+		return -1;
+	const char *e = dots;
+	const char *b = e;
+	while (b > s && b[-1] != ' ' && b[-1] != ':')
+		b--;
+	if (b == e || (size_t)(e - b) >= nlen)
+		return -1;
+	memcpy(name, b, (size_t)(e - b));
+	name[e - b] = '\0';
+	const char *v = dots + 1;
+	while (v < s + n && *v == '.')
+		v++;
+	while (v < s + n && *v == ' ')
+		v++;
+	char buf[64];
+	size_t k = 0;
+	while (v < s + n && *v != '\n' && *v != '\r' && k + 1 < sizeof(buf))
+		buf[k++] = *v++;
+	buf[k] = '\0';
+	char *end;
+	*value = strtod(buf, &end);
+	if (end == buf || *end)
+		*value = NAN;
+	return 0;
+}
 
 int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
-		       struct sd_ingest_log *out, char *err, size_t errlen)
+			     struct sd_ingest_log *out, char *err,
+			     size_t errlen)
 {
-	(void)text;
-	(void)len;
-	(void)out;
-	snprintf(err, errlen, "%s: the megatron parser is not built yet", path);
-	return SD_ERR_INVALID;
+	long line = 0;
+	int in_args = 0;
+	snprintf(out->variant, sizeof(out->variant), "stdout");
+	for (size_t at = 0; at < len;) {
+		const char *s = text + at;
+		const char *nl = memchr(s, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - s) : len - at;
+		int last_cut = nl == NULL;
+		at += n + (nl ? 1 : 0);
+		line++;
+		out->lines++;
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (in_args || find(s, n, ARGS_BEGIN)) {
+			/* _print_args: the block, every line a fact line */
+			char name[64];
+			double v;
+			in_args = !find(s, n, ARGS_END);
+			out->lines_facts++;
+			if (arg_line(s, n, name, sizeof(name), &v) != 0)
+				continue;
+			if (!strcmp(name, "seq_length"))
+				sd_ingest_read_fact(&out->facts.seq_len, v);
+			else if (!strcmp(name, "world_size"))
+				sd_ingest_read_fact(&out->facts.devices, v);
+			else if (!strcmp(name, "num_layers"))
+				sd_ingest_read_fact(&out->facts.layers, v);
+			else if (!strcmp(name, "hidden_size"))
+				sd_ingest_read_fact(&out->facts.width, v);
+			else if (!strcmp(name, "log_interval"))
+				out->log_every = v;
+			continue;
+		}
+		const char *it = find(s, n, " iteration ");
+		if (!it && n >= 10 && !memcmp(s, "iteration ", 10))
+			it = s - 1;
+		if (!it || !find(s, n, ITER_FIELD)) {
+			/* a cut-off step line may have lost its time field */
+			if (it && last_cut && find(s, n, "consumed samples"))
+				sd_ingest_bad_line(out, line, s, n, "the last "
+						   "line is cut off (the job "
+						   "still writing, or killed)");
+			else
+				out->lines_other++;
+			continue;
+		}
+		/* training_log(): ' iteration {:8d}/{:8d} |' */
+		const char *p = it + strlen(" iteration ");
+		while (p < s + n && *p == ' ')
+			p++;
+		char *end;
+		errno = 0;
+		long step = strtol(p, &end, 10);
+		if (end == p || *end != '/' || errno || step < 0) {
+			sd_ingest_bad_line(out, line, s, n, "no iteration "
+					   "number after 'iteration'");
+			continue;
+		}
+		size_t tail = n;
+		while (tail && s[tail - 1] == ' ')
+			tail--;
+		if (last_cut || !tail || s[tail - 1] != '|') {
+			sd_ingest_bad_line(out, line, s, n, "%s",
+					   last_cut ? "the last line is cut off "
+						      "(the job still "
+						      "writing, or killed)"
+						    : "the line is cut off "
+						      "(no closing '|')");
+			continue;
+		}
+		int bad = 0, found = 0;
+		double ms = field(s, n, "elapsed time per iteration (ms)", &bad);
+		if (bad || !(ms > 0)) {
+			sd_ingest_bad_line(out, line, s, n, "no time after '"
+					   ITER_FIELD "'");
+			continue;
+		}
+		double loss = loss_field(s, n, &bad, &found);
+		if (bad) {
+			sd_ingest_bad_line(out, line, s, n, "the loss does not "
+					   "parse as a number");
+			continue;
+		}
+		double gbs = field(s, n, "global batch size", &bad);
+		double tflops = field(s, n, "throughput per GPU (TFLOP/s/GPU)",
+				      &bad);
+		double nans = field(s, n, "number of nan iterations", &bad);
+		if (bad) {
+			sd_ingest_bad_line(out, line, s, n, "a field's number "
+					   "does not parse (global batch size, "
+					   "throughput or nan iterations)");
+			continue;
+		}
+		struct sd_train_step r = { .step = step, .rank = -1 };
+		r.has = SD_STEP_TIME;
+		r.step_s = ms / 1000.0;
+		if (isfinite(nans) && nans > 0) {
+			/* Megatron averages only the iterations that were
+			 * not NaN; the interval had some */
+			r.loss = NAN;
+			r.has |= SD_STEP_LOSS;
+		} else if (found) {
+			r.loss = loss;
+			r.has |= SD_STEP_LOSS;
+		}
+		if (sd_ingest_add_step(out, line, &r, gbs, tflops) != SD_OK) {
+			snprintf(err, errlen, "%s: out of memory at line %ld",
+				 path, line);
+			return SD_ERR_NOMEM;
+		}
+	}
+	if (out->n == 0) {
+		snprintf(err, errlen, "%s: no iteration lines of Megatron-LM "
+			 "(' iteration N/ M | ... | " ITER_FIELD " ... |'); "
+			 "%ld lines read, %ld unparsed%s%.160s; give the "
+			 "stdout of the job's last rank, or another --format",
+			 path, out->lines, out->lines_unparsed,
+			 out->nbad ? ": first: " : "",
+			 out->nbad ? out->bad[0].why : "");
+		return SD_ERR_INVALID;
+	}
+	if (isfinite(out->log_every) && out->log_every > 1)
+		snprintf(out->note, sizeof(out->note), "a row every %.0f "
+			 "iterations (log_interval): each row is the mean of "
+			 "its interval", out->log_every);
+	return SD_OK;
 }
 
 int sd_ingest_sniff_megatron(const char *text, size_t len)
 {
-	(void)text;
-	(void)len;
+	if (find(text, len, ITER_FIELD) && find(text, len, " iteration "))
+		return 100;
+	if (find(text, len, "------------------------ arguments ---------"
+				"---------------"))
+		return 60;
 	return 0;
 }
