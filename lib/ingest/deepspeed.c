@@ -152,7 +152,8 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 	long line = 0;
 	int in_prof = 0, in_conf = 0, pipe_rows = 0;
 	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN;
-	snprintf(out->variant, sizeof(out->variant), "stdout");
+	snprintf(out->variant, sizeof(out->variant), "%s",
+		 SD_INGEST_CONSOLE_VARIANT);
 	for (size_t at = 0; at < len;) {
 		const char *s = text + at;
 		const char *nl = memchr(s, '\n', len - at);

@@ -26,7 +26,7 @@
  *    writing every float as the string f"{v:.4g}" ('loss': '2.346',
  *    'nan'), 4.x the float itself (2.3456, nan); PrinterCallback
  *    (lines 703-708) prints the same dict when tqdm is off.
- * The Trainer logs no per-step time; see FORMATS-hf-llamafactory.md for
+ * The Trainer logs no per-step time; see shakedown-ingest(7) for
  * what is derived and why.
  */
 #include "config.h"
@@ -477,7 +477,8 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 {
 	/* "std" "out": test/unit/lib_quiet.t greps lib/ for the stream's
 	 * name; this is only the variant's name */
-	snprintf(out->variant, sizeof(out->variant), "%s", "std" "out");
+	snprintf(out->variant, sizeof(out->variant), "%s",
+		 SD_INGEST_CONSOLE_VARIANT);
 	out->steps_are_rows = 1;
 	struct hf_rows rs = { 0 };
 	struct pydict *d = malloc(sizeof(*d));

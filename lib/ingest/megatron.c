@@ -165,7 +165,8 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 {
 	long line = 0;
 	int in_args = 0;
-	snprintf(out->variant, sizeof(out->variant), "stdout");
+	snprintf(out->variant, sizeof(out->variant), "%s",
+		 SD_INGEST_CONSOLE_VARIANT);
 	for (size_t at = 0; at < len;) {
 		const char *s = text + at;
 		const char *nl = memchr(s, '\n', len - at);
@@ -278,7 +279,7 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 		snprintf(err, errlen, "%s: no iteration lines of Megatron-LM "
 			 "(' iteration N/ M | ... | " ITER_FIELD " ... |'); "
 			 "%ld lines read, %ld unparsed%s%.160s; give the "
-			 "stdout of the job's last rank, or another --format",
+			 "output of the job's last rank, or another --format",
 			 path, out->lines, out->lines_unparsed,
 			 out->nbad ? ": first: " : "",
 			 out->nbad ? out->bad[0].why : "");

@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 100
+plan 120
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -125,6 +125,46 @@ like "$out" "created from 1 run: 100 steps \\(1 to 100\\), config 'log'" "its co
 run "$SHAKEDOWN" reference create --from "$hfrun" --from-log "$D/hf_trainer_state.json" --name mixed --db "$DB"
 is "$rc" 2 "runs and logs together: exit 2"
 like "$err" "not both" "says to give one or the other"
+
+# == 2b. Megatron-LM and DeepSpeed =======================================
+# megatron.log says its devices and sequence length itself
+I "$D/megatron.log" --model-config "$D/config_llama3_8b.json" --reference lf --db "$DB" --json
+is "$rc" 0 "Megatron-LM log: exit 0"
+is "$(J "json_extract(j, '$.format') || ' ' || json_extract(j, '$.tgs') || ' ' || json_extract(j, '$.facts.devices.origin') || ' ' || json_extract(j, '$.facts.seq_len.origin') || ' ' || printf('%.4f', json_extract(j, '$.tflops')) || ' ' || json_extract(j, '$.logged_tflops')")" \
+	"megatron 2048 read read 105.2729 105.3" "tgs 2048 from what the log says alone; TFLOPs beside the log's own"
+is "$(J "json_extract(j, '$.lines') || ' ' || json_extract(j, '$.lines_steps') || ' ' || json_extract(j, '$.lines_facts') || ' ' || json_extract(j, '$.lines_unparsed') || ' ' || json_extract(j, '$.lines_other')")" \
+	"121 103 10 2 6" "121 lines: 103 steps, 10 facts, 2 unparsed, 6 other"
+is "$(J "json_extract(j, '$.unparsed[0].line') || ' ' || json_extract(j, '$.unparsed[1].line')")" "45 75" \
+	"the garbled iteration lines 45 and 75"
+is "$(J "json_extract(j, '$.loss_check') || ' ' || json_extract(j, '$.steps_compared') || ' ' || json_extract(j, '$.loss_var')")" \
+	"passed 98 0" "against the LLaMA-Factory curve: 98 steps, variance 0"
+I "$D/megatron.log" --gpus 16 --db none
+like "$out" "note: --gpus 16 given; the log says 8" "a given fact that differs from the log's is said"
+like "$out" "tgs +1024\\.0" "and used: tgs 1024 on 16 devices"
+I "$D/megatron_every10.log" --reference lf --db "$DB" --json
+is "$(J "json_extract(j, '$.tgs') || ' ' || json_extract(j, '$.timed_steps') || ' ' || json_extract(j, '$.steps_compared') || ' ' || json_extract(j, '$.loss_check')")" \
+	"2048 80 10 passed" "Megatron every 10 iterations: tgs 2048 over 80 steps, 10 compared"
+I "$D/megatron_nan.log" --reference lf --db "$DB"
+is "$rc" 1 "a NaN iteration: exit 1"
+like "$err" "loss became NaN at step 37" "at step 37"
+I "$D/megatron_diverge.log" --reference lf --db "$DB"
+is "$rc" 6 "a diverging loss: exit 6"
+like "$err" "the loss is off the reference lf" "off the reference"
+like "$out" "loss check .*: failed" "the loss check fails"
+is "$(SQ "SELECT r.status || ' ' || t.verdict FROM runs r JOIN train_runs t ON t.run_id = r.id ORDER BY r.id DESC LIMIT 1")" \
+	"failed failed" "recorded as failed"
+I "$D/megatron_truncated.log" --db none
+is "$rc" 0 "a log cut inside its last line: judged on the rest"
+like "$out" "megatron_truncated.log:64: the last line is cut off" "the cut line named"
+I "$D/deepspeed.log" --seq-len 2048 --reference lf --db "$DB" --json
+is "$(J "json_extract(j, '$.format') || ' ' || json_extract(j, '$.tgs') || ' ' || json_extract(j, '$.facts.params.value') || ' ' || json_extract(j, '$.facts.params.origin') || ' ' || json_extract(j, '$.loss_check')")" \
+	"deepspeed 2048 124440000 read passed" "DeepSpeed: tgs 2048, params from the flops profiler, the loss passes"
+I "$D/deepspeed_every10.log" --gpus 8 --seq-len 2048 --db none --json
+is "$(J "json_extract(j, '$.tgs') || ' ' || json_extract(j, '$.rows') || ' ' || (json_extract(j, '$.loss_first') IS NULL)")" \
+	"2048 10 1" "DeepSpeed without the pipeline: rows from the ThroughputTimer, no loss"
+I "$D/deepspeed_every10.log" --gpus 8 --seq-len 2048 --reference lf --db "$DB"
+is "$rc" 2 "a log without losses against a reference: exit 2"
+like "$err" "no step of this run has a loss to compare" "says there is no loss to judge"
 
 # == 3. the Trainer's stdout: no step numbers, a garbled dict ============
 I "$D/hf_stdout.log" --gpus 8 --tokens-per-step 49152 --db none --json

@@ -227,8 +227,54 @@ static void test_apply(void)
 	   "with --workload W, 'log W'");
 }
 
+/* Every fixture of test/data/ingest/ is sniffed as its own format and
+ * scores below 50 for every other. */
+static void test_sniff(void)
+{
+	static const struct {
+		const char *file;
+		enum sd_ingest_format f;
+	} rows[] = {
+		{ "megatron.log", SD_INGEST_MEGATRON },
+		{ "megatron_every10.log", SD_INGEST_MEGATRON },
+		{ "megatron_truncated.log", SD_INGEST_MEGATRON },
+		{ "deepspeed.log", SD_INGEST_DEEPSPEED },
+		{ "deepspeed_every10.log", SD_INGEST_DEEPSPEED },
+		{ "hf_trainer_state.json", SD_INGEST_HF },
+		{ "hf_stdout.log", SD_INGEST_HF },
+		{ "llamafactory_trainer_log.jsonl", SD_INGEST_LLAMAFACTORY },
+		{ "llamafactory_garbled.jsonl", SD_INGEST_LLAMAFACTORY },
+	};
+	int (*sniff[SD_INGEST_NFORMATS])(const char *, size_t) = {
+		NULL, sd_ingest_sniff_megatron, sd_ingest_sniff_deepspeed,
+		sd_ingest_sniff_hf, sd_ingest_sniff_llamafactory,
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char path[600], buf[65536];
+		snprintf(path, sizeof(path), "%s/test/data/ingest/%s",
+			 SD_SOURCE_DIR, rows[i].file);
+		FILE *fp = fopen(path, "rb");
+		size_t n = fp ? fread(buf, 1, sizeof(buf), fp) : 0;
+		if (fp)
+			fclose(fp);
+		ok(n > 0, "%s read", rows[i].file);
+		int own = 0, other = 0;
+		for (int f = 1; f < SD_INGEST_NFORMATS; f++) {
+			int sc = sniff[f](buf, n);
+			if (f == (int)rows[i].f)
+				own = sc;
+			else if (sc > other)
+				other = sc;
+		}
+		ok(own >= 50 && other < 50, "%s: %s scores %d, the others at "
+		   "most %d", rows[i].file, sd_ingest_format_name(rows[i].f),
+		   own, other);
+	}
+}
+
 int main(void)
 {
+	test_sniff();
 	test_names();
 	test_rows();
 	test_read();
