@@ -53,14 +53,7 @@
 #define PROF_BEGIN "DeepSpeed Flops Profiler"
 #define CONF_BEGIN "DeepSpeedEngine configuration:"
 
-static const char *find(const char *s, size_t n, const char *needle)
-{
-	size_t k = strlen(needle);
-	for (size_t i = 0; k <= n && i + k <= n; i++)
-		if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0)
-			return s + i;
-	return NULL;
-}
+#define find sd_ingest_find
 
 /* The number right after key (blanks skipped), to the next blank, ',' or
  * '/'; NaN and *bad when key is there and it does not parse, NaN alone
@@ -154,12 +147,9 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN;
 	snprintf(out->variant, sizeof(out->variant), "%s",
 		 SD_INGEST_CONSOLE_VARIANT);
-	for (size_t at = 0; at < len;) {
-		const char *s = text + at;
-		const char *nl = memchr(s, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - s) : len - at;
-		int cut = nl == NULL;
-		at += n + (nl ? 1 : 0);
+	size_t at = 0, n;
+	int cut;
+	for (const char *s; (s = sd_ingest_next_line(text, len, &at, &n, &cut));) {
 		line++;
 		out->lines++;
 		if (n && s[n - 1] == '\r')

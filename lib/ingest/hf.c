@@ -489,12 +489,10 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 	long lineno = 0, rowpos = 0;
 	double runtime = NAN, sps = NAN;
 	int rc = SD_OK;
-	size_t pos = 0;
-	while (pos < len) {
-		const char *line = text + pos;
-		const char *nl = memchr(line, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - line) : len - pos;
-		pos += n + (nl ? 1 : 0);
+	size_t pos = 0, n;
+	int cut;
+	for (const char *line;
+	     (line = sd_ingest_next_line(text, len, &pos, &n, &cut));) {
 		lineno++;
 		out->lines++;
 		/* tqdm redraws its bar after '\r' on the same line; the

@@ -150,6 +150,24 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 	return SD_OK;
 }
 
+const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
+				size_t *n, int *cut)
+{
+	if (*at >= len)
+		return NULL;
+	const char *s = text + *at;
+	const char *nl = memchr(s, '\n', len - *at);
+	*n = nl ? (size_t)(nl - s) : len - *at;
+	*cut = nl == NULL;
+	*at += *n + (nl ? 1 : 0);
+	return s;
+}
+
+const char *sd_ingest_find(const char *s, size_t n, const char *needle)
+{
+	return memmem(s, n, needle, strlen(needle));
+}
+
 void sd_ingest_read_fact(struct sd_train_fact *f, double value)
 {
 	if (!isfinite(value) || value <= 0)

@@ -138,6 +138,16 @@ void sd_ingest_bad_line(struct sd_ingest_log *l, long line, const char *text,
 			size_t len, const char *why, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* The next line of a log's text (len bytes) from *at: its start, and in
+ * *n its length without the newline; *cut is 1 for a last line without
+ * one (a log still being written, or cut off).  Advances *at past it;
+ * NULL at the end of the text. */
+const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
+				size_t *n, int *cut);
+
+/* The first needle in the n bytes at s, or NULL. */
+const char *sd_ingest_find(const char *s, size_t n, const char *needle);
+
 /* Set a fact read from the log (origin SD_TRAIN_READ); a value that is
  * not finite or not positive is ignored. */
 void sd_ingest_read_fact(struct sd_train_fact *f, double value);

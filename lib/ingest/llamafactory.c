@@ -77,12 +77,10 @@ int sd_ingest_parse_llamafactory(const char *path, const char *text,
 	size_t nrows = 0, caprows = 0;
 	long lineno = 0;
 	int rc = SD_OK;
-	size_t pos = 0;
-	while (pos < len) {
-		const char *line = text + pos;
-		const char *nl = memchr(line, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - line) : len - pos;
-		pos += n + (nl ? 1 : 0);
+	size_t pos = 0, n;
+	int cut;
+	for (const char *line;
+	     (line = sd_ingest_next_line(text, len, &pos, &n, &cut));) {
 		lineno++;
 		out->lines++;
 		size_t k = n;
@@ -99,7 +97,7 @@ int sd_ingest_parse_llamafactory(const char *path, const char *text,
 		json_error_t je;
 		json_t *o = sd_pyjson_load(line, n, &je);
 		if (!o || !json_is_object(o)) {
-			if (!nl && line[s0] == '{')
+			if (cut && line[s0] == '{')
 				sd_ingest_bad_line(out, lineno, line, n,
 						   "the last line is cut off "
 						   "(the job still writing, or "

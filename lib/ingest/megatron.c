@@ -58,15 +58,7 @@
 #define ARGS_BEGIN "-- arguments --"
 #define ARGS_END "-- end of arguments --"
 
-/* The first occurrence of needle in [s, s + n), or NULL. */
-static const char *find(const char *s, size_t n, const char *needle)
-{
-	size_t k = strlen(needle);
-	for (size_t i = 0; k <= n && i + k <= n; i++)
-		if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0)
-			return s + i;
-	return NULL;
-}
+#define find sd_ingest_find
 
 /* The number after "name:" in the line, or NaN; *bad = 1 when the field
  * is there and its number does not parse. */
@@ -167,12 +159,9 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 	int in_args = 0;
 	snprintf(out->variant, sizeof(out->variant), "%s",
 		 SD_INGEST_CONSOLE_VARIANT);
-	for (size_t at = 0; at < len;) {
-		const char *s = text + at;
-		const char *nl = memchr(s, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - s) : len - at;
-		int last_cut = nl == NULL;
-		at += n + (nl ? 1 : 0);
+	size_t at = 0, n;
+	int last_cut;
+	for (const char *s; (s = sd_ingest_next_line(text, len, &at, &n, &last_cut));) {
 		line++;
 		out->lines++;
 		if (n && s[n - 1] == '\r')
