@@ -149,7 +149,8 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 		 SD_INGEST_CONSOLE_VARIANT);
 	size_t at = 0, n;
 	int cut;
-	for (const char *s; (s = sd_ingest_next_line(text, len, &at, &n, &cut));) {
+	const char *s;
+	while ((s = sd_ingest_next_line(text, len, &at, &n, &cut))) {
 		line++;
 		out->lines++;
 		if (n && s[n - 1] == '\r')
