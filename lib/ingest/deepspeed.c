@@ -1,26 +1,30 @@
 /*
  * deepspeed.c - DeepSpeed's stdout (`shakedown ingest --format deepspeed`).
  *
- * Written from microsoft/DeepSpeed (master, 2026):
- *  - deepspeed/runtime/pipe/engine.py, PipelineEngine.train_batch(): every
+ * Written from microsoft/DeepSpeed at commit 38327e07:
+ *  - deepspeed/runtime/pipe/engine.py, PipelineEngine.train_batch() (line
+ *    338; the line is built at 401-405): every
  *    steps_per_print steps rank 0 prints
  *      f'steps: {global_steps} loss: {agg_train_loss:0.4f} '
  *      [f'{name}: {value:0.4f} ' for each additional loss]
  *      f'iter time (s): {iter_time:0.3f} samples/sec: {tput:0.3f}'
  *    iter_time being the train_batch timer over steps_per_print steps and
  *    tput = train_batch_size() / iter_time: a step line;
- *  - deepspeed/utils/timer.py, ThroughputTimer.stop(): every
+ *  - deepspeed/utils/timer.py, ThroughputTimer.stop() (line 246; the
+ *    line at 264-272): every
  *    steps_per_print global steps
  *      'epoch={}/micro_step={}/global_step={}, RunningAvgSamplesPerSec={},
  *       CurrSamplesPerSec={}, MemAllocated={}GB, MaxMemAllocated={}GB'
  *    (one line; CurrSamplesPerSec = train_batch_size / the step's time): a
  *    step line without a loss, when the configuration says the batch;
- *  - deepspeed/runtime/config.py, DeepSpeedConfig.print(): at start-up,
+ *  - deepspeed/runtime/config.py, DeepSpeedConfig.print() (lines
+ *    1000-1005): at start-up,
  *    'DeepSpeedEngine configuration:' then '  {name} {dots} {value}' for
  *    each setting: train_batch_size and steps_per_print are read, the
  *    block's lines are fact lines;
  *  - deepspeed/profiling/flops_profiler/profiler.py,
- *    FlopsProfiler.print_model_profile(): the block from '-- DeepSpeed
+ *    FlopsProfiler.print_model_profile() (line 286; the summary at
+ *    327-360): the block from '-- DeepSpeed
  *    Flops Profiler --' to its closing dashes, '{:<70}  {:<8}' rows:
  *    'world size:' (devices), 'data parallel size:', 'model parallel
  *    size:', 'batch size per GPU:', 'params per GPU:' (the model's
@@ -28,7 +32,7 @@
  *    --params), 'fwd+bwd FLOPS per GPU = ...: X TFLOPS' (the profiled
  *    step's own figure, shown beside shakedown's); every line a fact line.
  * The engine's own _report_progress() line ('step=N, skipped=S, lr=[...],
- * mom=[...]', deepspeed/runtime/engine.py) carries no loss nor time: a fact
+ * mom=[...]', deepspeed/runtime/engine.py lines 2486-2489) carries no loss nor time: a fact
  * line.  DeepSpeedEngine itself (no pipeline) prints no loss: its rows
  * come from the ThroughputTimer, with no loss to compare.  Launcher
  * prefixes ('[2026-01-02 03:04:05,123] [INFO] [engine.py:123:...]', '0: ',

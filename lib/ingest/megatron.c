@@ -1,9 +1,11 @@
 /*
  * megatron.c - Megatron-LM's stdout (`shakedown ingest --format megatron`).
  *
- * Written from NVIDIA/Megatron-LM, megatron/training/training.py at
- * commit 86df799d, training_log(): every log_interval iterations the
- * last rank prints one line built of '|'-separated fields:
+ * Written from NVIDIA/Megatron-LM at commit d98e8a64 (also read at
+ * 86df799d), megatron/training/training.py training_log() (line 3263):
+ * every log_interval iterations the last rank prints one line built of
+ * '|'-separated fields (lines 3567-3641), after a
+ * ' [%Y-%m-%d %H:%M:%S.%f]' stamp (line 3567; absent in older trees):
  *
  *   ' iteration {:8d}/{:8d} |'                      the step, train_iters
  *   ' consumed samples: {:12d} |'
@@ -15,7 +17,8 @@
  *                                                   for GPT, averaged
  *                                                   over the interval's
  *                                                   advanced iterations,
- *                                                   printed when > 0
+ *                                                   printed when >= 0
+ *                                                   (> 0 at 86df799d)
  *   ' loss scale: {:.1f} |', ' grad norm: {:.3f} |'
  *   ' number of skipped iterations: {:3d} |'
  *   ' number of nan iterations: {:3d} |'
@@ -23,7 +26,8 @@
  * (older trees: megatron/training.py, the same fields; some forks prefix
  * '==> ' or a '[date time]' stamp, and launchers '[rank7]:' or '7: ';
  * the line is found by its fields, wherever it starts).  And once, at
- * the start, megatron/training/arguments.py _print_args():
+ * the start, megatron/training/arguments.py _print_args() (lines
+ * 1990-2001; dots = '.' * (48 - len(name))):
  *
  *   '------------------------ arguments ------------------------'
  *   '  {name} {dots} {value}'                       one per argument

@@ -6,8 +6,9 @@ Run it from this folder: python3 gen_megatron_deepspeed.py.  Synthetic
 data, written to the formats' definitions (the format strings are quoted
 in lib/ingest/megatron.c and lib/ingest/deepspeed.c):
  - Megatron-LM megatron/training/training.py training_log() (commit
-   86df799d) and megatron/training/arguments.py _print_args();
- - DeepSpeed deepspeed/runtime/pipe/engine.py PipelineEngine.train_batch(),
+   d98e8a64: a date stamp before each line, a loss printed when >= 0) and
+   megatron/training/arguments.py _print_args();
+ - DeepSpeed (commit 38327e07) deepspeed/runtime/pipe/engine.py PipelineEngine.train_batch(),
    deepspeed/utils/timer.py ThroughputTimer, deepspeed/runtime/config.py
    DeepSpeedConfig.print(), deepspeed/profiling/flops_profiler/profiler.py.
 The run behind them is the HF/LLaMA-Factory fixtures' one: 8 GPUs, 24
@@ -33,7 +34,9 @@ def args_block(log_interval, train_iters):
 
 
 def iteration(i, iters, ms, lm, nan_iters=0, prefix=" "):
-    s = prefix + "iteration %8d/%8d |" % (i, iters)
+    s = prefix + "[2026-01-02 03:%02d:%02d.%06d]" % (i // 20, (3 * i) % 60,
+                                                    1000 * i)
+    s += " iteration %8d/%8d |" % (i, iters)
     s += " consumed samples: %12d |" % (24 * i)
     s += " elapsed time per iteration (ms): %.1f |" % ms
     s += " throughput per GPU (TFLOP/s/GPU): %.1f |" % 105.3
@@ -90,11 +93,11 @@ for i in range(1, 106):
 write("megatron_diverge.log", lines)
 
 # megatron_nan.log: iteration 37 is a NaN iteration (its loss left out of
-# the average, which is then 0 and not printed)
+# the average, which is then 0: printed as 0 since avg >= 0)
 lines = head()
 for i in range(1, 101):
     if i == 37:
-        lines.append(iteration(i, 100, 3000.0, None, nan_iters=1))
+        lines.append(iteration(i, 100, 3000.0, 0.0, nan_iters=1))
     else:
         lines.append(iteration(i, 100, 3000.0, loss(i)))
 write("megatron_nan.log", lines)
