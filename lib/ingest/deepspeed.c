@@ -27,10 +27,9 @@
  *    327-360): the block from '-- DeepSpeed
  *    Flops Profiler --' to its closing dashes, '{:<70}  {:<8}' rows:
  *    'world size:' (devices), 'data parallel size:', 'model parallel
- *    size:', 'batch size per GPU:', 'params per GPU:' (the model's
- *    parameters when the model parallel size is 1; else left to
- *    --params), 'fwd+bwd FLOPS per GPU = ...: X TFLOPS' (the profiled
- *    step's own figure, shown beside shakedown's); every line a fact line.
+ *    size:', 'batch size per GPU:', 'params of model = params per GPU *
+ *    mp_size:' (the model's parameters; else 'params per GPU:' when the
+ *    model parallel size is 1); every line a fact line.
  * The engine's own _report_progress() line ('step=N, skipped=S, lr=[...],
  * mom=[...]', deepspeed/runtime/engine.py lines 2486-2489) carries no loss nor time: a fact
  * line.  DeepSpeedEngine itself (no pipeline) prints no loss: its rows
@@ -181,8 +180,15 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			v = num_after(s, n, "batch size per GPU:", &bad, NULL);
 			if (isfinite(v))
 				per_gpu_batch = v;
-			v = num_after(s, n, "params per GPU:", &bad, &sfx);
-			if (isfinite(v) && mp == 1) {
+			/* 'params of model = params per GPU * mp_size:' is
+			 * the model's; 'params per GPU:' only when the
+			 * model is not split (model parallel size 1) */
+			v = num_after(s, n, "params of model = params per GPU "
+				      "* mp_size:", &bad, &sfx);
+			if (!isfinite(v) && mp == 1)
+				v = num_after(s, n, "params per GPU:", &bad,
+					      &sfx);
+			if (isfinite(v)) {
 				double m = sfx == 'K' ? 1e3 : sfx == 'M' ? 1e6
 					   : sfx == 'B' || sfx == 'G' ? 1e9
 					   : sfx == 'T' ? 1e12 : 1;
