@@ -223,31 +223,6 @@ static void json_num(struct sd_buf *b, double v)
 	sd_buf_json_num(b, v, 17);
 }
 
-struct fact_row {
-	const char *name, *option;
-	const struct sd_train_fact *f;
-};
-
-/* The facts as used, in a fixed order. */
-static size_t fact_rows(const struct sd_train_facts *f, struct fact_row *r)
-{
-	size_t n = 0;
-	r[n++] = (struct fact_row){ "devices", "--gpus", &f->devices };
-	r[n++] = (struct fact_row){ "seq_len", "--seq-len", &f->seq_len };
-	r[n++] = (struct fact_row){ "tokens_per_step", "--tokens-per-step",
-				    &f->tokens_per_step };
-	r[n++] = (struct fact_row){ "params", "--params", &f->params };
-	r[n++] = (struct fact_row){ "layers", "--layers", &f->layers };
-	r[n++] = (struct fact_row){ "width", "--width", &f->width };
-	r[n++] = (struct fact_row){ "flops_per_token", "--flops-per-token",
-				    &f->flops_per_token };
-	r[n++] = (struct fact_row){ "warmup_steps", "--warmup",
-				    &f->warmup_steps };
-	r[n++] = (struct fact_row){ "peak_tflops", "--peak-tflops",
-				    &f->peak_tflops };
-	return n;
-}
-
 /* The mean of the log's own per-device TFLOP/s over its timed rows, NaN
  * when it prints none. */
 static double logged_tflops_mean(const struct sd_ingest_log *l,
@@ -298,15 +273,14 @@ static void print_text(const struct ingest_options *o,
 		printf("#   note: %s\n", l->note);
 	if (g->apply_note[0])
 		printf("#   note: %s\n", g->apply_note);
-	struct fact_row rows[16];
-	size_t nr = fact_rows(&g->facts, rows);
 	int row_tokens = 0;
 	for (size_t i = 0; i < l->n; i++)
 		row_tokens |= (l->steps[i].has & SD_STEP_TOKENS) != 0;
 	printf("# facts (given by an option, read from the log or the model "
 	       "config, derived from others):\n");
-	for (size_t i = 0; i < nr; i++) {
-		const struct sd_train_fact *f = rows[i].f;
+	for (size_t i = 0; i < SD_TRAIN_NFACTS; i++) {
+		const struct sd_train_fact *f = sd_train_fact_get(&g->facts, i);
+		const char *name = sd_train_fact_fields[i].name;
 		const char *from = "";
 		if (o->model_config && (f == &g->facts.params ||
 					(f == &g->facts.layers &&
@@ -315,25 +289,25 @@ static void print_text(const struct ingest_options *o,
 					 g->from_config & 2)))
 			from = " from --model-config";
 		if (f == &g->facts.warmup_steps && !o->warmup_given)
-			printf("  %-16s %.10g (the default)\n", rows[i].name,
+			printf("  %-16s %.10g (the default)\n", name,
 			       f->value);
 		else if (f->origin != SD_TRAIN_UNKNOWN)
-			printf("  %-16s %.10g (%s%s)\n", rows[i].name, f->value,
+			printf("  %-16s %.10g (%s%s)\n", name, f->value,
 			       sd_train_origin_name(f->origin), from);
 		else if (f == &g->facts.tokens_per_step && row_tokens)
 			printf("  %-16s - (the log's rows have their own "
-			       "counts)\n", rows[i].name);
+			       "counts)\n", name);
 		else if (f == &g->facts.flops_per_token)
 			printf("  %-16s - (the formula: 6 x params + 12 x "
-			       "layers x width x seq_len)\n", rows[i].name);
+			       "layers x width x seq_len)\n", name);
 		else if (f == &g->facts.peak_tflops &&
 			 g->sum.peak.origin == SD_TRAIN_TABLE)
 			printf("  %-16s - (the peak table's: %.4g for %s)\n",
-			       rows[i].name, g->sum.peak.tflops,
+			       name, g->sum.peak.tflops,
 			       g->sum.peak.part);
 		else
 			printf("  %-16s - (not in the log; %s gives it)\n",
-			       rows[i].name, rows[i].option);
+			       name, sd_train_fact_fields[i].option);
 	}
 	if (g->facts.device_name[0])
 		printf("  %-16s %s (%s), %s\n", "device",
@@ -441,17 +415,16 @@ static void print_json(const struct ingest_options *o,
 		sd_buf_json_string(&b, g->apply_note);
 	}
 	sd_buf_printf(&b, "],\"facts\":{");
-	struct fact_row rows[16];
-	size_t nr = fact_rows(&g->facts, rows);
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < SD_TRAIN_NFACTS; i++) {
+		const struct sd_train_fact *f = sd_train_fact_get(&g->facts, i);
 		sd_buf_printf(&b, "%s\"%s\":{\"value\":", i ? "," : "",
-			      rows[i].name);
-		if (rows[i].f->origin == SD_TRAIN_UNKNOWN)
+			      sd_train_fact_fields[i].name);
+		if (f->origin == SD_TRAIN_UNKNOWN)
 			sd_buf_printf(&b, "null");
 		else
-			json_num(&b, rows[i].f->value);
+			json_num(&b, f->value);
 		sd_buf_printf(&b, ",\"origin\":\"%s\"}",
-			      sd_train_origin_name(rows[i].f->origin));
+			      sd_train_origin_name(f->origin));
 	}
 	sd_buf_printf(&b, ",\"device\":{\"value\":");
 	if (g->facts.device_name[0])

@@ -206,27 +206,14 @@ static int prepare(struct emit *em, const char *sql, sqlite3_stmt **st)
 /* The origins of the known facts as a JSON object. */
 static int origins_json(const struct sd_train_facts *f, struct sd_buf *b)
 {
-	const struct {
-		const char *name;
-		const struct sd_train_fact *x;
-	} facts[] = {
-		{ "devices", &f->devices },
-		{ "seq_len", &f->seq_len },
-		{ "tokens_per_step", &f->tokens_per_step },
-		{ "params", &f->params },
-		{ "layers", &f->layers },
-		{ "width", &f->width },
-		{ "flops_per_token", &f->flops_per_token },
-		{ "warmup_steps", &f->warmup_steps },
-		{ "peak_tflops", &f->peak_tflops },
-	};
 	int n = 0, bad = sd_buf_printf(b, "{");
-	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]) && !bad; i++) {
-		if (facts[i].x->origin == SD_TRAIN_UNKNOWN)
+	for (size_t i = 0; i < SD_TRAIN_NFACTS && !bad; i++) {
+		const struct sd_train_fact *x = sd_train_fact_get(f, i);
+		if (x->origin == SD_TRAIN_UNKNOWN)
 			continue;
 		bad = sd_buf_printf(b, "%s\"%s\":\"%s\"", n++ ? "," : "",
-				    facts[i].name,
-				    sd_train_origin_name(facts[i].x->origin));
+				    sd_train_fact_fields[i].name,
+				    sd_train_origin_name(x->origin));
 	}
 	enum sd_train_origin dno = f->device_name_origin;
 	if (!bad && f->device_name[0] && dno != SD_TRAIN_UNKNOWN)

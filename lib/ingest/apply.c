@@ -83,23 +83,10 @@ int sd_ingest_apply(struct sd_ingest_log *l, const struct sd_ingest_given *g,
 	}
 
 	sd_train_facts_init(out);
-	merge(&out->devices, &gf->devices, &rf->devices, "--gpus", note,
-	      notelen);
-	merge(&out->seq_len, &gf->seq_len, &rf->seq_len, "--seq-len", note,
-	      notelen);
-	merge(&out->tokens_per_step, &gf->tokens_per_step,
-	      &rf->tokens_per_step, "--tokens-per-step", note, notelen);
-	merge(&out->params, &gf->params, &rf->params, "--params", note,
-	      notelen);
-	merge(&out->layers, &gf->layers, &rf->layers, "--layers", note,
-	      notelen);
-	merge(&out->width, &gf->width, &rf->width, "--width", note, notelen);
-	merge(&out->flops_per_token, &gf->flops_per_token,
-	      &rf->flops_per_token, "--flops-per-token", note, notelen);
-	merge(&out->warmup_steps, &gf->warmup_steps, &rf->warmup_steps,
-	      "--warmup", note, notelen);
-	merge(&out->peak_tflops, &gf->peak_tflops, &rf->peak_tflops,
-	      "--peak-tflops", note, notelen);
+	for (size_t i = 0; i < SD_TRAIN_NFACTS; i++)
+		merge(sd_train_fact_at(out, i), sd_train_fact_get(gf, i),
+		      sd_train_fact_get(rf, i), sd_train_fact_fields[i].option,
+		      note, notelen);
 	if (gf->device_name[0]) {
 		sd_strlcpy(out->device_name, gf->device_name,
 			   sizeof(out->device_name));

@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,34 @@ int sd_train_precision_parse(const char *s, enum sd_train_precision *out,
 	snprintf(err, errlen, "unknown precision '%s'; use bf16, fp16, tf32, "
 		 "fp8 or fp32", s ? s : "");
 	return SD_ERR_INVALID;
+}
+
+#define FACT(name, option) { #name, option, \
+		offsetof(struct sd_train_facts, name) }
+const struct sd_train_fact_field sd_train_fact_fields[SD_TRAIN_NFACTS] = {
+	FACT(devices, "--gpus"),
+	FACT(seq_len, "--seq-len"),
+	FACT(tokens_per_step, "--tokens-per-step"),
+	FACT(params, "--params"),
+	FACT(layers, "--layers"),
+	FACT(width, "--width"),
+	FACT(flops_per_token, "--flops-per-token"),
+	FACT(warmup_steps, "--warmup"),
+	FACT(peak_tflops, "--peak-tflops"),
+};
+#undef FACT
+
+struct sd_train_fact *sd_train_fact_at(struct sd_train_facts *f, size_t i)
+{
+	return (struct sd_train_fact *)((char *)f +
+					sd_train_fact_fields[i].offset);
+}
+
+const struct sd_train_fact *sd_train_fact_get(const struct sd_train_facts *f,
+					      size_t i)
+{
+	return (const struct sd_train_fact *)((const char *)f +
+					      sd_train_fact_fields[i].offset);
 }
 
 void sd_train_facts_init(struct sd_train_facts *f)

@@ -74,6 +74,22 @@ struct sd_train_facts {
 	enum sd_train_precision precision;    /* of the peak (bf16) */
 };
 
+/* The numeric facts by name, in one fixed order: their column (and JSON
+ * key) name, the option of `shakedown ingest` that gives each, and where
+ * it is in struct sd_train_facts (sd_train_fact_at()). */
+struct sd_train_fact_field {
+	const char *name;   /* "devices", "seq_len", ... */
+	const char *option; /* "--gpus", "--seq-len", ... */
+	size_t offset;
+};
+#define SD_TRAIN_NFACTS 9
+extern const struct sd_train_fact_field sd_train_fact_fields[SD_TRAIN_NFACTS];
+
+/* Fact i of sd_train_fact_fields in f. */
+struct sd_train_fact *sd_train_fact_at(struct sd_train_facts *f, size_t i);
+const struct sd_train_fact *sd_train_fact_get(const struct sd_train_facts *f,
+					      size_t i);
+
 /* Every fact unknown, no device name, precision bf16. */
 void sd_train_facts_init(struct sd_train_facts *f);
 

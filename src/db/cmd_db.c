@@ -30,6 +30,7 @@
 #include "names.h"
 #include "tool.h"
 #include "util.h"
+#include "train/metrics.h"
 
 /* Options every database command shares. */
 struct db_opts {
@@ -313,11 +314,6 @@ static const char report_train_sql[] =
 	"  AND s.rank IS NULL) "
 	"FROM runs r JOIN train_runs t ON t.run_id = r.id WHERE r.id = ?1";
 
-/* The facts: each a train_runs column and its key in fact_origins. */
-static const char *const train_facts[] = {
-	"devices", "seq_len", "tokens_per_step", "params", "layers", "width",
-	"flops_per_token", "warmup_steps", "peak_tflops",
-};
 
 /* A step's loss: first, last (?2 = 0, 1 by step) or min (2). */
 static const char report_train_loss_sql[] =
@@ -441,12 +437,14 @@ static int report_train_facts(sqlite3 *db, int64_t run_id, char *err,
 {
 	struct sd_buf q = { 0 };
 	sqlite3_stmt *st = NULL;
-	size_t nf = sizeof(train_facts) / sizeof(train_facts[0]);
+	/* each fact is a train_runs column and a key of fact_origins */
+	size_t nf = SD_TRAIN_NFACTS;
 	int bad = sd_buf_printf(&q, "SELECT ");
 	for (size_t i = 0; i < nf && !bad; i++)
 		bad = sd_buf_printf(&q, "%st.%s, json_extract(t.fact_origins, "
-				    "'$.%s')", i ? ", " : "", train_facts[i],
-				    train_facts[i]);
+				    "'$.%s')", i ? ", " : "",
+				    sd_train_fact_fields[i].name,
+				    sd_train_fact_fields[i].name);
 	if (bad || sd_buf_printf(&q, " FROM train_runs t WHERE t.run_id = "
 				 "?1")) {
 		sd_buf_free(&q);
@@ -462,7 +460,8 @@ static int report_train_facts(sqlite3 *db, int64_t run_id, char *err,
 				char b[64];
 				const char *o = (const char *)
 					sqlite3_column_text(st, 2 * (int)i + 1);
-				printf("  %-18s %-14s %s\n", train_facts[i],
+				printf("  %-18s %-14s %s\n",
+				       sd_train_fact_fields[i].name,
 				       num(st, 2 * (int)i, b, sizeof(b)),
 				       o ? o : "unknown");
 			}
