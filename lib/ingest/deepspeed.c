@@ -58,79 +58,6 @@
 
 #define find sd_ingest_find
 
-/* The number right after key (blanks skipped), to the next blank, ',' or
- * '/'; NaN and *bad when key is there and it does not parse, NaN alone
- * when key is not there.  *suffix (may be NULL) gets the character after
- * the number's blank ('M' in "336.23 M"). */
-static double num_after(const char *s, size_t n, const char *key, int *bad,
-			char *suffix)
-{
-	const char *p = find(s, n, key);
-	if (suffix)
-		*suffix = '\0';
-	if (!p)
-		return NAN;
-	p += strlen(key);
-	while (p < s + n && *p == ' ')
-		p++;
-	char buf[64];
-	size_t k = 0;
-	while (p < s + n && *p != ' ' && *p != ',' && *p != '/' &&
-	       *p != '\r' && k + 1 < sizeof(buf))
-		buf[k++] = *p++;
-	buf[k] = '\0';
-	char *end;
-	errno = 0;
-	double v = strtod(buf, &end);
-	if (!k || *end || errno == ERANGE) {
-		*bad = 1;
-		return NAN;
-	}
-	while (suffix && p < s + n && *p == ' ')
-		p++;
-	if (suffix && p < s + n)
-		*suffix = *p;
-	return v;
-}
-
-/* A configuration line "  name {dots} value" (config.py print():
- * dots = "." * (29 - len(name)), none for a long name), after any
- * logging prefix ("[...] [INFO] [config.py:1004:print] "): 0 and its
- * name and value (NaN when not a number); -1 when the line is not one. */
-static int conf_line(const char *s, size_t n, char *name, size_t nlen,
-		     double *value)
-{
-	const char *p = s, *e = s + n;
-	*value = NAN;
-	for (const char *q = s; q + 1 < e; q++)
-		if (q[0] == ']' && q[1] == ' ')
-			p = q + 1;
-	if (e - p < 3 || p[0] != ' ' || p[1] != ' ')
-		return -1;
-	while (p < e && *p == ' ')
-		p++;
-	const char *b = p;
-	while (p < e && (*p == '_' || (*p >= 'a' && *p <= 'z') ||
-			 (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-		p++;
-	if (p == b || p >= e || *p != ' ' || (size_t)(p - b) >= nlen)
-		return -1;
-	memcpy(name, b, (size_t)(p - b));
-	name[p - b] = '\0';
-	while (p < e && (*p == ' ' || *p == '.'))
-		p++;
-	char buf[64];
-	size_t k = 0;
-	while (p < e && *p != ' ' && *p != '\r' && k + 1 < sizeof(buf))
-		buf[k++] = *p++;
-	buf[k] = '\0';
-	char *end;
-	double v = strtod(buf, &end);
-	if (end != buf && !*end)
-		*value = v;
-	return 0;
-}
-
 static int add(struct sd_ingest_log *out, long line, struct sd_train_step *r,
 	       double samples, double tflops, const char *path, char *err,
 	       size_t errlen)
@@ -168,25 +95,25 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 				in_prof = 0;
 			else
 				in_prof = 1;
-			double v = num_after(s, n, "world size:", &bad, NULL);
+			double v = sd_ingest_number_after(s, n, "world size:", &bad, NULL);
 			if (isfinite(v))
 				sd_ingest_read_fact(&out->facts.devices, v);
-			v = num_after(s, n, "model parallel size:", &bad, NULL);
+			v = sd_ingest_number_after(s, n, "model parallel size:", &bad, NULL);
 			if (isfinite(v))
 				mp = v;
-			v = num_after(s, n, "data parallel size:", &bad, NULL);
+			v = sd_ingest_number_after(s, n, "data parallel size:", &bad, NULL);
 			if (isfinite(v))
 				dp = v;
-			v = num_after(s, n, "batch size per GPU:", &bad, NULL);
+			v = sd_ingest_number_after(s, n, "batch size per GPU:", &bad, NULL);
 			if (isfinite(v))
 				per_gpu_batch = v;
 			/* 'params of model = params per GPU * mp_size:' is
 			 * the model's; 'params per GPU:' only when the
 			 * model is not split (model parallel size 1) */
-			v = num_after(s, n, "params of model = params per GPU "
+			v = sd_ingest_number_after(s, n, "params of model = params per GPU "
 				      "* mp_size:", &bad, &sfx);
 			if (!isfinite(v) && mp == 1)
-				v = num_after(s, n, "params per GPU:", &bad,
+				v = sd_ingest_number_after(s, n, "params per GPU:", &bad,
 					      &sfx);
 			if (isfinite(v)) {
 				double m = sfx == 'K' ? 1e3 : sfx == 'M' ? 1e6
@@ -201,7 +128,7 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			char name[64] = "";
 			double v = NAN;
 			if (!find(s, n, CONF_BEGIN) &&
-			    conf_line(s, n, name, sizeof(name), &v) != 0) {
+			    sd_ingest_setting_line(s, n, name, sizeof(name), &v) != 0) {
 				in_conf = 0; /* the block ended: go on below */
 			} else {
 				in_conf = 1;
@@ -229,12 +156,12 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 							 "the end: cut off");
 				continue;
 			}
-			double step = num_after(st, (size_t)(s + n - st),
+			double step = sd_ingest_number_after(st, (size_t)(s + n - st),
 						"steps:", &bad, NULL);
-			double loss = num_after(st, (size_t)(s + n - st),
+			double loss = sd_ingest_number_after(st, (size_t)(s + n - st),
 						" loss:", &bad, NULL);
-			double t = num_after(s, n, PIPE_FIELD, &bad, NULL);
-			double tput = num_after(s, n, "samples/sec:", &bad, NULL);
+			double t = sd_ingest_number_after(s, n, PIPE_FIELD, &bad, NULL);
+			double tput = sd_ingest_number_after(s, n, "samples/sec:", &bad, NULL);
 			if (bad || !isfinite(step) || step < 0 ||
 			    step != floor(step) || !(t > 0)) {
 				sd_ingest_bad_line(out, line, s, n, "a number "
@@ -273,8 +200,8 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 		const char *gs = find(s, n, "global_step=");
 		if (gs && find(s, n, "/micro_step=")) {
 			/* ThroughputTimer.stop() */
-			double step = num_after(s, n, "global_step=", &bad, NULL);
-			double curr = num_after(s, n, TPUT_FIELD, &bad, NULL);
+			double step = sd_ingest_number_after(s, n, "global_step=", &bad, NULL);
+			double curr = sd_ingest_number_after(s, n, TPUT_FIELD, &bad, NULL);
 			if (bad || !isfinite(step) || step < 0 ||
 			    step != floor(step) || !isfinite(curr)) {
 				sd_ingest_bad_line(out, line, s, n, "%s",

@@ -168,6 +168,79 @@ const char *sd_ingest_find(const char *s, size_t n, const char *needle)
 	return memmem(s, n, needle, strlen(needle));
 }
 
+/* The number right after key (blanks skipped), to the next blank, ',' or
+ * '/'; NaN and *bad when key is there and it does not parse, NaN alone
+ * when key is not there.  *suffix (may be NULL) gets the character after
+ * the number's blank ('M' in "336.23 M"). */
+double sd_ingest_number_after(const char *s, size_t n, const char *key,
+			      int *bad, char *suffix)
+{
+	const char *p = sd_ingest_find(s, n, key);
+	if (suffix)
+		*suffix = '\0';
+	if (!p)
+		return NAN;
+	p += strlen(key);
+	while (p < s + n && *p == ' ')
+		p++;
+	char buf[64];
+	size_t k = 0;
+	while (p < s + n && *p != ' ' && *p != ',' && *p != '/' &&
+	       *p != '|' && *p != '\r' && k + 1 < sizeof(buf))
+		buf[k++] = *p++;
+	buf[k] = '\0';
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (!k || *end || errno == ERANGE) {
+		*bad = 1;
+		return NAN;
+	}
+	while (suffix && p < s + n && *p == ' ')
+		p++;
+	if (suffix && p < s + n)
+		*suffix = *p;
+	return v;
+}
+
+/* A configuration line "  name {dots} value" (config.py print():
+ * dots = "." * (29 - len(name)), none for a long name), after any
+ * logging prefix ("[...] [INFO] [config.py:1004:print] "): 0 and its
+ * name and value (NaN when not a number); -1 when the line is not one. */
+int sd_ingest_setting_line(const char *s, size_t n, char *name, size_t nlen,
+			   double *value)
+{
+	const char *p = s, *e = s + n;
+	*value = NAN;
+	for (const char *q = s; q + 1 < e; q++)
+		if (q[0] == ']' && (q[1] == ' ' || q[1] == ':'))
+			p = q + 1 + (q[1] == ':');
+	if (e - p < 3 || p[0] != ' ' || p[1] != ' ')
+		return -1;
+	while (p < e && *p == ' ')
+		p++;
+	const char *b = p;
+	while (p < e && (*p == '_' || (*p >= 'a' && *p <= 'z') ||
+			 (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+		p++;
+	if (p == b || p >= e || *p != ' ' || (size_t)(p - b) >= nlen)
+		return -1;
+	memcpy(name, b, (size_t)(p - b));
+	name[p - b] = '\0';
+	while (p < e && (*p == ' ' || *p == '.'))
+		p++;
+	char buf[64];
+	size_t k = 0;
+	while (p < e && *p != ' ' && *p != '\r' && k + 1 < sizeof(buf))
+		buf[k++] = *p++;
+	buf[k] = '\0';
+	char *end;
+	double v = strtod(buf, &end);
+	if (end != buf && !*end)
+		*value = v;
+	return 0;
+}
+
 void sd_ingest_read_fact(struct sd_train_fact *f, double value)
 {
 	if (!isfinite(value) || value <= 0)

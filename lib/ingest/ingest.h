@@ -148,6 +148,21 @@ const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
 /* The first needle in the n bytes at s, or NULL. */
 const char *sd_ingest_find(const char *s, size_t n, const char *needle);
 
+/* The number right after `key` in the n bytes at s (blanks skipped; it
+ * ends at a blank, ',', '/' or '|'): NaN when key is not there; NaN and
+ * *bad = 1 when it is and its number does not parse.  *suffix (may be
+ * NULL) gets the first character after the number's blanks ('M' in
+ * "124.44 M"). */
+double sd_ingest_number_after(const char *s, size_t n, const char *key,
+			      int *bad, char *suffix);
+
+/* A settings line of a dump, "  name {dots} value" (Megatron-LM's
+ * arguments, DeepSpeed's configuration), after a logging prefix that ends
+ * in "] " or "]:": 0 with its name and value (NaN when not a number), or
+ * -1 when the line is not one. */
+int sd_ingest_setting_line(const char *s, size_t n, char *name, size_t nlen,
+			   double *value);
+
 /* Set a fact read from the log (origin SD_TRAIN_READ); a value that is
  * not finite or not positive is ignored. */
 void sd_ingest_read_fact(struct sd_train_fact *f, double value);

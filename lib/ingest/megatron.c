@@ -64,31 +64,13 @@
 
 #define find sd_ingest_find
 
-/* The number after "name:" in the line, or NaN; *bad = 1 when the field
- * is there and its number does not parse. */
+/* The number after " name:" in the line, or NaN; *bad = 1 when the
+ * field is there and its number does not parse. */
 static double field(const char *s, size_t n, const char *name, int *bad)
 {
-	char key[80];
+	char key[96];
 	snprintf(key, sizeof(key), " %s:", name);
-	const char *p = find(s, n, key);
-	if (!p)
-		return NAN;
-	p += strlen(key);
-	char buf[64];
-	size_t k = 0;
-	while (p < s + n && *p == ' ')
-		p++;
-	while (p < s + n && *p != '|' && *p != ' ' && k + 1 < sizeof(buf))
-		buf[k++] = *p++;
-	buf[k] = '\0';
-	char *end;
-	errno = 0;
-	double v = strtod(buf, &end);
-	if (!k || *end || errno == ERANGE) {
-		*bad = 1;
-		return NAN;
-	}
-	return v;
+	return sd_ingest_number_after(s, n, key, bad, NULL);
 }
 
 /* "lm loss", else the first other "<key> loss: X" field (a model of
@@ -122,39 +104,6 @@ static double loss_field(const char *s, size_t n, int *bad, int *found)
 	return NAN;
 }
 
-/* One argument line "  name .... value": the name and value, 0; -1 when
- * the line is not one. */
-static int arg_line(const char *s, size_t n, char *name, size_t nlen,
-		    double *value)
-{
-	const char *dots = find(s, n, " ...");
-	if (!dots)
-		return -1;
-	const char *e = dots;
-	const char *b = e;
-	while (b > s && b[-1] != ' ' && b[-1] != ':')
-		b--;
-	if (b == e || (size_t)(e - b) >= nlen)
-		return -1;
-	memcpy(name, b, (size_t)(e - b));
-	name[e - b] = '\0';
-	const char *v = dots + 1;
-	while (v < s + n && *v == '.')
-		v++;
-	while (v < s + n && *v == ' ')
-		v++;
-	char buf[64];
-	size_t k = 0;
-	while (v < s + n && *v != '\n' && *v != '\r' && k + 1 < sizeof(buf))
-		buf[k++] = *v++;
-	buf[k] = '\0';
-	char *end;
-	*value = strtod(buf, &end);
-	if (end == buf || *end)
-		*value = NAN;
-	return 0;
-}
-
 int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			     struct sd_ingest_log *out, char *err,
 			     size_t errlen)
@@ -177,7 +126,7 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			double v;
 			in_args = !find(s, n, ARGS_END);
 			out->lines_facts++;
-			if (arg_line(s, n, name, sizeof(name), &v) != 0)
+			if (sd_ingest_setting_line(s, n, name, sizeof(name), &v) != 0)
 				continue;
 			if (!strcmp(name, "seq_length"))
 				sd_ingest_read_fact(&out->facts.seq_len, v);
