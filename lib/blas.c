@@ -44,8 +44,8 @@ static void load(void)
 	const char *from = NULL;
 	char why[96] = "none found";
 	if (want && strcmp(want, "none") == 0) {
-		snprintf(blas.impl, sizeof(blas.impl),
-			 "none (SHAKEDOWN_BLAS=none)");
+		snprintf(blas.why, sizeof(blas.why), "SHAKEDOWN_BLAS=none");
+		snprintf(blas.impl, sizeof(blas.impl), "none (%s)", blas.why);
 		return;
 	}
 	/* before the library starts: one thread, and kernels for this CPU
@@ -76,8 +76,9 @@ static void load(void)
 		if (h)
 			snprintf(why, sizeof(why), "%.60s has no cblas_sgemm "
 				 "and cblas_sgemv", from);
-		snprintf(blas.impl, sizeof(blas.impl), "none (no BLAS: %s; "
-			 "apt-get install libopenblas0)", why);
+		snprintf(blas.why, sizeof(blas.why), "no BLAS: %s; apt-get "
+			 "install libopenblas0", why);
+		snprintf(blas.impl, sizeof(blas.impl), "none (%s)", blas.why);
 		blas.sgemm = NULL;
 		blas.sgemv = NULL;
 		if (h)

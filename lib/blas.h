@@ -37,6 +37,8 @@ struct sd_blas {
 	/* "OpenBLAS 0.3.21 (core SkylakeX, chosen by shakedown), 1 thread",
 	 * or "none (no BLAS: ...; apt-get install libopenblas0)" */
 	char impl[200];
+	char why[140];     /* without a BLAS: why ("SHAKEDOWN_BLAS=none",
+			      "no BLAS: ...; apt-get install ..."); "" */
 };
 
 /*

@@ -95,14 +95,22 @@ double sd_gemm_tolerance(enum sd_gemm_type t, uint64_t k)
 
 /* ------------------------------------------------------- the CPU path */
 
+static char builtin_impl[200];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void make_builtin_impl(void)
+{
+	snprintf(builtin_impl, sizeof(builtin_impl),
+		 "builtin loop (%s), 1 thread", sd_blas()->why);
+}
+
 const char *sd_gemm_cpu_impl(void)
 {
 	const struct sd_blas *b = sd_blas();
-	static char impl[260];
 	if (b->sgemm)
 		return b->impl;
-	snprintf(impl, sizeof(impl), "builtin loop (%s), 1 thread", b->impl);
-	return impl;
+	pthread_once(&builtin_once, make_builtin_impl);
+	return builtin_impl;
 }
 
 /* C = A B, row-major, without a BLAS: blocked so that a block of B stays
