@@ -265,6 +265,18 @@ static int export_ref(sqlite3 *db, const char *name, const char *path,
 	return st;
 }
 
+/* The line that says what was stored: "reference 'NAME' HOW: N steps
+ * (A to B), config 'C'", and the note when there is one. */
+static void print_made(const struct sd_train_reference *r, const char *how,
+		       const char *note)
+{
+	printf("reference '%s' %s: %zu steps (%ld to %ld), config '%s'\n",
+	       r->name, how, r->n, r->steps[0].step, r->steps[r->n - 1].step,
+	       r->config);
+	if (note && note[0])
+		printf("note: %s\n", note);
+}
+
 /* import: parse FILE, rename it when --name, store it. */
 static int import_ref(sqlite3 *db, const char *path, const char *name,
 		      int replace, char *err, size_t errlen)
@@ -278,11 +290,11 @@ static int import_ref(sqlite3 *db, const char *path, const char *name,
 		sd_strlcpy(ref.name, name, sizeof(ref.name));
 	if (st == SD_OK)
 		st = sd_train_db_ref_store(db, &ref, replace, err, errlen);
-	if (st == SD_OK)
-		printf("reference '%s' imported from %s: %zu steps (%ld to "
-		       "%ld), config '%s'\n", ref.name, path, ref.n,
-		       ref.steps[0].step, ref.steps[ref.n - 1].step,
-		       ref.config);
+	if (st == SD_OK) {
+		char how[4200];
+		snprintf(how, sizeof(how), "imported from %s", path);
+		print_made(&ref, how, NULL);
+	}
 	sd_train_ref_free(&ref);
 	return st;
 }
@@ -300,12 +312,10 @@ static int create(sqlite3 *db, const char *name,
 	st = sd_train_db_ref_load(db, name, &ref, err, errlen);
 	if (st != SD_OK)
 		return st;
-	printf("reference '%s' created from %d run%s: %zu steps (%ld to %ld), "
-	       "config '%s'\n", name, o->nfrom, o->nfrom == 1 ? "" : "s",
-	       ref.n, ref.steps[0].step, ref.steps[ref.n - 1].step,
-	       ref.config);
-	if (note[0])
-		printf("note: %s\n", note);
+	char how[64];
+	snprintf(how, sizeof(how), "created from %d run%s", o->nfrom,
+		 o->nfrom == 1 ? "" : "s");
+	print_made(&ref, how, note);
 	sd_train_ref_free(&ref);
 	return SD_OK;
 }
@@ -370,12 +380,10 @@ static int create_from_logs(sqlite3 *db, const char *name,
 	if (st == SD_OK)
 		st = sd_train_db_ref_store(db, &ref, o->replace, err, errlen);
 	if (st == SD_OK) {
-		printf("reference '%s' created from %d log%s: %zu steps (%ld "
-		       "to %ld), config '%s'\n", name, o->nlogs,
-		       o->nlogs == 1 ? "" : "s", ref.n, ref.steps[0].step,
-		       ref.steps[ref.n - 1].step, ref.config);
-		if (note[0])
-			printf("note: %s\n", note);
+		char how[64];
+		snprintf(how, sizeof(how), "created from %d log%s", o->nlogs,
+			 o->nlogs == 1 ? "" : "s");
+		print_made(&ref, how, note);
 	}
 	sd_train_ref_free(&ref);
 	for (int i = 0; i < o->nlogs; i++)
@@ -387,11 +395,10 @@ static int create_from_logs(sqlite3 *db, const char *name,
 }
 
 /* Which options each subcommand takes, checked before the database is
- * opened; 0, or 2 (error printed). */
+ * opened (o->pos[0] is its name, as sd_name_lookup() matched it exactly);
+ * 0, or 2 (error printed). */
 static int check_options(int sub, const struct reference_opts *o)
 {
-	static const char *const subname[] = { "create", "list", "show",
-					       "export", "import", "delete" };
 	const char *bad = NULL, *for_ = NULL;
 	if (sub != REF_CREATE && o->nfrom)
 		bad = "--from", for_ = "create";
@@ -423,7 +430,7 @@ static int check_options(int sub, const struct reference_opts *o)
 	}
 	if (bad) {
 		ERR("%s is for 'reference %s' only, not '%s'\n", bad, for_,
-		    subname[sub]);
+		    o->pos[0]);
 		return SD_EXIT_USAGE;
 	}
 	if (o->steps && o->format_given && o->format != SD_DB_TEXT) {
