@@ -352,7 +352,6 @@ static void config_string(const struct train_options *o, int nranks,
 static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 {
 	const struct train_options *o = &c->opt;
-	char path[4200];
 	int rc;
 	if (o->save_reference || (o->reference &&
 				  strcmp(o->reference, "none") == 0)) {
@@ -371,13 +370,14 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 				 "--data; give --reference");
 			return SD_OK;
 		}
-		if (sd_named_shipped_reference(name, path, sizeof(path))) {
+		rc = sd_named_load_shipped(name, &c->ref, c->ref_label,
+					   sizeof(c->ref_label), err, errlen);
+		if (rc < 0) {
 			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
 				 "the shipped reference %s.ref is not installed "
 				 "in " SD_DATA_DIR "/plans/reference", name);
 			return SD_OK;
 		}
-		rc = sd_train_ref_load(path, &c->ref, err, errlen);
 		if (rc)
 			return rc;
 		if (strcmp(c->ref.config, c->config) != 0) {
@@ -391,8 +391,6 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 			return SD_OK;
 		}
 		c->have_ref = 1;
-		snprintf(c->ref_label, sizeof(c->ref_label), "%s (shipped, "
-			 "%.600s)", c->ref.name, path);
 		return SD_OK;
 	}
 	/* a file, a reference of the database, or a shipped one */

@@ -120,12 +120,25 @@ int sd_named_shipped_reference(const char *name, char *buf, size_t len)
 	return -1;
 }
 
+int sd_named_load_shipped(const char *name, struct sd_train_reference *out,
+			  char *label, size_t labellen, char *err,
+			  size_t errlen)
+{
+	char path[4200];
+	if (sd_named_shipped_reference(name, path, sizeof(path)))
+		return -1;
+	int rc = sd_train_ref_load(path, out, err, errlen);
+	if (rc == SD_OK)
+		snprintf(label, labellen, "%s (shipped, %.600s)", out->name,
+			 path);
+	return rc;
+}
+
 int sd_named_find_reference(const char *ref, const char *db_opt, int shipped,
 			    struct sd_train_reference *out, char *label,
 			    size_t labellen, int *have, char *err,
 			    size_t errlen)
 {
-	char path[4200];
 	int rc;
 	*have = 0;
 	if (strchr(ref, '/') || access(ref, R_OK) == 0) {
@@ -154,14 +167,10 @@ int sd_named_find_reference(const char *ref, const char *db_opt, int shipped,
 			sd_train_ref_free(out);
 		}
 	}
-	if (shipped && !sd_named_shipped_reference(ref, path, sizeof(path))) {
-		rc = sd_train_ref_load(path, out, err, errlen);
-		if (rc)
-			return rc;
-		snprintf(label, labellen, "%s (shipped, %.600s)", out->name,
-			 path);
-		*have = 1;
-		return SD_OK;
+	if (shipped && (rc = sd_named_load_shipped(ref, out, label, labellen,
+						   err, errlen)) >= 0) {
+		*have = rc == SD_OK;
+		return rc;
 	}
 	snprintf(err, errlen, "--reference '%s' is neither a file, nor a "
 		 "reference of the database %s%s%.300s%s%s; see 'shakedown "

@@ -49,6 +49,13 @@ int sd_named_failed(const char *cmd, int status, const char *err);
  * the build tree, else the installed one.  Fills buf; 0, or -1. */
 int sd_named_shipped_reference(const char *name, char *buf, size_t len);
 
+/* Load the shipped reference NAME into *out with label "NAME (shipped,
+ * PATH)": -1 when it is not installed (nothing loaded), else the status
+ * of sd_train_ref_load() with err. */
+int sd_named_load_shipped(const char *name, struct sd_train_reference *out,
+			  char *label, size_t labellen, char *err,
+			  size_t errlen);
+
 /*
  * Load the reference `ref` that a training run (`train`, `ingest`) is
  * judged by: a file (a path with '/', or a readable file), else a
