@@ -152,15 +152,15 @@ void sd_strlcpy(char *dst, const char *src, size_t len)
 	dst[n] = '\0';
 }
 
-int sd_buf_printf(struct sd_buf *b, const char *fmt, ...)
+int sd_buf_vprintf(struct sd_buf *b, const char *fmt, va_list ap)
 {
 	for (;;) {
 		size_t room = b->cap - b->len;
-		va_list ap;
-		va_start(ap, fmt);
+		va_list aq;
+		va_copy(aq, ap);
 		int n = vsnprintf(b->data ? b->data + b->len : NULL, room, fmt,
-				  ap);
-		va_end(ap);
+				  aq);
+		va_end(aq);
 		if (n < 0)
 			return -1;
 		if ((size_t)n < room) {
@@ -176,6 +176,15 @@ int sd_buf_printf(struct sd_buf *b, const char *fmt, ...)
 		b->data = p;
 		b->cap = cap;
 	}
+}
+
+int sd_buf_printf(struct sd_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = sd_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int sd_buf_json_num(struct sd_buf *b, double v, int digits)

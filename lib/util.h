@@ -5,6 +5,7 @@
 #ifndef SD_UTIL_H
 #define SD_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,9 @@ struct sd_buf {
 };
 int sd_buf_printf(struct sd_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same with a va_list (which it leaves as it was given). */
+int sd_buf_vprintf(struct sd_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 int sd_buf_json_string(struct sd_buf *b, const char *s);
 /* A JSON number to `digits` significant digits, or null when v is NaN or
  * infinite (JSON has neither). */

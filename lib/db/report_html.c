@@ -55,33 +55,13 @@ static void P(struct html *h, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void P(struct html *h, const char *fmt, ...)
 {
-	char small[512];
 	va_list ap;
 	if (h->oom)
 		return;
 	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (sd_buf_vprintf(&h->b, fmt, ap))
+		h->oom = 1;
 	va_end(ap);
-	if (n < 0) {
-		h->oom = 1;
-		return;
-	}
-	if ((size_t)n < sizeof(small)) {
-		if (sd_buf_printf(&h->b, "%s", small))
-			h->oom = 1;
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		h->oom = 1;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	if (sd_buf_printf(&h->b, "%s", big))
-		h->oom = 1;
-	free(big);
 }
 
 /* Text from the database, escaped for element content and attributes. */
@@ -89,17 +69,21 @@ static void E(struct html *h, const char *s)
 {
 	if (!s)
 		s = "";
-	for (const char *p = s; *p && !h->oom; p++) {
-		switch (*p) {
+	/* runs of plain characters at once, an entity for each other */
+	while (*s && !h->oom) {
+		size_t n = strcspn(s, "&<>\"'");
+		if (n)
+			P(h, "%.*s", (int)n, s);
+		s += n;
+		switch (*s) {
 		case '&': P(h, "&amp;"); break;
 		case '<': P(h, "&lt;"); break;
 		case '>': P(h, "&gt;"); break;
 		case '"': P(h, "&quot;"); break;
 		case '\'': P(h, "&#39;"); break;
-		default:
-			if (sd_buf_printf(&h->b, "%c", *p))
-				h->oom = 1;
+		default: continue; /* the end of the string */
 		}
+		s++;
 	}
 }
 
@@ -431,27 +415,22 @@ static void head(struct html *h, int *is_train)
 	sqlite3_stmt *bn = prep(h, "SELECT hosts FROM suspects WHERE "
 				   "run_id = ?1 AND bad_node = 1 "
 				   "ORDER BY hosts");
-	const char **names = NULL;
-	char **copies = NULL;
+	char **names = NULL;
 	int nn = 0;
 	while (bn && sqlite3_step(bn) == SQLITE_ROW) {
-		const char **nv = realloc(names, (nn + 1) * sizeof(*names));
-		char **cv = realloc(copies, (nn + 1) * sizeof(*copies));
+		char **nv = realloc(names, (nn + 1) * sizeof(*names));
+		char *c = nv ? strdup(txt(bn, 0)) : NULL;
 		if (nv)
 			names = nv;
-		if (cv)
-			copies = cv;
-		char *c = strdup(txt(bn, 0));
-		if (!nv || !cv || !c) {
-			free(c);
+		if (!c) {
 			h->oom = 1;
 			break;
 		}
-		copies[nn] = c;
 		names[nn++] = c;
 	}
 	sqlite3_finalize(bn);
-	char *hl = nn ? sd_hostlist_compress(names, nn) : NULL;
+	char *hl = nn ? sd_hostlist_compress((const char *const *)names, nn)
+		      : NULL;
 	P(h, "<p id=\"verdict\" class=\"verdict %s\" data-status=\"%s\">",
 	  passed ? "passed" : "failed", passed ? "passed" : "failed");
 	P(h, "%s", passed ? "&#10004; PASSED" : "&#10008; FAILED");
@@ -473,8 +452,7 @@ static void head(struct html *h, int *is_train)
 	P(h, "</p>\n");
 	free(hl);
 	for (int i = 0; i < nn; i++)
-		free(copies[i]);
-	free(copies);
+		free(names[i]);
 	free(names);
 
 	/* the identity */
@@ -818,11 +796,8 @@ static void subject_bars(struct html *h, const char *name,
 		goto out;
 	for (int i = 0; i < n; i++)
 		vals[i] = v[i].v;
-	double med = sd_median(vals, n), lo = vals[0], hi = vals[0];
-	for (int i = 0; i < n; i++) {
-		lo = fmin(lo, v[i].v);
-		hi = fmax(hi, v[i].v);
-	}
+	/* sd_median sorts vals: its ends are the lowest and highest */
+	double med = sd_median(vals, n), lo = vals[0], hi = vals[n - 1];
 	char sz[32] = "";
 	if (size >= 0)
 		size_text(size, sz, sizeof(sz));
@@ -1068,15 +1043,12 @@ static void subjects(struct html *h)
 		" v.expectation HAVING count(DISTINCT v.subject) > 1 "
 		"ORDER BY min(t.test_index)");
 	while (st && sqlite3_step(st) == SQLITE_ROW && !h->oom) {
-		char name[128], dtype[32], scope[64], kind[32], ex[32], unit[32];
-		snprintf(name, sizeof(name), "%s", txt(st, 0));
-		snprintf(dtype, sizeof(dtype), "%s", txt(st, 1));
-		snprintf(scope, sizeof(scope), "%s", txt(st, 2));
-		snprintf(kind, sizeof(kind), "%s", txt(st, 4));
-		snprintf(ex, sizeof(ex), "%s", txt(st, 5));
-		snprintf(unit, sizeof(unit), "%s", txt(st, 7));
-		subject_bars(h, name, dtype, scope, sqlite3_column_int(st, 3),
-			     kind, ex, sqlite3_column_double(st, 6), unit);
+		/* st's texts stay valid until it steps again: subject_bars
+		 * runs statements of its own */
+		int index = sqlite3_column_int(st, 3);
+		double size = sqlite3_column_double(st, 6);
+		subject_bars(h, txt(st, 0), txt(st, 1), txt(st, 2), index,
+			     txt(st, 4), txt(st, 5), size, txt(st, 7));
 	}
 	sqlite3_finalize(st);
 }
