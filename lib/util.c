@@ -152,6 +152,32 @@ void sd_strlcpy(char *dst, const char *src, size_t len)
 	dst[n] = '\0';
 }
 
+int sd_write_replace(const char *path, const void *data, size_t len,
+		     char *failed, size_t failedlen)
+{
+	char tmp[4200];
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -2;
+	FILE *f = fopen(tmp, "w");
+	int bad = !f;
+	if (f) {
+		bad = fwrite(data, 1, len, f) != len;
+		bad |= fflush(f) != 0 || ferror(f);
+		bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
+		bad |= fclose(f) != 0;
+	}
+	int e = errno;
+	if (!bad && rename(tmp, path) == 0)
+		return 0;
+	if (!bad)
+		e = errno;
+	sd_strlcpy(failed, bad ? tmp : path, failedlen);
+	if (f || !bad)
+		unlink(tmp);
+	errno = e;
+	return -1;
+}
+
 int sd_buf_vprintf(struct sd_buf *b, const char *fmt, va_list ap)
 {
 	for (;;) {

@@ -38,6 +38,17 @@ void sd_uuid4(char out[37]);
 /* Copy src into dst (size len), always NUL-terminated, truncating. */
 void sd_strlcpy(char *dst, const char *src, size_t len);
 
+/*
+ * Write len bytes as the whole of the file at path: into PATH.tmp,
+ * flushed and synced (fsync's EINVAL, a pipe or a special file, is not a
+ * failure), then renamed over path, so that a reader never sees half a
+ * file; on a failure PATH.tmp is removed and path left as it was.
+ * Returns 0; -1 with errno set and `failed` (failedlen bytes) the path
+ * that failed (PATH.tmp or path); -2 when PATH.tmp is too long a name.
+ */
+int sd_write_replace(const char *path, const void *data, size_t len,
+		     char *failed, size_t failedlen);
+
 /* Append to a growing malloc'd string; returns 0 or -1 (out of memory). */
 struct sd_buf {
 	char *data;

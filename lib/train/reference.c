@@ -596,36 +596,21 @@ int sd_train_ref_parse(const char *text, size_t len, const char *path,
 int sd_train_ref_save(const struct sd_train_reference *r, const char *path,
 		      char *err, size_t errlen)
 {
-	char *text = NULL, tmp[4200];
+	char *text = NULL, failed[4200];
 	int rc = sd_train_ref_format(r, &text, err, errlen);
 	if (rc != SD_OK)
 		return rc;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >=
-	    sizeof(tmp)) {
+	rc = sd_write_replace(path, text, strlen(text), failed,
+			      sizeof(failed));
+	int e = errno;
+	free(text);
+	if (rc == -2) {
 		snprintf(err, errlen, "%s: path too long", path);
-		free(text);
 		return SD_ERR_INVALID;
 	}
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
+	if (rc) {
 		snprintf(err, errlen, "%s: cannot write it (%s); choose "
-			 "another path", tmp, strerror(errno));
-		free(text);
-		return SD_ERR_IO;
-	}
-	size_t n = strlen(text);
-	int bad = fwrite(text, 1, n, f) != n;
-	bad |= fflush(f) != 0;
-	bad |= fsync(fileno(f)) != 0;
-	int e = errno;
-	bad |= fclose(f) != 0;
-	free(text);
-	if (bad || rename(tmp, path) != 0) {
-		if (!bad)
-			e = errno;
-		snprintf(err, errlen, "%s: cannot write it (%s); choose "
-			 "another path", bad ? tmp : path, strerror(e));
-		unlink(tmp);
+			 "another path", failed, strerror(e));
 		return SD_ERR_IO;
 	}
 	return SD_OK;

@@ -865,7 +865,7 @@ fail:
  * FILE as it was).  Returns an exit status, its message printed. */
 static int report_html(sqlite3 *db, const char *uuid, const char *path)
 {
-	char err[768], tmp[4096];
+	char err[768];
 	char *html = NULL;
 	size_t len = 0;
 	int st = sd_report_html(db, uuid, &html, &len, err, sizeof(err));
@@ -876,31 +876,19 @@ static int report_html(sqlite3 *db, const char *uuid, const char *path)
 		free(html);
 		return sd_finish_stdout();
 	}
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >=
-	    sizeof(tmp)) {
-		fprintf(stderr, "shakedown report: -o %s: the name is too "
-			"long\n", path);
-		free(html);
-		return SD_EXIT_USAGE;
-	}
-	FILE *f = fopen(tmp, "w");
-	int bad = !f;
-	if (f) {
-		bad = fwrite(html, 1, len, f) != len;
-		bad |= fflush(f) != 0 || ferror(f);
-		bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
-		bad |= fclose(f) != 0;
-	}
+	char failed[4200];
+	int rc = sd_write_replace(path, html, len, failed, sizeof(failed));
 	int e = errno;
 	free(html);
-	if (bad || rename(tmp, path) != 0) {
-		if (!bad)
-			e = errno;
+	if (rc == -2) {
+		fprintf(stderr, "shakedown report: -o %s: the name is too "
+			"long\n", path);
+		return SD_EXIT_USAGE;
+	}
+	if (rc) {
 		fprintf(stderr, "shakedown report: cannot write %s: %s; "
-			"check the folder exists and is writable\n",
-			bad ? tmp : path, strerror(e));
-		if (f || !bad)
-			unlink(tmp);
+			"check the folder exists and is writable\n", failed,
+			strerror(e));
 		return SD_EXIT_ENV;
 	}
 	return SD_EXIT_OK;
