@@ -609,9 +609,12 @@ extern "C" int sd_nccl_train_create(cudaStream_t stream, const char *what,
 	cu_check(m, cudaMemcpyAsync(m->params, params, m->P * sizeof(float),
 				    cudaMemcpyHostToDevice, m->s),
 		 "copying the initial weights");
-	cu_check(m, cudaMemsetAsync(m->grads, 0, 3 * (((m->P * sizeof(float)) +
-							255) & ~(size_t)255),
-				    m->s), "zeroing gradients and moments");
+	/* each of its own: nothing assumes how layout() placed them */
+	float *const zero[] = { m->grads, m->adam_m, m->adam_v };
+	for (int i = 0; i < 3; i++)
+		cu_check(m, cudaMemsetAsync(zero[i], 0, m->P * sizeof(float),
+					    m->s),
+			 "zeroing gradients and moments");
 	cast(m, m->wbf, m->params, m->P);
 	sd_nccl_train_sync(m, 0, NULL, 0);
 	if (m->rc) {
