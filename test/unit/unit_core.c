@@ -478,6 +478,90 @@ static void test_periods(void)
 /* The table is one source: its by-value form (for device code), its
  * host rows and the names parsed from the command line agree, and every
  * row's kinds are consistent with its flags. */
+/* Buffers of SD_STREAM_MIN_BYTES and up are filled with streaming stores
+ * from the period's chunk: at every element alignment (1-15 bytes off 16),
+ * for periods that are not a whole number of 16 bytes, the streamed send
+ * data equals the element-by-element pattern to the last element, the
+ * poison covers the whole receive buffer, and the check passes it and
+ * catches one wrong element in the tail. */
+static void test_stream_fill(void)
+{
+	static const struct { enum sd_op op; enum sd_dtype t; int n; } cs[] = {
+		{ SD_OP_ALL_REDUCE, SD_INT8, 3 },     /* period 90 bytes */
+		{ SD_OP_ALL_REDUCE, SD_FLOAT16, 7 },  /* 630 elements */
+		{ SD_OP_ALL_GATHER, SD_FLOAT32, 2 },  /* 201 elements */
+		{ SD_OP_BROADCAST, SD_FLOAT64, 4 },
+		{ SD_OP_ALL_TO_ALL, SD_UINT8, 5 },
+	};
+	int bad_send = 0, bad_poison = 0, bad_verify = 0, missed = 0, cases = 0;
+	for (size_t k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
+		enum sd_dtype t = cs[k].t;
+		size_t ts = sd_dtype_size(t);
+		for (size_t off = 0; off < 16; off += ts) {
+			/* an odd count: the stores end in a partial 16 bytes */
+			size_t count = (SD_STREAM_MIN_BYTES + 4093) / ts + 3;
+			size_t bytes = count * ts + 16;
+			unsigned char *snd = malloc(bytes + 16);
+			unsigned char *rcv = malloc(bytes + 16);
+			if (!snd || !rcv) {
+				free(snd);
+				free(rcv);
+				continue;
+			}
+			/* 16-aligned bases, then `off` bytes in */
+			unsigned char *s = snd + ((16 - ((uintptr_t)snd & 15)) & 15) + off;
+			unsigned char *r = rcv + ((16 - ((uintptr_t)rcv & 15)) & 15) + off;
+			struct sd_op_args a = { .op = cs[k].op, .dtype = t,
+						.redop = SD_SUM, .root = 0,
+						.seed = 777u + (unsigned)off,
+						.send_count = count,
+						.recv_count = count,
+						.sendbuf = s, .recvbuf = r };
+			int n = cs[k].n;
+			if (a.op == SD_OP_ALL_GATHER || a.op == SD_OP_ALL_TO_ALL) {
+				a.send_count = count / (size_t)n * (a.op ==
+						SD_OP_ALL_GATHER ? 1 : (size_t)n);
+				a.recv_count = a.op == SD_OP_ALL_GATHER
+					? a.send_count * (size_t)n
+					: a.send_count;
+			}
+			int me = 0;
+			a.fill_part = SD_FILL_ALL;
+			sd_pattern_fill_host(&a, me, n);
+			cases++;
+			uint64_t poison = sd_poison_bits(t);
+			int bs = 0, bp = 0;
+			for (uint64_t i = 0; i < a.send_count && !bs; i++)
+				bs = sd_load_bits(t, s, i) !=
+				     sd_encode(t, sd_pattern_send(&a, me, n, i));
+			for (uint64_t j = 0; j < a.recv_count && !bp; j++)
+				bp = sd_load_bits(t, r, j) != poison;
+			bad_send += bs;
+			bad_poison += bp;
+			double want;
+			for (uint64_t j = 0; j < a.recv_count; j++)
+				if (sd_pattern_expect(&a, me, n, j, &want))
+					sd_store_bits(t, r, j, sd_encode(t, want));
+			struct sd_mismatch mm;
+			bad_verify += sd_pattern_verify_host(&a, me, n, &mm) != 0;
+			uint64_t at = a.recv_count - 2;
+			sd_pattern_corrupt_host(&a, at);
+			missed += sd_pattern_verify_host(&a, me, n, &mm) != 1 ||
+				  mm.index != at;
+			free(snd);
+			free(rcv);
+		}
+	}
+	ok(cases >= 30, "%d streamed fills at every alignment", cases);
+	ok(bad_send == 0, "the streamed send data is the pattern to the last "
+	   "element (%d fills differ)", bad_send);
+	ok(bad_poison == 0, "the streamed poison covers the receive buffer "
+	   "(%d fills differ)", bad_poison);
+	ok(bad_verify == 0 && missed == 0, "the check passes the streamed "
+	   "buffers and catches a wrong element in the tail (%d, %d)",
+	   bad_verify, missed);
+}
+
 static void test_descriptor(void)
 {
 	for (int op = 0; op < SD_OP_COUNT; op++) {
@@ -522,6 +606,7 @@ int main(void)
 	test_fill_poisons();
 	test_fill_parts();
 	test_periods();
+	test_stream_fill();
 	test_place();
 	test_series();
 	test_pattern_exact();
