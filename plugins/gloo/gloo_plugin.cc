@@ -384,6 +384,19 @@ struct sd_comm {
 	 * prepare of one */
 	std::unique_ptr<Watchdog> watchdog;
 	sd_prepared prep;
+	/* the buffers g_buf_alloc made: base -> bytes */
+	std::map<const void *, size_t> allocs;
+	/* The last halving-doubling reduce_scatter built in one of them,
+	 * kept until that buffer is freed: a test's out-of-place and
+	 * in-place measurements reduce in the same buffer (below), and
+	 * Gloo's class zeroes two buffers of the whole count when it is
+	 * made (4 ranks, 64 MiB: 40-860 ms, most of it first touch). */
+	struct {
+		void *buf = nullptr;
+		size_t count = 0;
+		int dtype = -1, redop = -1;
+		std::shared_ptr<gloo::Algorithm> alg;
+	} rs;
 };
 
 namespace {
@@ -637,6 +650,21 @@ private:
 	std::vector<std::unique_ptr<gloo::transport::Buffer>> send_, recv_;
 };
 
+/* n elements of scratch, left uninitialised: every operation writes its
+ * scratch whole before it reads it, and a value-initialised vector
+ * zeroed 64 MiB per measurement in prepare (8-85 ms of a bench plan's
+ * time outside the operations).  Empty for n == 0. */
+template <typename T>
+std::shared_ptr<T> scratch_of(size_t n)
+{
+	if (n == 0)
+		return std::shared_ptr<T>();
+	void *q = nullptr;
+	if (posix_memalign(&q, 64, n * sizeof(T)) != 0)
+		throw std::bad_alloc();
+	return std::shared_ptr<T>(static_cast<T *>(q), free);
+}
+
 /* Everything build<T>() needs. */
 struct build_ctx {
 	sd_comm *c;
@@ -763,19 +791,28 @@ void build(const build_ctx &b, sd_prepared &p)
 		 * bandwidth at 64 MiB) */
 		const bool inplace = send != nullptr && recv >= send &&
 				     recv < send + sc;
-		auto scratch = std::make_shared<std::vector<T>>(inplace ? 0
-									: sc);
-		T *s = inplace ? send : scratch->data();
+		/* out of place, the receive buffer is the scratch where its
+		 * allocation holds the whole send count (the core's holds
+		 * the test's size, max(send, receive)) */
+		auto cap = c->allocs.find(recv);
+		const bool in_recv = !inplace && cap != c->allocs.end() &&
+				     cap->second >= sc * ts &&
+				     (recv + sc <= send || send + sc <= recv);
+		std::shared_ptr<T> scratch =
+			scratch_of<T>(inplace || in_recv ? 0 : sc);
+		T *s = inplace ? send : in_recv ? recv : scratch.get();
 		size_t bytes = sc * ts;
 		/* halving-doubling leaves this rank's block first; the
 		 * all_reduce leaves everything in place */
 		T *mine = b.algo == RS_OPTS_ALLREDUCE ? s + (size_t)me * rc : s;
 		std::function<void()> post = [recv, mine, rc, ts] {
-			memmove((void *)recv, mine, rc * ts);
+			if (mine != recv)
+				memmove((void *)recv, mine, rc * ts);
 		};
 		if (avg)
 			post = [recv, mine, rc, ts, n] {
-				memmove((void *)recv, mine, rc * ts);
+				if (mine != recv)
+					memmove((void *)recv, mine, rc * ts);
 				divide<T>(recv, rc, n);
 			};
 		if (b.algo == RS_OPTS_ALLREDUCE) {
@@ -796,11 +833,22 @@ void build(const build_ctx &b, sd_prepared &p)
 				post();
 			};
 		} else {
-			std::vector<int> elems(n, (int)rc);
-			std::shared_ptr<gloo::Algorithm> alg(
-				new gloo::ReduceScatterHalvingDoubling<T>(
-					lg, std::vector<T *>{ s }, (int)sc, elems,
-					legacy_fn<T>(a->redop)));
+			/* the same on every rank: buffers of one test, made
+			 * and freed in step */
+			auto &k = c->rs;
+			std::shared_ptr<gloo::Algorithm> alg;
+			if (k.alg && k.buf == s && k.count == sc &&
+			    k.dtype == a->dtype && k.redop == a->redop) {
+				alg = k.alg;
+			} else {
+				std::vector<int> elems(n, (int)rc);
+				alg.reset(new gloo::ReduceScatterHalvingDoubling<
+					  T>(lg, std::vector<T *>{ s }, (int)sc,
+					     elems, legacy_fn<T>(a->redop)));
+				k = {};
+				if (!scratch) /* in a buffer of the core's */
+					k = { s, sc, a->dtype, a->redop, alg };
+			}
 			/* it sends into its peers' buffers: after a fill,
 			 * only once every peer has filled (seen: 2.6 million
 			 * wrong elements at 64 MiB in place on 2 loaded ranks
@@ -846,8 +894,8 @@ void build(const build_ctx &b, sd_prepared &p)
 		 * first and the copy is part of the operation's time (as
 		 * an in-place all_to_all costs that on any library without
 		 * one) */
-		auto scratch = std::make_shared<std::vector<T>>(sc);
-		T *s = scratch->data();
+		std::shared_ptr<T> scratch = scratch_of<T>(sc);
+		T *s = scratch.get();
 		size_t bytes = sc * ts;
 		o->setInput(s, sc);
 		p.keep = std::make_shared<std::pair<
@@ -957,11 +1005,11 @@ void build(const build_ctx &b, sd_prepared &p)
 		 * sent (a send waits for the peer's receive, so it cannot
 		 * simply go first): send from a copy, made in the timed
 		 * operation */
-		std::shared_ptr<std::vector<T>> scratch;
+		std::shared_ptr<T> scratch;
 		T *from_buf = send;
 		if (send == recv) {
-			scratch = std::make_shared<std::vector<T>>(sc);
-			from_buf = scratch->data();
+			scratch = scratch_of<T>(sc);
+			from_buf = scratch.get();
 		}
 		auto sb = std::shared_ptr<gloo::transport::UnboundBuffer>(
 			g->createUnboundBuffer(from_buf, bytes));
@@ -1518,6 +1566,8 @@ int g_buf_alloc(struct sd_comm *c, size_t bytes, void **out, char *err,
 					     "smaller maximum size");
 		return SD_ERR_NOMEM;
 	}
+	if (c)
+		c->allocs[p] = bytes;
 	*out = p;
 	return SD_OK;
 }
@@ -1527,6 +1577,16 @@ void g_buf_free(struct sd_comm *c, void *ptr)
 	if (c && c->prep.valid &&
 	    (c->prep.sendbuf == ptr || c->prep.recvbuf == ptr))
 		c->prep = sd_prepared(); /* Gloo buffers point into it */
+	if (c) {
+		auto it = c->allocs.find(ptr);
+		const char *lo = static_cast<const char *>(ptr);
+		size_t len = it != c->allocs.end() ? it->second : 1;
+		const char *kb = static_cast<const char *>(c->rs.buf);
+		if (kb >= lo && kb < lo + len)
+			c->rs = {};
+		if (it != c->allocs.end())
+			c->allocs.erase(it);
+	}
 	free(ptr); /* to the heap, which keeps it (g_init) */
 }
 
