@@ -36,9 +36,11 @@ EOC
 	for _ in $(seq "$PAIRS"); do
 		"$RAW" -n "$n" -o "$op" -a "$algo" "$sz:$it:2" 2>/dev/null |
 			sed -n "s/.*placement=$pl .*busbw_gbs=\([0-9.]*\).*/\1/p" >>/tmp/cr.raw.$$
-		want=false; [ "$pl" = in ] && want=true
+		want=false only=--no-in-place
+		[ "$pl" = in ] && want=true only=
+		# shellcheck disable=SC2086 # $only: one option or none
 		"$SD" run --local "$n" --db none --no-progress --op "$op" \
-			-b "$sz" -e "$sz" -n "$it" -w 2 --format json 2>/dev/null |
+			-b "$sz" -e "$sz" -n "$it" -w 2 $only --format json 2>/dev/null |
 			python3 -c 'import json, sys
 for l in sys.stdin:
     d = json.loads(l)

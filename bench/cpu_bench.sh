@@ -28,7 +28,7 @@
 # round), KEEP=DIR (keep the raw results there), TORCH_PYTHON
 # (/usr/bin/python3, Debian's python3-torch), IPERF3, SHAKEDOWN.
 # Run from the build tree after `make`.  Not part of `make check`; it
-# takes 10-16 minutes on a 2-core machine (README-cpu.md).
+# takes 7-8 minutes on a 2-core machine (README-cpu.md).
 set -eu
 REPEATS=${1:-5}
 RANKS=${RANKS:-"2 4"}
@@ -129,6 +129,15 @@ for l in open(sys.argv[1]):
 		return 0 ;;
 	esac
 	echo "round=$1 ranks=$2 wall_us=$((w1 - w0))" >>"$OUT/wall"
+	# the built-in plan (1K-16M, 10 iterations, every collective): the
+	# one issue 14 measured its 38-40% outside the operations on
+	w0=$(now_us)
+	if "$SD" run --local "$2" --db none --no-progress --format json \
+		>"$OUT/sdb.$1.$2" 2>>"$OUT/sd.log"; then
+		echo "round=$1 ranks=$2 wall_us=$(($(now_us) - w0))" >>"$OUT/wall_builtin"
+	else
+		note "round $1: the built-in plan on $2 ranks failed (see sd.log)"
+	fi
 }
 run_torch() {
 	[ "$HAVE_TORCH" = 1 ] || return 0
@@ -236,6 +245,22 @@ for l in lines("raw"):
         (float(f["time_us"]), float(f["busbw_gbs"])))
 
 # sd[(n, op, size, in_place)] = [(time_us, busbw, ds_busbw_gbps)]
+def inside_of(p):
+    """sum of time_us x (iters + warm-up + 1 check) of a run's rows"""
+    t = 0.0
+    for l in open(p):
+        if l.startswith("{"):
+            d = json.loads(l)
+            t += d["time_us"] * (d["iters"] + d["warmup_iters"] + 1)
+    return t
+
+builtin_wall, builtin_inside = {}, {}
+for l in lines("wall_builtin"):
+    f = kv(l)
+    k = (int(f["round"]), int(f["ranks"]))
+    builtin_wall[k] = int(f["wall_us"])
+    builtin_inside[k] = inside_of(os.path.join(out, "sdb.%d.%d" % k))
+
 sd, plan_wall, plan_inside = {}, {}, {}
 for p in sorted(glob.glob(os.path.join(out, "sd.*.*"))):
     if p.endswith(".log"):
@@ -361,20 +386,28 @@ print()
 
 print("## Time outside the timed operations (goal <= 10% of the plan's wall)")
 print()
-print("The plan: every seed op at every size, in and out of place, one "
-      "check pass; inside = sum of time_us x (iters + warmup + 1 check).")
+print("The bench plan: every seed op at every size of the sitting, in and "
+      "out of place, one check pass.  The built-in plan: `shakedown run "
+      "--local N` (every collective, 1 KiB-16 MiB by 4x, 10 iterations, 3 "
+      "warm-up, in and out of place, one check pass).  Inside = sum of "
+      "time_us x (iters + warmup + 1 check); outside = the run's wall "
+      "(start-up and exit included) less that.")
 print()
-print("| ranks | plan wall | inside operations | outside | verdict |")
-print("| --- | --- | --- | --- | --- |")
-for n in sorted({k[1] for k in plan_wall}):
-    ks = [k for k in plan_wall if k[1] == n and k in plan_inside]
-    walls = [plan_wall[k] / 1e6 for k in ks]
-    insides = [plan_inside[k] / 1e6 for k in ks]
-    fracs = [1 - plan_inside[k] / plan_wall[k] for k in ks]
-    m = statistics.median(fracs)
-    print("| %d | %s s | %s s | %s%% | %s |" %
-          (n, fmt(walls, "%.2f"), fmt(insides, "%.2f"),
-           fmt([100 * f for f in fracs], "%.1f"), verdict(m <= 0.10)))
+print("| plan | ranks | plan wall | inside operations | outside | verdict |")
+print("| --- | --- | --- | --- | --- | --- |")
+for name, walld, insided in (("bench", plan_wall, plan_inside),
+                             ("built-in", builtin_wall, builtin_inside)):
+    for n in sorted({k[1] for k in walld}):
+        ks = [k for k in walld if k[1] == n and k in insided]
+        if not ks:
+            continue
+        walls = [walld[k] / 1e6 for k in ks]
+        insides = [insided[k] / 1e6 for k in ks]
+        fracs = [1 - insided[k] / walld[k] for k in ks]
+        m = statistics.median(fracs)
+        print("| %s | %d | %s s | %s s | %s%% | %s |" %
+              (name, n, fmt(walls, "%.2f"), fmt(insides, "%.2f"),
+               fmt([100 * f for f in fracs], "%.1f"), verdict(m <= 0.10)))
 print()
 
 print("## Start-up (goal: a trivial --local 4 run within 20 ms of raw Gloo's)")
