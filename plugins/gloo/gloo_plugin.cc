@@ -1566,8 +1566,13 @@ int g_buf_alloc(struct sd_comm *c, size_t bytes, void **out, char *err,
 					     "smaller maximum size");
 		return SD_ERR_NOMEM;
 	}
-	if (c)
-		c->allocs[p] = bytes;
+	if (c) {
+		try {
+			c->allocs[p] = bytes;
+		} catch (const std::bad_alloc &) {
+			/* unlisted: reduce_scatter takes a scratch buffer */
+		}
+	}
 	*out = p;
 	return SD_OK;
 }
