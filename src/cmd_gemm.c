@@ -331,12 +331,7 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 		case 'h':
 			fputs(sd_help_gemm, stdout);
 			return sd_finish_stdout();
-		case ':':
-			USAGE_ERROR("option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
-				    "gemm'", argv[optind - 1]);
+		SD_OPTION_ERRORS("gemm", argv);
 		}
 	}
 	if (optind < argc)

@@ -192,12 +192,7 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 		case 'h':
 			fputs(sd_help_ingest, stdout);
 			return sd_finish_stdout();
-		case ':':
-			USAGE_ERROR("option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
-				    "ingest'", argv[optind - 1]);
+		SD_OPTION_ERRORS("ingest", argv);
 		}
 	}
 	if (!o->log)

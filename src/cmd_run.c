@@ -301,12 +301,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case 'h':
 			cmd_run_usage(stdout);
 			return sd_finish_stdout();
-		case ':':
-			USAGE_ERROR("option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
-				    "run'", argv[optind - 1]);
+		SD_OPTION_ERRORS("run", argv);
 		}
 	}
 	if (optind < argc)

@@ -113,12 +113,7 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 		case 'h':
 			fputs(sd_help_topo, stdout);
 			return sd_finish_stdout();
-		case ':':
-			USAGE_ERROR("option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
-				    "topo'", argv[optind - 1]);
+		SD_OPTION_ERRORS("topo", argv);
 		}
 	}
 	if (optind < argc)

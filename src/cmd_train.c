@@ -289,12 +289,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 		case 'h':
 			fputs(sd_help_train, stdout);
 			return sd_finish_stdout();
-		case ':':
-			USAGE_ERROR("option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			USAGE_ERROR("unknown option '%s'; see 'shakedown help "
-				    "train'", argv[optind - 1]);
+		SD_OPTION_ERRORS("train", argv);
 		}
 	}
 	if (optind < argc)

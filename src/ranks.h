@@ -26,6 +26,16 @@ int sd_first_task(void);
 		return SD_EXIT_USAGE;                                        \
 	} while (0)
 
+/* The last two labels of a command's getopt switch (optstring with a
+ * leading ':'): an option without its value, and one CMD does not know. */
+#define SD_OPTION_ERRORS(cmd, argv)                                          \
+	case ':':                                                            \
+		SD_USAGE_ERROR(cmd, "option '%s' needs a value",             \
+			       (argv)[optind - 1]);                          \
+	default:                                                             \
+		SD_USAGE_ERROR(cmd, "unknown option '%s'; see 'shakedown "   \
+			       "help " cmd "'", (argv)[optind - 1])
+
 /* An error of this rank on stderr: plainly for a single process, with
  * rank and host when there are several. */
 void sd_rank_error(const struct sd_bootstrap *bs, const char *what,
