@@ -1286,40 +1286,35 @@ static void gemm(struct html *h)
 
 /* --- failures, in words ---------------------------------------------------- */
 
+/* The failure list: opened by its first item; closed before the failed
+ * expectations' table or at the end. */
+enum { LIST_NONE, LIST_OPEN, LIST_CLOSED };
+
+static void list_item(struct html *h, int *list)
+{
+	if (*list == LIST_NONE)
+		P(h, "<ul id=\"failure-list\">\n");
+	*list = LIST_OPEN;
+}
+
 static void failures(struct html *h)
 {
-	long wrong = count(h, "SELECT count(*) FROM measurements m JOIN tests "
-			      "t ON t.id = m.test_id WHERE t.run_id = ?1 AND "
-			      "m.wrong > 0");
-	long failed = count(h, "SELECT count(*) FROM verdicts WHERE run_id = "
-			       "?1 AND status = 'failed'");
-	long sus = count(h, "SELECT count(*) FROM suspects WHERE run_id = ?1");
-	long errs = count(h, "SELECT count(*) FROM tests WHERE run_id = ?1 "
-			     "AND status NOT IN ('passed', 'skipped') AND "
-			     "message IS NOT NULL");
-	long msg = count(h, "SELECT count(*) FROM runs WHERE id = ?1 AND "
-			    "status NOT IN ('passed', 'running') AND "
-			    "message IS NOT NULL");
+	int list = LIST_NONE, table = 0;
 	P(h, "<h2 id=\"failures\">Failures</h2>\n");
-	if (!wrong && !failed && !sus && !errs && !msg) {
-		P(h, "<p id=\"no-failures\">None: every element was right, no "
-		  "rank hung or was lost, and no expectation failed.</p>\n");
-		return;
+	sqlite3_stmt *st = prep(h, "SELECT status, exit_status, message FROM "
+				   "runs WHERE id = ?1 AND status NOT IN "
+				   "('passed', 'running') AND message IS NOT "
+				   "NULL");
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		list_item(h, &list);
+		P(h, "<li class=\"run-failure\">The run ");
+		E(h, txt(st, 0));
+		P(h, " (exit status %s): ", txt(st, 1));
+		E(h, txt(st, 2));
+		P(h, "</li>\n");
 	}
-	P(h, "<ul id=\"failure-list\">\n");
-	if (msg) {
-		sqlite3_stmt *st = prep(h, "SELECT status, exit_status, message "
-					   "FROM runs WHERE id = ?1");
-		if (st && sqlite3_step(st) == SQLITE_ROW) {
-			P(h, "<li class=\"run-failure\">The run ");
-			E(h, txt(st, 0));
-			P(h, " (exit status %s): ", txt(st, 1));
-			E(h, txt(st, 2));
-			P(h, "</li>\n");
-		}
-		sqlite3_finalize(st);
-	}
-	sqlite3_stmt *st = prep(h,
+	sqlite3_finalize(st);
+	st = prep(h,
 		"SELECT t.test_index, t.name, t.dtype, m.size_bytes, m.in_place,"
 		" m.wrong, m.first_wrong_rank, m.first_wrong_index, "
 		" m.first_wrong_expected, m.first_wrong_got "
@@ -1329,6 +1324,7 @@ static void failures(struct html *h)
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		char sz[32];
 		size_text(sqlite3_column_double(st, 3), sz, sizeof(sz));
+		list_item(h, &list);
 		P(h, "<li class=\"wrong-data\">Wrong data in test %d (",
 		  sqlite3_column_int(st, 0));
 		E(h, txt(st, 1));
@@ -1351,6 +1347,7 @@ static void failures(struct html *h)
 		     "WHERE run_id = ?1 AND status NOT IN ('passed', "
 		     "'skipped') AND message IS NOT NULL ORDER BY test_index");
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		list_item(h, &list);
 		P(h, "<li class=\"test-error\">Test %d (", sqlite3_column_int(st, 0));
 		E(h, txt(st, 1));
 		P(h, ") ");
@@ -1369,6 +1366,7 @@ static void failures(struct html *h)
 		const char *cls = strstr(r, "did not complete") ? "hang"
 				  : strstr(r, "was lost") ? "lost-rank"
 							  : "suspect";
+		list_item(h, &list);
 		P(h, "<li class=\"%s\">%s ", cls,
 		  sqlite3_column_int(st, 3) ? "Bad" : "Suspect");
 		E(h, txt(st, 0));
@@ -1379,13 +1377,6 @@ static void failures(struct html *h)
 		P(h, "</li>\n");
 	}
 	sqlite3_finalize(st);
-	P(h, "</ul>\n");
-	if (!failed)
-		return;
-	P(h, "<table id=\"failed-expectations\"><caption>failed expectations"
-	  "</caption><tr><th>test</th><th>subject</th><th>expectation</th>"
-	  "<th>size</th><th>measured</th><th>threshold</th><th>attempts</th>"
-	  "<th>reason</th></tr>\n");
 	st = prep(h, "SELECT t.test_index, v.subject_kind || ' ' || v.subject,"
 		     " v.expectation, v.size_bytes, v.measured, v.threshold, "
 		     " v.unit, v.attempts, v.reason FROM verdicts v LEFT JOIN "
@@ -1393,6 +1384,16 @@ static void failures(struct html *h)
 		     " v.status = 'failed' ORDER BY v.id LIMIT 2000");
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		char sz[32] = "-";
+		if (!table) {
+			list_item(h, &list); /* the list, empty or not, first */
+			P(h, "</ul>\n<table id=\"failed-expectations\"><caption>"
+			  "failed expectations</caption><tr><th>test</th><th>"
+			  "subject</th><th>expectation</th><th>size</th><th>"
+			  "measured</th><th>threshold</th><th>attempts</th>"
+			  "<th>reason</th></tr>\n");
+			list = LIST_CLOSED;
+			table = 1;
+		}
 		if (!isnull(st, 3))
 			size_text(sqlite3_column_double(st, 3), sz, sizeof(sz));
 		P(h, "<tr><td class=\"n\">%s</td><td>", txt(st, 0));
@@ -1408,7 +1409,13 @@ static void failures(struct html *h)
 		P(h, "</td></tr>\n");
 	}
 	sqlite3_finalize(st);
-	P(h, "</table>\n");
+	if (table)
+		P(h, "</table>\n");
+	else if (list == LIST_OPEN)
+		P(h, "</ul>\n");
+	else
+		P(h, "<p id=\"no-failures\">None: every element was right, no "
+		  "rank hung or was lost, and no expectation failed.</p>\n");
 }
 
 int sd_report_html(sqlite3 *db, const char *run_ref, char **html,
