@@ -244,38 +244,33 @@ for l in lines("raw"):
     raw.setdefault(k, {}).setdefault((f["algo"], f["placement"]), []).append(
         (float(f["time_us"]), float(f["busbw_gbs"])))
 
-# sd[(n, op, size, in_place)] = [(time_us, busbw, ds_busbw_gbps)]
-def inside_of(p):
+def json_rows(p):
+    return [json.loads(l) for l in open(p) if l.startswith("{")]
+
+def inside_of(rows):
     """sum of time_us x (iters + warm-up + 1 check) of a run's rows"""
-    t = 0.0
-    for l in open(p):
-        if l.startswith("{"):
-            d = json.loads(l)
-            t += d["time_us"] * (d["iters"] + d["warmup_iters"] + 1)
-    return t
+    return sum(d["time_us"] * (d["iters"] + d["warmup_iters"] + 1)
+               for d in rows)
 
 builtin_wall, builtin_inside = {}, {}
 for l in lines("wall_builtin"):
     f = kv(l)
     k = (int(f["round"]), int(f["ranks"]))
     builtin_wall[k] = int(f["wall_us"])
-    builtin_inside[k] = inside_of(os.path.join(out, "sdb.%d.%d" % k))
+    builtin_inside[k] = inside_of(json_rows(os.path.join(out, "sdb.%d.%d" % k)))
 
+# sd[(n, op, size, in_place)] = [(time_us, busbw, ds_busbw_gbps, algo)]
 sd, plan_wall, plan_inside = {}, {}, {}
 for p in sorted(glob.glob(os.path.join(out, "sd.*.*"))):
     if p.endswith(".log"):
         continue
     rnd, n = p.rsplit(".", 2)[-2:]
-    inside = 0.0
-    for l in open(p):
-        if not l.startswith("{"):
-            continue
-        d = json.loads(l)
+    rows = json_rows(p)
+    for d in rows:
         k = (d["nranks"], d["op"], d["size_bytes"], d["in_place"])
         sd.setdefault(k, []).append(
             (d["time_us"], d["busbw_gbs"], d["ds_busbw_gbps"], d["algo"]))
-        inside += d["time_us"] * (d["iters"] + d["warmup_iters"] + 1)
-    plan_inside[(int(rnd), int(n))] = inside
+    plan_inside[(int(rnd), int(n))] = inside_of(rows)
 for l in lines("wall"):
     f = kv(l)
     plan_wall[(int(f["round"]), int(f["ranks"]))] = int(f["wall_us"])
@@ -295,7 +290,7 @@ for l in lines("torch"):
     torch_api[f["op"]] = f["api"]
 
 cells = []  # (pass?) for the summary
-same_cells = []  # (metric, passes against the best, against the same)
+same_cells = []  # (passes against the best, against the same algorithm)
 def verdict(ok):
     cells.append(ok)
     return "pass" if ok else "**FAIL**"
@@ -354,7 +349,7 @@ for (n, op, size) in sorted(raw, key=lambda k: (k[0], OPS.index(k[1]), k[2])):
         if same:
             sr = statistics.median(sv) / statistics.median(x[i] for x in same)
             same_txt = "x%.2f" % sr
-            same_cells.append((metric, ok, sr >= 1.0 if metric == "busbw"
+            same_cells.append((ok, sr >= 1.0 if metric == "busbw"
                                else sr <= 1.0))
         else:
             same_txt = "(not in this placement)"
@@ -368,8 +363,8 @@ if same_cells:
     print("Against raw Gloo's run of the algorithm shakedown ran (same "
           "placement): %d of %d cells at or better than it; against the "
           "best algorithm: %d of those %d." %
-          (sum(1 for c in same_cells if c[2]), len(same_cells),
-           sum(1 for c in same_cells if c[1]), len(same_cells)))
+          (sum(1 for c in same_cells if c[1]), len(same_cells),
+           sum(1 for c in same_cells if c[0]), len(same_cells)))
     print()
 
 print("## Against PyTorch gloo (DeepSpeed's method, DeepSpeed's placement)")

@@ -148,7 +148,7 @@ static inline int sd_stream_periodic(unsigned char *p, size_t bytes,
 	if (head > bytes)
 		head = bytes;
 	memcpy(p, rep, head);
-	size_t ph = head % cb, k = head;
+	size_t ph = head, k = head; /* head < 16 <= cb */
 	for (; k + 16 <= bytes; k += 16) {
 		_mm_stream_si128((__m128i *)(void *)(p + k),
 				 _mm_loadu_si128((const __m128i *)(const void *)(
