@@ -19,8 +19,10 @@
 #   busbw  shakedown / PyTorch gloo (DeepSpeed)  >= 1.0 at every size
 #   time outside the timed operations            <= 10% of a plan's wall
 #   start-up, a trivial --local 4 run            <= raw Gloo's + 20 ms
-# and the load record (load average per round, memcpy at the start and
-# the end of the sitting) so that noise can be seen.
+# with two controls (raw Gloo run twice a round, the second scored against
+# the first by the same goals; the bench plan without its check pass) and
+# the load record (load average per round, memcpy at the start and the end
+# of the sitting) so that noise can be seen.
 #
 # usage: bench/cpu_bench.sh [REPEATS]          (default 5 rounds)
 # environment: RANKS ("2 4"), POINTS (SIZE:ITERS:WARMUP list), ITER_PCT
@@ -87,6 +89,9 @@ EOF
 		echo "  - {op: [$(echo $OPS | sed 's/ /, /g')], min_bytes: $s, max_bytes: $s, iters: $i, warmup: $w}"
 	done
 } >"$PLAN"
+# the control for the check's cost: the same plan with no check pass
+sed 's/check: 1/check: 0/; s/^name: cpu_bench/name: cpu_bench_nocheck/' \
+	"$PLAN" >"$OUT/plan_nocheck.yaml"
 
 HAVE_TORCH=1
 if ! "$TORCH_PYTHON" -c 'import torch' 2>/dev/null; then
@@ -108,6 +113,11 @@ tagged() {
 }
 run_raw() {
 	tagged raw "$1" "$RAW" -n "$2" -o "$(echo $OPS | tr ' ' ,)" $PTS
+}
+# the control: raw Gloo again, as a peer of its own in the rotation, to
+# score raw Gloo against itself by the goals shakedown is scored by
+run_raw2() {
+	tagged raw2 "$1" "$RAW" -n "$2" -o "$(echo $OPS | tr ' ' ,)" $PTS
 }
 run_sd() {
 	w0=$(now_us)
@@ -138,11 +148,23 @@ for l in open(sys.argv[1]):
 	else
 		note "round $1: the built-in plan on $2 ranks failed (see sd.log)"
 	fi
+	# the control: the bench plan without its check pass
+	w0=$(now_us)
+	if "$SD" run --plan "$OUT/plan_nocheck.yaml" --local "$2" --db none \
+		--no-progress --format json >"$OUT/sdn.$1.$2" 2>>"$OUT/sd.log"; then
+		echo "round=$1 ranks=$2 wall_us=$(($(now_us) - w0))" >>"$OUT/wall_nocheck"
+	else
+		note "round $1: the bench plan without a check on $2 ranks failed (see sd.log)"
+	fi
 }
 run_torch() {
 	[ "$HAVE_TORCH" = 1 ] || return 0
-	tagged torch "$1" timeout 900 "$TORCH_PYTHON" "$TORCH" -n "$2" \
+	tagged "${3:-torch}" "$1" timeout 900 "$TORCH_PYTHON" "$TORCH" -n "$2" \
 		--ops "$(echo $OPS | tr ' ' ,)" $PTS
+}
+# the control for the PyTorch goal: PyTorch again, scored against itself
+run_torch2() {
+	run_torch "$1" "$2" torch2
 }
 # trivial runs: the least each needs for one 1K all_reduce on 4 ranks
 run_startup() {
@@ -182,8 +204,8 @@ else
 	note "iperf3 skipped: not installed (apt-get install iperf3)"
 fi
 
-peers="raw sd torch"
-[ "$HAVE_TORCH" = 1 ] || peers="raw sd"
+peers="raw sd raw2 torch torch2"
+[ "$HAVE_TORCH" = 1 ] || peers="raw sd raw2"
 round=1
 while [ "$round" -le "$REPEATS" ]; do
 	load "$round" before
@@ -234,30 +256,53 @@ def size_name(b):
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all",
        "broadcast", "pt2pt"]
 
-# raw[(n, op, size)][(algo, placement)] = [(time_us, busbw), ...]
-raw = {}
-for l in lines("raw"):
-    if not l.startswith("round="):
-        continue
-    f = kv(l)
-    k = (int(f["ranks"]), f["op"], int(f["size_bytes"]))
-    raw.setdefault(k, {}).setdefault((f["algo"], f["placement"]), []).append(
-        (float(f["time_us"]), float(f["busbw_gbs"])))
+# raw[(n, op, size)][(algo, placement)] = [(time_us, busbw), ...]; raw2:
+# the control's second run of the same loops in each round
+def raw_of(name):
+    r = {}
+    for l in lines(name):
+        if not l.startswith("round="):
+            continue
+        f = kv(l)
+        k = (int(f["ranks"]), f["op"], int(f["size_bytes"]))
+        r.setdefault(k, {}).setdefault((f["algo"], f["placement"]), []).append(
+            (float(f["time_us"]), float(f["busbw_gbs"])))
+    return r
+raw, raw2 = raw_of("raw"), raw_of("raw2")
 
 def json_rows(p):
     return [json.loads(l) for l in open(p) if l.startswith("{")]
 
 def inside_of(rows):
-    """sum of time_us x (iters + warm-up + 1 check) of a run's rows"""
-    return sum(d["time_us"] * (d["iters"] + d["warmup_iters"] + 1)
+    """sum of time_us x (iters + warm-up + 1 check, if checked) of a
+    run's rows"""
+    return sum(d["time_us"] * (d["iters"] + d["warmup_iters"] +
+                               (1 if d["checked"] else 0))
                for d in rows)
 
-builtin_wall, builtin_inside = {}, {}
-for l in lines("wall_builtin"):
+def walls_of(wall, prefix):
+    w, ins = {}, {}
+    for l in lines(wall):
+        f = kv(l)
+        k = (int(f["round"]), int(f["ranks"]))
+        w[k] = int(f["wall_us"])
+        ins[k] = inside_of(json_rows(os.path.join(out, "%s.%d.%d" % ((prefix,) + k))))
+    return w, ins
+builtin_wall, builtin_inside = walls_of("wall_builtin", "sdb")
+nocheck_wall, nocheck_inside = walls_of("wall_nocheck", "sdn")
+# raw Gloo's own loop, as a control: its wall in a round (lines "peers")
+# against time_us x (iters + warm-up) of its rows (it checks nothing)
+rawloop_wall, rawloop_inside = {}, {}
+for l in lines("peers"):
     f = kv(l)
-    k = (int(f["round"]), int(f["ranks"]))
-    builtin_wall[k] = int(f["wall_us"])
-    builtin_inside[k] = inside_of(json_rows(os.path.join(out, "sdb.%d.%d" % k)))
+    if f["peer"] == "raw":
+        rawloop_wall[(int(f["round"]), int(f["ranks"]))] = int(f["wall_us"])
+for l in lines("raw"):
+    f = kv(l)
+    if l.startswith("round=") and "time_us" in f:
+        k = (int(f["round"]), int(f["ranks"]))
+        rawloop_inside[k] = rawloop_inside.get(k, 0.0) + float(
+            f["time_us"]) * (int(f["iters"]) + int(f["warmup"]))
 
 # sd[(n, op, size, in_place)] = [(time_us, busbw, ds_busbw_gbps, algo)]
 sd, plan_wall, plan_inside = {}, {}, {}
@@ -275,6 +320,13 @@ for l in lines("wall"):
     f = kv(l)
     plan_wall[(int(f["round"]), int(f["ranks"]))] = int(f["wall_us"])
 
+torch2 = {}
+for l in lines("torch2"):
+    if " op=" in l and "skipped:" not in l:
+        f = kv(l)
+        torch2.setdefault((int(f["ranks"]), f["op"], int(f["size_bytes"])),
+                          []).append(float(f["ds_busbw_gbps"]))
+torch_control = []  # (shakedown passes, torch2 passes)
 torch, torch_api, torch_skip = {}, {}, set()
 for l in lines("torch"):
     if "skipped:" in l:
@@ -291,6 +343,8 @@ for l in lines("torch"):
 
 cells = []  # (pass?) for the summary
 same_cells = []  # (passes against the best, against the same algorithm)
+control = []  # (shakedown passes, raw2 with shakedown's algorithm passes,
+               # metric, raw2's own best passes)
 def verdict(ok):
     cells.append(ok)
     return "pass" if ok else "**FAIL**"
@@ -353,6 +407,17 @@ for (n, op, size) in sorted(raw, key=lambda k: (k[0], OPS.index(k[1]), k[2])):
                                else sr <= 1.0))
         else:
             same_txt = "(not in this placement)"
+        # the control: raw Gloo's second run of the same call, scored
+        # against the same best as shakedown
+        again = raw2.get((n, op, size), {}).get((algo, best[1]))
+        if again:
+            cr = statistics.median(x[i] for x in again) / statistics.median(rv)
+            a2 = raw2[(n, op, size)]
+            b2 = pick(statistics.median(x[i] for x in v) for v in a2.values())
+            br = b2 / statistics.median(rv)
+            good = (lambda r: r >= 1.0) if metric == "busbw" else \
+                (lambda r: r <= 1.0)
+            control.append((ok, good(cr), metric, good(br)))
         print("| %d | %s | %s | %s %s | %s (%s) | %s%s | %s%s (%s) | x%.2f | %s | %s |"
               % (n, op, size_name(size), metric, g, best[0], best[1],
                  fmt(rv, spec), unit, fmt(sv, spec), unit, algo, ratio,
@@ -365,6 +430,57 @@ if same_cells:
           "best algorithm: %d of those %d." %
           (sum(1 for c in same_cells if c[1]), len(same_cells),
            sum(1 for c in same_cells if c[0]), len(same_cells)))
+    print()
+
+if raw2:
+    print("## The control: raw Gloo against itself")
+    print()
+    print("Raw Gloo runs twice in each round, as two peers of the "
+          "rotation (raw and raw').  Scored by the same goals as "
+          "shakedown, raw' running the algorithm shakedown ran (the same "
+          "Gloo call, with no cost of shakedown's at all) against raw's "
+          "best: what a shakedown level with raw Gloo would score in this "
+          "sitting, given its noise and the best of several medians; and "
+          "raw' taking its own best algorithm, as raw's best is taken.  "
+          "Cells where raw Gloo has shakedown's algorithm in the best's "
+          "placement.")
+    print()
+    print("| goal | cells | shakedown passes | raw' (shakedown's algorithm) "
+          "passes | raw' (its own best) passes |")
+    print("| --- | --- | --- | --- | --- |")
+    for metric in ("busbw", "time"):
+        cs = [c for c in control if c[2] == metric]
+        if cs:
+            print("| %s | %d | %d | %d | %d |" % (
+                "busbw >= 1.0x at >= 1 MiB" if metric == "busbw"
+                else "time <= 1.0x at 1K and 64K", len(cs),
+                sum(1 for c in cs if c[0]), sum(1 for c in cs if c[1]),
+                sum(1 for c in cs if c[3])))
+    # every call both runs have: raw' against raw, busbw at >= 1 MiB,
+    # time below
+    rs = []
+    for k in raw:
+        for ap, v in raw[k].items():
+            w = raw2.get(k, {}).get(ap)
+            if not w:
+                continue
+            if k[2] >= (1 << 20):
+                rs.append(statistics.median(x[1] for x in w) /
+                          statistics.median(x[1] for x in v))
+            else:
+                rs.append(statistics.median(x[0] for x in v) /
+                          statistics.median(x[0] for x in w))
+    if rs:
+        rs.sort()
+        q = lambda p: rs[min(len(rs) - 1, int(p * len(rs)))]
+        print()
+        print("Every Gloo call of both runs, raw' against raw (busbw ratio "
+              "at >= 1 MiB, inverse time ratio below, so > 1 is raw' "
+              "faster): %d calls, median x%.3f, 10th-90th percentile "
+              "x%.2f-x%.2f, %d within 5%%, %d at or above x1.0." %
+              (len(rs), statistics.median(rs), q(0.1), q(0.9),
+               sum(1 for r in rs if abs(r - 1) <= 0.05),
+               sum(1 for r in rs if r >= 1.0)))
     print()
 
 print("## Against PyTorch gloo (DeepSpeed's method, DeepSpeed's placement)")
@@ -396,9 +512,20 @@ else:
         tb = [x[1] for x in tv]
         sb = [x[2] for x in mine]
         ratio = statistics.median(sb) / statistics.median(tb)
+        t2 = torch2.get((n, op, size))
+        if t2:
+            torch_control.append((ratio >= 1.0, statistics.median(t2) /
+                                  statistics.median(tb) >= 1.0))
         print("| %d | %s | %s | %s us | %s Gbps | %s Gbps | x%.2f | %s |" %
               (n, op, size_name(size), fmt([x[0] for x in tv], "%.1f"),
                fmt(tb), fmt(sb), ratio, verdict(ratio >= 1.0)))
+    if torch_control:
+        print()
+        print("The control: PyTorch runs twice in each round (torch and "
+              "torch'); scored by the same goal, torch' is at or above "
+              "torch in %d of %d cells, shakedown in %d of those %d." %
+              (sum(1 for c in torch_control if c[1]), len(torch_control),
+               sum(1 for c in torch_control if c[0]), len(torch_control)))
 print()
 
 print("## Time outside the timed operations (goal <= 10% of the plan's wall)")
@@ -408,12 +535,22 @@ print("The bench plan: every seed op at every size of the sitting, in and "
       "--local N` (every collective, 1 KiB-16 MiB by 4x, 10 iterations, 3 "
       "warm-up, in and out of place, one check pass).  Inside = sum of "
       "time_us x (iters + warmup + 1 check); outside = the run's wall "
-      "(start-up and exit included) less that.")
+      "(start-up and exit included) less that.  The control runs the "
+      "bench plan with no check pass (check: 0, no fill before it, no "
+      "verify): the difference is what the bit-exact check costs beyond "
+      "its operation.  Raw Gloo's own loop (`gloo_raw`, every algorithm "
+      "of every op at the sitting's points, no check) is scored the same "
+      "way: its wall in the round against time_us x (iters + warmup) of "
+      "its rows.")
 print()
 print("| plan | ranks | plan wall | inside operations | outside | verdict |")
 print("| --- | --- | --- | --- | --- | --- |")
 for name, walld, insided in (("bench", plan_wall, plan_inside),
-                             ("built-in", builtin_wall, builtin_inside)):
+                             ("built-in", builtin_wall, builtin_inside),
+                             ("bench, no check (control)", nocheck_wall,
+                              nocheck_inside),
+                             ("raw Gloo's own loop (control)", rawloop_wall,
+                              rawloop_inside)):
     for n in sorted({k[1] for k in walld}):
         ks = [k for k in walld if k[1] == n and k in insided]
         if not ks:
@@ -424,7 +561,8 @@ for name, walld, insided in (("bench", plan_wall, plan_inside),
         m = statistics.median(fracs)
         print("| %s | %d | %s s | %s s | %s%% | %s |" %
               (name, n, fmt(walls, "%.2f"), fmt(insides, "%.2f"),
-               fmt([100 * f for f in fracs], "%.1f"), verdict(m <= 0.10)))
+               fmt([100 * f for f in fracs], "%.1f"),
+               "(not a goal)" if "control" in name else verdict(m <= 0.10)))
 print()
 
 print("## Start-up (goal: a trivial --local 4 run within 20 ms of raw Gloo's)")
