@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,10 +52,14 @@
 #define USAGE_ERROR(...) SD_USAGE_ERROR("run", __VA_ARGS__)
 
 static volatile sig_atomic_t cancel_flag;
+/* posted by the handler (sem_post is async-signal-safe): the watchdog
+ * below sleeps on it instead of waking 20 times a second on every rank */
+static sem_t cancel_sem;
 
 static void on_cancel(int sig)
 {
 	cancel_flag = sig;
+	sem_post(&cancel_sem);
 }
 
 void cmd_run_usage(FILE *out)
@@ -717,7 +722,7 @@ static void *cancel_watch(void *arg)
 {
 	struct run_ctx *c = arg;
 	while (!cancel_flag)
-		usleep(50000);
+		sem_wait(&cancel_sem); /* EINTR or a post: look again */
 	int rank = c->boot ? c->boot->bs.rank : 0;
 	sleep(CANCEL_GRACE_S + (rank == 0 ? 0 : 1));
 	if (rank == 0 && !c->closing) {
@@ -906,6 +911,7 @@ static int rank_main(void *arg)
 	int finished = 0;
 	int agreed = 0; /* every rank said it was done (sd_ctrl_finish) */
 
+	sem_init(&cancel_sem, 0, 0);
 	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);

@@ -44,13 +44,14 @@ static void leak_check(void)
 
 static volatile sig_atomic_t launcher_signal;
 
-/* A child's exit wakes the launcher's poll at once (the self-pipe trick):
- * with only a timeout, the end of every run waited up to one more tick. */
+/* A child's exit or a signal wakes the launcher's poll at once (the
+ * self-pipe trick), so that the poll waits for an event or the nearest
+ * deadline and nothing else: a periodic tick woke the machine ten times a
+ * second through every run, and the end of a run waited up to a tick. */
 static int chld_pipe[2] = { -1, -1 };
 
-static void on_child(int sig)
+static void wake_launcher(void)
 {
-	(void)sig;
 	int saved = errno;
 	if (chld_pipe[1] >= 0 && write(chld_pipe[1], "c", 1) < 0) {
 		/* full: a wake-up is already pending */
@@ -58,9 +59,16 @@ static void on_child(int sig)
 	errno = saved;
 }
 
+static void on_child(int sig)
+{
+	(void)sig;
+	wake_launcher();
+}
+
 static void on_launcher_signal(int sig)
 {
 	launcher_signal = sig;
+	wake_launcher();
 }
 
 struct child {
@@ -207,9 +215,22 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 			pfd[r].revents = 0;
 		}
 		pfd[n] = (struct pollfd){ .fd = chld_pipe[0], .events = POLLIN };
-		/* woken by a rank's data or exit; the tick only serves the
-		 * deadlines below (rendezvous timeout, kill after a grace) */
-		int ready = poll(pfd, (nfds_t)n + 1, 100);
+		/* woken by a rank's data, a rank's exit or a signal; else
+		 * at the nearest deadline below (the rendezvous round's
+		 * timeout, the kill after a grace), or never */
+		double next = 0;
+		if (contributed > 0 && timeout_ms > 0)
+			next = round_start + timeout_ms / 1e3;
+		if (kill_at && (!next || kill_at < next))
+			next = kill_at;
+		int wait_ms = -1;
+		if (launcher_signal && !forwarded)
+			wait_ms = 0; /* set before the loop: act on it now */
+		else if (next) {
+			double ms = (next - sd_now()) * 1e3 + 1;
+			wait_ms = ms < 0 ? 0 : ms > 3600e3 ? 3600000 : (int)ms;
+		}
+		int ready = poll(pfd, (nfds_t)n + 1, wait_ms);
 		if (ready > 0 && (pfd[n].revents & POLLIN)) {
 			char drain[64];
 			while (read(chld_pipe[0], drain, sizeof(drain)) > 0)
