@@ -475,9 +475,6 @@ static void test_periods(void)
 	       "the first period, at its index");
 }
 
-/* The table is one source: its by-value form (for device code), its
- * host rows and the names parsed from the command line agree, and every
- * row's kinds are consistent with its flags. */
 /* Buffers of SD_STREAM_MIN_BYTES and up are filled with streaming stores
  * from the period's chunk: at every element alignment (1-15 bytes off 16),
  * for periods that are not a whole number of 16 bytes, the streamed send
@@ -562,6 +559,9 @@ static void test_stream_fill(void)
 	   bad_verify, missed);
 }
 
+/* The table is one source: its by-value form (for device code), its
+ * host rows and the names parsed from the command line agree, and every
+ * row's kinds are consistent with its flags. */
 static void test_descriptor(void)
 {
 	for (int op = 0; op < SD_OP_COUNT; op++) {
