@@ -13,12 +13,15 @@ cd "$(dirname "$0")"
 # iproute2 and openssl are for the test suite's private cluster, network
 # namespaces and HTTPS server; OpenBLAS for the CPU
 # matrix multiplies (shakedown gemm, the training workload); Chromium for
-# the test that opens the HTML report in a real browser.
+# the test that opens the HTML report in a real browser; patchelf and
+# debootstrap for the GPU kit's bundle and its rehearsal on a bare root
+# (test/gpu/bundle.sh, test/gpu/rehearse.sh).
 packages="build-essential autoconf automake libtool pkgconf
   libsqlite3-dev sqlite3 libyaml-dev libjansson-dev libcurl4-openssl-dev
   libgloo-dev libpmi2-0-dev libslurm-dev libopenblas-dev
   slurmctld slurmd slurm-client munge
-  python3 openssl iproute2 procps ca-certificates chromium"
+  python3 openssl iproute2 procps ca-certificates chromium
+  patchelf debootstrap"
 
 missing=""
 for p in $packages; do

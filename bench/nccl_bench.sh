@@ -39,10 +39,12 @@
 #                       ratio table over them; no GPU needed
 #   bench/nccl_bench.sh --self-test            parse bench/samples/ and
 #                       check the result; no GPU needed
-# Defaults: nccl-tests .gpu-deps/nccl-tests, NCCL the one device.sh found
-# (.gpu-deps/.nccl-dir), else the CUDA toolkit's; 3 rounds, MAX 1G, the six
-# ops above, a budget of 150 s (a round that would not fit is not started,
-# and the report says how many ran).  Run from the build tree after make.
+# Defaults: nccl-tests' source ../shared/anchors/nccl-tests beside the
+# checkout, NCCL the CUDA toolkit's; 3 rounds, MAX 1G, the six ops above, a
+# budget of 150 s (a round that would not fit is not started, and the
+# report says how many ran).  Run from the build tree after make, or from
+# a GPU bundle (test/gpu/check.sh: SHAKEDOWN=the bundle's binary,
+# --build-dir its prebuilt nccl-tests, --nccl the folder of libnccl.so.2).
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 me=nccl_bench
@@ -126,6 +128,11 @@ report() {
 			tr = tn > 0 ? ts / tn : 0; ar = an > 0 ? as / an : 0
 			goal = "-"
 			if (f[2] <= 1048576) { goal = tr <= 1.10 ? "time ok" : "time MISS"; if (tr <= 1.10) met++; else miss++ }
+			else if (f[2] >= 67108864 && f[3] == "in" && tn < 10 && ts < 10) {
+				# one rank in place: NCCL moves nothing (a few us for
+				# any size), so its "bandwidth" is size / enqueue time
+				goal = "no data moved"; noop++
+			}
 			else if (f[2] >= 67108864) { goal = ar >= 0.98 ? "algbw ok" : "algbw MISS"; if (ar >= 0.98) met++; else miss++ }
 			if (wrong[nt] || wrong[sd]) goal = goal ", WRONG DATA"
 			ars = "-"; if (an > 0) ars = sprintf("%.3f", ar)
@@ -133,7 +140,9 @@ report() {
 				mm(nt SUBSEP "t", "%.2f"), mm(sd SUBSEP "t", "%.2f"), tr, mm(nt SUBSEP "a", "%.2f"), \
 				mm(sd SUBSEP "a", "%.2f"), ars, med(nt SUBSEP "b"), med(sd SUBSEP "b"), goal
 		}
-		printf "\nGoals: %d cells met, %d missed (time <= 1.10x at <= 1 MiB, algbw >= 0.98x at >= 64 MiB).\n", met, miss
+		printf "\nGoals: %d cells met, %d missed (time <= 1.10x at <= 1 MiB, algbw >= 0.98x at >= 64 MiB)", met, miss
+		if (noop) printf "; %d cells at >= 64 MiB moved no data (one rank, in place: under 10 us for any size) and are not judged on bandwidth", noop
+		printf ".\n"
 	}'
 }
 
@@ -184,7 +193,7 @@ if [ "${1:-}" = --self-test ]; then
 fi
 
 # -- the benchmark (needs a GPU) ----------------------------------------
-NT_SRC=$TOP/.gpu-deps/nccl-tests
+NT_SRC=$TOP/../shared/anchors/nccl-tests
 NCCL=""
 OUTFILE=""
 ROUNDS=3
@@ -210,28 +219,26 @@ while [ $# -gt 0 ]; do
 	esac
 done
 t_start=$(date +%s)
+# SHAKEDOWN set: that binary finds its own plugin (an installed tree or a
+# GPU bundle, test/gpu/bundle.sh); else this build tree's
 SD=${SHAKEDOWN:-$TOP/src/shakedown}
-[ -f "$NT_SRC/src/common.cu" ] ||
-	die "no nccl-tests source at $NT_SRC (test/gpu/provision.sh copies it)"
 if [ -z "$BUILD_ONLY" ]; then
 	[ -x "$SD" ] || die "$SD is missing: run make first"
-	[ -f "$TOP/plugins/nccl/.libs/backend_nccl.so" ] ||
+	[ -n "${SHAKEDOWN:-}" ] || [ -f "$TOP/plugins/nccl/.libs/backend_nccl.so" ] ||
 		die "the NCCL plugin is not built (configure --enable-nccl=yes)"
 	command -v nvidia-smi >/dev/null 2>&1 || die "nvidia-smi not found: no GPU here"
 	nvidia-smi -L >/dev/null 2>&1 || die "nvidia-smi sees no GPU"
 fi
 nvcc=$(command -v nvcc 2>/dev/null) || nvcc=/usr/local/cuda/bin/nvcc
 CUDA=$(dirname "$(dirname "$nvcc")")
-if [ -z "$NCCL" ]; then
-	if [ -f "$TOP/.gpu-deps/.nccl-dir" ]; then NCCL=$(cat "$TOP/.gpu-deps/.nccl-dir")
-	else NCCL=$CUDA; fi
-fi
-[ -f "$NCCL/include/nccl.h" ] || die "no include/nccl.h in $NCCL (--nccl DIR)"
-for d in "$NCCL/lib" "$NCCL/lib64"; do
-	[ -d "$d" ] && LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ -n "$NCCL" ] || NCCL=$CUDA
+# --nccl: NCCL's home (include/, lib/), or, with nccl-tests already
+# built, the folder of libnccl.so.2 itself
+for d in "$NCCL/lib" "$NCCL/lib64" "$NCCL"; do
+	[ -e "$d/libnccl.so.2" ] && LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 done
 export LD_LIBRARY_PATH
-export SHAKEDOWN_PLUGIN_DIR=$TOP/plugins/nccl/.libs
+[ -n "${SHAKEDOWN:-}" ] || export SHAKEDOWN_PLUGIN_DIR=$TOP/plugins/nccl/.libs
 if [ -n "$KEEP" ]; then W=$KEEP; mkdir -p "$W"
 else W=$(mktemp -d "${TMPDIR:-/tmp}/nccl_bench.XXXXXX"); trap 'rm -rf "$W"' EXIT; fi
 left() { echo $(( BUDGET - ($(date +%s) - t_start) )); }
@@ -257,6 +264,9 @@ nt_built="already built in $bt"
 if [ -n "$have_bins" ]; then
 	say "nccl-tests $nt_built"
 else
+	[ -f "$NT_SRC/src/common.cu" ] ||
+		die "no nccl-tests source at $NT_SRC, and $bt has not all of: $(ops_bins | tr '\n' ' ')"
+	[ -f "$NCCL/include/nccl.h" ] || die "no include/nccl.h in $NCCL (--nccl DIR) to build nccl-tests against"
 	if [ -n "${NVCC_GENCODE:-}" ]; then gencode=$NVCC_GENCODE
 	else
 		cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
@@ -340,8 +350,14 @@ gpu_record "after" >>"$rec"
 	echo "# shakedown vs nccl-tests on one GPU ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(hostname))"
 	echo
 	echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | head -n 1); CUDA $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')"
-	echo "- NCCL: $NCCL ($(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$NCCL/include/nccl.h" | tr '\n' . | sed 's/\.$//')); nccl-tests $(sed -n 's/^#define NCCL_TESTS_VERSION "\(.*\)"/\1/p' "$NT_SRC/src/common.h") ($nt_built)"
-	echo "- shakedown: $("$SD" --version 2>&1 | head -n 1), $(git -C "$TOP" log -1 --format=%h 2>/dev/null || echo '?')"
+	# the versions as the runs report them: nccl-tests' header line
+	# "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22809"
+	nth=$(cat "$W"/r1-nccl-tests-*.txt 2>/dev/null | grep -m 1 '^# nccl-tests version' || true)
+	ntv=$(echo "$nth" | sed -n 's/^# nccl-tests version \([^ ]*\).*/\1/p')
+	ncv=$(echo "$nth" | sed -n 's/.*nccl-library=\([0-9]*\).*/\1/p')
+	[ -n "$ncv" ] && ncv="library $((ncv / 10000)).$((ncv % 10000 / 100)).$((ncv % 100)), as nccl-tests reports it"
+	echo "- NCCL: $NCCL (${ncv:-version unknown}); nccl-tests ${ntv:-?} ($nt_built)"
+	echo "- shakedown: $("$SD" --version 2>&1 | head -n 1), ${SD_COMMIT:-$(git -C "$TOP" log -1 --format=%h 2>/dev/null || echo '?')}"
 	echo "- workload: -g 1, float32 (sum), 8 B .. $MAX by 2x, -n 20 -w 5, $done_rounds of $ROUNDS rounds interleaved (first tool alternating), $(( $(date +%s) - t_start )) s in all"
 	cat "$rec"
 	echo

@@ -48,11 +48,14 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 CONFIGS = {
-    # keep in step with SD_GPT_CONFIG_DEFAULT and SD_GPT_CONFIG_TEST
+    # keep in step with SD_GPT_CONFIG_DEFAULT, _TEST and _1B
     "default": dict(layers=4, width=256, heads=4, seq_len=128, vocab=256,
                     micro_batch=4, accum_steps=2),
     "test": dict(layers=2, width=32, heads=2, seq_len=32, vocab=256,
                  micro_batch=2, accum_steps=2),
+    # SD_GPT_CONFIG_1B, for one GPU
+    "1b": dict(layers=20, width=2048, heads=32, seq_len=2048, vocab=256,
+               micro_batch=2, accum_steps=4),
 }
 
 

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1087,7 +1088,11 @@ const char *sd_plan_resolve(const char *arg, char *buf, size_t len)
 		snprintf(dirs + used, sizeof(dirs) - used, "%s/plans:",
 			 SD_SOURCE_DIR);
 	}
+	char moved[PATH_MAX];
 	size_t used = strlen(dirs);
+	if (sd_relocated_dir(SD_DATA_DIR, moved, sizeof(moved)) == 0)
+		snprintf(dirs + used, sizeof(dirs) - used, "%s/plans:", moved);
+	used = strlen(dirs);
 	snprintf(dirs + used, sizeof(dirs) - used, "%s/plans", SD_DATA_DIR);
 	char *save = NULL;
 	for (char *d = strtok_r(dirs, ":", &save); d;

@@ -174,6 +174,48 @@ int sd_in_build_tree(void)
 	return strncmp(exe, want, strlen(want)) == 0;
 }
 
+int sd_relocate_path(const char *exe_dir, const char *bindir,
+		     const char *installed, char *buf, size_t len)
+{
+	/* the longest common parent of bindir and installed, at a '/' */
+	size_t common = 0;
+	for (size_t i = 0; bindir[i] && bindir[i] == installed[i]; i++)
+		if (bindir[i] == '/')
+			common = i;
+	if (bindir[0] != '/' || installed[0] != '/')
+		return -1;
+	if (strcmp(exe_dir, bindir) == 0)
+		return -1;
+	/* up from bindir to that parent, then down to installed */
+	int ups = 0;
+	for (const char *c = bindir + common; *c; c++)
+		if (*c == '/' && c[1])
+			ups++;
+	size_t used = (size_t)snprintf(buf, len, "%s", exe_dir);
+	for (int i = 0; i < ups && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "/..");
+	if (used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%s",
+					 installed + common);
+	return used < len ? 0 : -1;
+}
+
+int sd_relocated_dir(const char *installed, char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	if (sd_in_build_tree())
+		return -1;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash || slash == exe)
+		return -1;
+	*slash = '\0';
+	return sd_relocate_path(exe, SD_BIN_DIR, installed, buf, len);
+}
+
 int sd_plugin_load(const char *name, struct sd_plugin *out, char *err,
 		   size_t errlen)
 {
@@ -195,7 +237,12 @@ int sd_plugin_load(const char *name, struct sd_plugin *out, char *err,
 		snprintf(dirs + used, sizeof(dirs) - used, "%s/plugins/%s/.libs:",
 			 SD_BUILD_DIR, name);
 	}
+	/* an installed tree moved elsewhere: its own plugins first */
+	char moved[PATH_MAX];
 	size_t used = strlen(dirs);
+	if (sd_relocated_dir(SD_PLUGIN_DIR, moved, sizeof(moved)) == 0)
+		snprintf(dirs + used, sizeof(dirs) - used, "%s:", moved);
+	used = strlen(dirs);
 	snprintf(dirs + used, sizeof(dirs) - used, "%s", SD_PLUGIN_DIR);
 
 	char *save = NULL, copy[8192];

@@ -48,4 +48,18 @@ void sd_plugin_unload(struct sd_plugin *p);
  * plugins and plans are found there first). */
 int sd_in_build_tree(void);
 
+/*
+ * Where INSTALLED (a folder the build put under its prefix: SD_PLUGIN_DIR,
+ * SD_DATA_DIR) is for an installed tree that was moved or unpacked
+ * elsewhere (a bundle carried to another machine): the same path relative
+ * to this executable's folder as INSTALLED is to SD_BIN_DIR, the bindir
+ * it was built for.  Writes it into BUF and returns 0; returns -1 when the
+ * executable is in its bindir (nothing was moved), in the build tree, or
+ * the paths have no common parent.  Pure path arithmetic on EXE_DIR in
+ * sd_relocate_path(); sd_relocated_dir() uses /proc/self/exe.
+ */
+int sd_relocate_path(const char *exe_dir, const char *bindir,
+		     const char *installed, char *buf, size_t len);
+int sd_relocated_dir(const char *installed, char *buf, size_t len);
+
 #endif

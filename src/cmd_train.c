@@ -187,8 +187,6 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	static const struct sd_name_row formats[] = {
 		{ "text", TRAIN_TEXT }, { "json", TRAIN_JSON }, { NULL, 0 }
 	};
-	static const struct sd_gpt_config def = SD_GPT_CONFIG_DEFAULT;
-	static const struct sd_gpt_config test = SD_GPT_CONFIG_TEST;
 	int ch, f;
 	long v;
 	const char *hint;
@@ -218,15 +216,15 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 					    optarg);
 			break;
 		case OPT_CONFIG:
-			if (strcmp(optarg, "default") == 0)
-				o->config_name = "default";
-			else if (strcmp(optarg, "test") == 0)
-				o->config_name = "test";
-			else
-				USAGE_ERROR("--config '%s' must be default "
-					    "(the built-in workload) or test (a "
-					    "tiny one for CI)", optarg);
+		{
+			struct sd_gpt_config named;
+			char why[200];
+			if (sd_gpt_config_named(optarg, &named, why,
+						sizeof(why)))
+				USAGE_ERROR("--%s", why);
+			o->config_name = optarg;
 			break;
+		}
 #define OVERRIDE(CASE, VAR, LO, HI, WHAT)                                    \
 		case CASE:                                                   \
 			if (sd_parse_int(optarg, LO, HI, &VAR))              \
@@ -295,7 +293,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	if (optind < argc)
 		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help "
 			    "train'", argv[optind]);
-	o->cfg = strcmp(o->config_name, "test") == 0 ? test : def;
+	sd_gpt_config_named(o->config_name, &o->cfg, NULL, 0);
 	struct sd_gpt_config base = o->cfg;
 	if (layers > 0) o->cfg.layers = (int)layers;
 	if (width > 0) o->cfg.width = (int)width;
@@ -363,6 +361,13 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
 				 "no shipped reference for a changed config or "
 				 "--data; give --reference");
+			return SD_OK;
+		}
+		if (strcmp(o->config_name, "1b") == 0) {
+			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
+				 "the 1b config has no shipped reference (no CPU "
+				 "can make one); make one with --save-ref on a "
+				 "healthy GPU and give it with --reference");
 			return SD_OK;
 		}
 		rc = sd_named_load_shipped(name, &c->ref, c->ref_label,

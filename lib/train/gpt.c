@@ -195,6 +195,28 @@ static size_t build_table(const struct sd_gpt_config *c,
 	return off;
 }
 
+int sd_gpt_config_named(const char *name, struct sd_gpt_config *out,
+			char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		struct sd_gpt_config cfg;
+	} named[] = {
+		{ "default", SD_GPT_CONFIG_DEFAULT },
+		{ "test", SD_GPT_CONFIG_TEST },
+		{ "1b", SD_GPT_CONFIG_1B },
+	};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (name && strcmp(name, named[i].name) == 0) {
+			*out = named[i].cfg;
+			return SD_OK;
+		}
+	snprintf(err, errlen, "config '%s' is not built in: default (the "
+		 "built-in workload), test (a tiny one for CI) or 1b (a "
+		 "1B-parameter shape for one GPU)", name ? name : "");
+	return SD_ERR_INVALID;
+}
+
 size_t sd_gpt_param_count(const struct sd_gpt_config *c)
 {
 	return build_table(c, NULL);

@@ -69,6 +69,31 @@ struct sd_gpt_config {
 	{ .layers = 2, .width = 32, .heads = 2, .seq_len = 32,               \
 	  .vocab = 256, .micro_batch = 2, .accum_steps = 2 }
 
+/*
+ * A real model's shape for one GPU (no CPU runs it: a step is about 3e14
+ * FLOPs): GPT-2 blocks at Llama-3.2-1B's width (2048), heads (32 of 64)
+ * and MLP width (8192 = 4 x 2048), with 20 layers so that the blocks hold
+ * about Llama-3.2-1B's 0.97B non-embedding parameters (a GPT-2 block has
+ * 12 C^2 = 50.3M, a Llama one with grouped-query attention and SwiGLU
+ * 60.8M); sequence 2048, 2 x 2048 tokens a micro-batch, accumulated 4
+ * times: 16,384 tokens a step and rank.  1.011B parameters (the byte
+ * vocabulary's embedding is 0.5M of them), 7.08 GFLOP per token.  On the
+ * GPU path it takes about 50 GB: fp32 weights, gradients and both AdamW
+ * moments (16 GB), a bf16 copy, and per layer the activations and the
+ * materialised 2 x 32 x 2048 x 2048 attention (fp32 and bf16, 1.6 GB).
+ * Synthetic weights and data, as every config: tgs and MFU are measured
+ * where an operator's model would be measured; its loss has no shipped
+ * reference.
+ */
+#define SD_GPT_CONFIG_1B                                                     \
+	{ .layers = 20, .width = 2048, .heads = 32, .seq_len = 2048,         \
+	  .vocab = 256, .micro_batch = 2, .accum_steps = 4 }
+
+/* The built-in configs by name ("default", "test", "1b"): SD_OK with *out
+ * set, or SD_ERR_INVALID with err listing the names. */
+int sd_gpt_config_named(const char *name, struct sd_gpt_config *out,
+			char *err, size_t errlen);
+
 /* One parameter tensor: its place in the parameter (and gradient) array,
  * in floats, and its shape (cols 1 for a vector). */
 struct sd_gpt_tensor {

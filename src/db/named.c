@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,10 +106,16 @@ int sd_named_failed(const char *cmd, int status, const char *err)
 
 int sd_named_shipped_reference(const char *name, char *buf, size_t len)
 {
-	const char *dirs[2];
+	const char *dirs[3];
+	char moved[PATH_MAX + 32];
 	int nd = 0;
 	if (sd_in_build_tree())
 		dirs[nd++] = SD_SOURCE_DIR "/plans/reference";
+	/* an installed tree moved elsewhere: its own references first */
+	if (sd_relocated_dir(SD_DATA_DIR, moved, PATH_MAX) == 0) {
+		strcat(moved, "/plans/reference");
+		dirs[nd++] = moved;
+	}
 	dirs[nd++] = SD_DATA_DIR "/plans/reference";
 	for (int d = 0; d < nd; d++)
 		for (int k = 0; k < 2; k++) {

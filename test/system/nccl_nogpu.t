@@ -28,6 +28,10 @@ is "$rc" 3 "train --backend nccl without a GPU: exit 3"
 is "$(printf '%s\n' "$err" | grep -c .)" 1 "train: one line on stderr"
 like "$err" "^shakedown: no CUDA device or driver found on [^ ]+ \(cudaGetDeviceCount: [^)]+\); use --backend gloo on CPU-only nodes$" \
 	"train: the line names the host, the CUDA error and the fix"
+# the README's 1b command: the config is taken, the GPU is what is missing
+run -t 60 "$SHAKEDOWN" train --local 8 --backend nccl --config 1b --steps 20 --db none
+ok '[ "$rc" = 3 ] && printf "%s\n" "$err" | grep -q "no CUDA device or driver found on"' \
+	"train --config 1b on 8 ranks without a GPU: exit 3 naming the device (exit $rc)"
 run -t 60 "$SHAKEDOWN" train --backend nccl --local 2 --config test --db none
 ok '[ "$rc" = 3 ] && printf "%s\n" "$err" | grep -Eq "rank [01] \([^)]+\): no CUDA device or driver found on"' \
 	"train on two local ranks: exit 3, each rank names itself (exit $rc)"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "plugin.h"
 #include "shakedown/coll.h"
 #include "names.h"
 #include "shakedown/pattern_host.h"
@@ -595,8 +596,51 @@ static void test_descriptor(void)
 	       "every op by name, in table order");
 }
 
+/* An installed tree unpacked elsewhere finds its plugins and data at the
+ * same place relative to its executable as the build put them relative
+ * to bindir. */
+static void test_relocate(void)
+{
+	static const struct {
+		const char *exe, *bindir, *installed, *want;
+	} c[] = {
+		{ "/tmp/b/bin", "/usr/local/bin", "/usr/local/lib/shakedown",
+		  "/tmp/b/bin/../lib/shakedown" },
+		{ "/tmp/b/bin", "/usr/local/bin", "/usr/local/share/shakedown",
+		  "/tmp/b/bin/../share/shakedown" },
+		{ "/x/y", "/usr/bin", "/usr/lib/x86_64-linux-gnu/shakedown",
+		  "/x/y/../lib/x86_64-linux-gnu/shakedown" },
+		{ "/x/y", "/opt/sd/exec/bin", "/opt/sd/share/shakedown",
+		  "/x/y/../../share/shakedown" },
+		{ "/x/y", "/usr/bin", "/opt/sd/lib",
+		  "/x/y/../../opt/sd/lib" },
+		/* not moved, or a path that is not absolute: nothing */
+		{ "/usr/local/bin", "/usr/local/bin", "/usr/local/lib/shakedown",
+		  NULL },
+		{ "/x/y", "bin", "/usr/local/lib", NULL },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char buf[256] = "";
+		int rc = sd_relocate_path(c[i].exe, c[i].bindir, c[i].installed,
+					  buf, sizeof(buf));
+		if (c[i].want)
+			ok(rc == 0 && strcmp(buf, c[i].want) == 0,
+			   "relocate %s from %s to %s: %s", c[i].installed,
+			   c[i].bindir, c[i].exe, buf);
+		else
+			ok(rc == -1, "relocate %s from %s to %s: none",
+			   c[i].installed, c[i].bindir, c[i].exe);
+	}
+	char small[8];
+	ok(sd_relocate_path("/tmp/bundle/bin", "/usr/local/bin",
+			    "/usr/local/lib/shakedown", small,
+			    sizeof(small)) == -1,
+	   "a path that does not fit the buffer is refused");
+}
+
 int main(void)
 {
+	test_relocate();
 	test_descriptor();
 	test_sizes();
 	test_amounts();

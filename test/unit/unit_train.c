@@ -1016,6 +1016,25 @@ static void test_config_check(void)
 	ok(sd_gpt_create(&bad, &m, err, sizeof(err)) == SD_ERR_INVALID &&
 		   m == NULL,
 	   "create refuses a bad config and leaves no model");
+
+	/* the named configs: the 1b shape holds what its comment says */
+	struct sd_gpt_config c, def = SD_GPT_CONFIG_DEFAULT;
+	ok(sd_gpt_config_named("default", &c, err, sizeof(err)) == SD_OK &&
+		   memcmp(&c, &def, sizeof(c)) == 0,
+	   "config by name: default is SD_GPT_CONFIG_DEFAULT");
+	ok(sd_gpt_config_named("1b", &c, err, sizeof(err)) == SD_OK &&
+		   sd_gpt_config_check(&c, err, sizeof(err)) == SD_OK,
+	   "config by name: 1b passes the check");
+	size_t p = sd_gpt_param_count(&c);
+	printf("# 1b: %zu parameters, %.3f GFLOP per token\n", p,
+	       sd_gpt_flops_per_token(&c) / 1e9);
+	ok(p > 1000000000u && p < 1020000000u,
+	   "1b: 1.00-1.02B parameters (%zu)", p);
+	ok(c.micro_batch * c.seq_len * c.accum_steps == 16384,
+	   "1b: 16,384 tokens a step and rank");
+	ok(sd_gpt_config_named("2b", &c, err, sizeof(err)) == SD_ERR_INVALID &&
+		   contains(err, "config '2b' is not built in: default"),
+	   "config by name: an unknown name lists the names (%s)", err);
 }
 
 int main(void)
