@@ -14,7 +14,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 	skip_all "this machine has a GPU; run test/gpu/check.sh"
 fi
 
-plan 22
+plan 23
 
 # the plugin exports exactly the symbols the loader and `train` look up
 # (the training table only where the build found cuBLAS)
