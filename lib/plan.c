@@ -21,7 +21,7 @@
 /* env: is NCCL's: which of its variables a test may set is the NCCL
  * plugin's table, built into the core too so that a plan check needs
  * no backend */
-#include "../plugins/nccl/nccl_env.h"
+#include "shakedown/nccl_env.h"
 
 const char sd_default_plan[] =
 	"# shakedown built-in plan: every collective, float32, sum\n"

@@ -23,7 +23,7 @@
  * which every rank returns.
  *
  * With the nccl backend the model runs on the rank's GPU instead: the
- * plugin's shakedown_train_gpu table (lib/train/gpu_ops.h, looked up with
+ * plugin's shakedown_train_gpu table (include/shakedown/train_gpu.h, looked up with
  * dlsym) makes it from the same initial weights, and the buckets'
  * all_reduce runs on its device gradients, on the stream its kernels use.
  */
@@ -59,7 +59,7 @@
 #include "train/data.h"
 #include "train/ddp.h"
 #include "train/gpt.h"
-#include "train/gpu_ops.h"
+#include "shakedown/train_gpu.h"
 #include "train/metrics.h"
 #include "train/reference.h"
 

@@ -36,7 +36,7 @@ int sd_db_open_note(const char *path, int flags, sqlite3 **out, char *note,
 		    size_t notelen, char *err, size_t errlen);
 
 /*
- * The query of `shakedown history` (cmd_db.c): ?1 op, ?2 size_bytes or
+ * The query of `shakedown history` (queries.c): ?1 op, ?2 size_bytes or
  * NULL, ?3 dtype or NULL, ?4 since or NULL, ?5 until or NULL, ?6 host or
  * NULL.  Shared with bench/db_bench.c, which times it.
  */

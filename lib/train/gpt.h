@@ -29,17 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The shape of the model and of a step.  Field names are those a plan's
- * train section uses. */
-struct sd_gpt_config {
-	int layers;      /* transformer blocks */
-	int width;       /* embedding width C, a multiple of heads */
-	int heads;       /* attention heads; head size width / heads */
-	int seq_len;     /* tokens per sample T (and position embeddings) */
-	int vocab;       /* vocabulary V (256 for the byte-level source) */
-	int micro_batch; /* samples per forward/backward B */
-	int accum_steps; /* micro-batches accumulated per optimizer step */
-};
+/* sd_gpt_config, sd_gpt_tensor and sd_adamw are the plugin kit's: the
+ * GPU path's table (shakedown/train_gpu.h) takes them */
+#include "shakedown/train_gpu.h"
+
 
 /*
  * The built-in default: 100 steps on 4 data-parallel ranks on a 2-core
@@ -94,23 +87,7 @@ struct sd_gpt_config {
 int sd_gpt_config_named(const char *name, struct sd_gpt_config *out,
 			char *err, size_t errlen);
 
-/* One parameter tensor: its place in the parameter (and gradient) array,
- * in floats, and its shape (cols 1 for a vector). */
-struct sd_gpt_tensor {
-	char name[32];  /* "wte", "h.0.attn.c_attn.weight", "ln_f.bias" */
-	size_t offset;  /* first element, from the start of the array */
-	size_t count;   /* elements: rows * cols */
-	int rows, cols;
-	int decay;      /* AdamW applies weight decay (2-D tensors) */
-};
 
-/* The AdamW hyper-parameters.  Weight decay is decoupled (PyTorch's
- * AdamW: p -= lr * weight_decay * p before the Adam update) and applies
- * to the 2-D tensors only (matmul weights and both embeddings), as
- * nanoGPT configures it; LayerNorm weights and biases are not decayed. */
-struct sd_adamw {
-	float lr, beta1, beta2, eps, weight_decay;
-};
 /* GPT-2-like defaults for the built-in workload. */
 #define SD_ADAMW_DEFAULT                                                     \
 	{ .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,          \
@@ -173,7 +150,7 @@ void sd_gpt_init(struct sd_gpt *m, uint64_t seed);
  * Without a model (no BLAS, no activations): the tensor table of cfg (a
  * checked one) into t (sd_gpt_tensor_count() entries) and the parameters
  * sd_gpt_init() gives for seed into params (sd_gpt_param_count()
- * floats), bit for bit.  The GPU path (lib/train/gpu_ops.h) starts from
+ * floats), bit for bit.  The GPU path (include/shakedown/train_gpu.h) starts from
  * them, so both paths start from the same weights.
  */
 void sd_gpt_init_params(const struct sd_gpt_config *cfg, uint64_t seed,

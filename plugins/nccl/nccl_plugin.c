@@ -43,7 +43,7 @@
 #include "shakedown/pattern_host.h"
 #include "kernels.h"
 #include "links.h"
-#include "nccl_env.h"
+#include "shakedown/nccl_env.h"
 #include "nccl_gemm.h" /* sd_nccl_now_s, sd_nccl_nap_us; the gemm slot */
 #ifdef HAVE_CUBLAS
 #include "train_gpu.h" /* the training workload's GPU path */

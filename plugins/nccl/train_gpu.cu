@@ -1,6 +1,6 @@
 /*
  * train_gpu.cu - the training workload's model on one GPU (train_gpu.h,
- * lib/train/gpu_ops.h): lib/train/gpt.c's GPT-2-style decoder, forward,
+ * include/shakedown/train_gpu.h): lib/train/gpt.c's GPT-2-style decoder, forward,
  * backward and AdamW, in mixed precision.
  *
  * Every matmul of gpt.c is one cuBLAS GEMM here (cublasGemmEx, or

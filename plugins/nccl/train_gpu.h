@@ -1,6 +1,6 @@
 /*
  * train_gpu.h - the NCCL plugin's GPU path of the training workload
- * (lib/train/gpu_ops.h; train_gpu.cu): the functions behind its
+ * (include/shakedown/train_gpu.h; train_gpu.cu): the functions behind its
  * `shakedown_train_gpu` table.  nccl_plugin.c's create slot checks the
  * communicator and calls sd_nccl_train_create with the rank's stream.
  */
@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <cuda_runtime_api.h>
-#include "train/gpu_ops.h"
+#include "shakedown/train_gpu.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -19,8 +19,14 @@ is "$?" 0 "make install of the plugin kit into a DESTDIR"
 hdr=$(find "$inst" -name backend.h -path '*/shakedown/*' | head -1)
 inc=$(dirname "$(dirname "$hdr")")
 kit=$(cd "$inc/shakedown" 2>/dev/null && ls | sort | tr '\n' ' ')
-is "$kit" "backend.h coll.h pattern.h pattern_host.h " \
-	"the kit: the ABI, the table of collectives and the data pattern"
+is "$kit" "backend.h coll.h nccl_env.h pattern.h pattern_host.h train_gpu.h " \
+	"the kit: the ABI, the table of collectives, the data pattern, the NCCL env table and the training table"
+# each header of the kit stands alone
+for h in $kit; do
+	printf '#include "shakedown/%s"\nint sd_kit_probe;\n' "$h" >"$TMPD/alone.c"
+	ok '$CC -std=c11 -Wall -Werror -I"$inc" -c -o "$TMPD/alone.o" "$TMPD/alone.c"' \
+		"shakedown/$h compiles alone against the installed kit"
+done
 
 mkdir -p "$TMPD/plugins"
 build() { # NAME [CFLAGS...]

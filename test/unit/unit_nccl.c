@@ -3,7 +3,7 @@
  * (plugins/nccl/nccl_host.c), runnable without CUDA: type and reduction
  * mapping, fp8 support by compute capability, memory capping, GPU choice
  * from the environment, one GPU per rank, what a test's env may set
- * (plugins/nccl/nccl_env.c) and into which ncclConfig_t fields, and avg:
+ * (lib/nccl_env.c) and into which ncclConfig_t fields, and avg:
  * NCCL's pre-multiplied sum replayed in this machine's float64, float32
  * and float16 arithmetic equals what the pattern expects of NCCL
  * (SD_AVG_NCCL), in any order of the ranks.
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "shakedown/pattern.h"
-#include "nccl_env.h"
+#include "shakedown/nccl_env.h"
 #include "nccl_host.h"
 #include "tap.h"
 

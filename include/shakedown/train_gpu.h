@@ -1,5 +1,6 @@
 /*
- * gpu_ops.h - the training workload's GPU path: the table of functions a
+ * train_gpu.h - the training workload's GPU path, in the plugin kit: the
+ * model's shape, tensor table and AdamW settings, and the table of functions a
  * backend plugin that can train on a GPU exports as `shakedown_train_gpu`
  * (the NCCL plugin does, plugins/nccl/train_gpu.cu, when the build found
  * cuBLAS), which `shakedown train --backend nccl` looks up with dlsym in
@@ -7,7 +8,7 @@
  * CUDA types, and every pointer the table hands out that points into GPU
  * memory is said so.
  *
- * The model is lib/train/gpt.c's, the same tensors in the same order and
+ * The model is the core's (lib/train/gpt.c), the same tensors in the same order and
  * the same arithmetic, with the precision of mixed-precision training:
  * fp32 master weights, fp32 AdamW moments and fp32 gradients (the ones
  * the DDP buckets all-reduce), bf16 copies of the weights and of the
@@ -18,13 +19,41 @@
  * gradient bucket from grad_ready (the backend's run()) is ordered after
  * the kernels that made it, with no synchronisation in between.
  */
-#ifndef SD_TRAIN_GPU_OPS_H
-#define SD_TRAIN_GPU_OPS_H
+#ifndef SHAKEDOWN_TRAIN_GPU_H
+#define SHAKEDOWN_TRAIN_GPU_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "train/gpt.h"
+/* The shape of the model and of a step.  Field names are those a plan's
+ * train section uses. */
+struct sd_gpt_config {
+	int layers;      /* transformer blocks */
+	int width;       /* embedding width C, a multiple of heads */
+	int heads;       /* attention heads; head size width / heads */
+	int seq_len;     /* tokens per sample T (and position embeddings) */
+	int vocab;       /* vocabulary V (256 for the byte-level source) */
+	int micro_batch; /* samples per forward/backward B */
+	int accum_steps; /* micro-batches accumulated per optimizer step */
+};
+
+/* One parameter tensor: its place in the parameter (and gradient) array,
+ * in floats, and its shape (cols 1 for a vector). */
+struct sd_gpt_tensor {
+	char name[32];  /* "wte", "h.0.attn.c_attn.weight", "ln_f.bias" */
+	size_t offset;  /* first element, from the start of the array */
+	size_t count;   /* elements: rows * cols */
+	int rows, cols;
+	int decay;      /* AdamW applies weight decay (2-D tensors) */
+};
+
+/* The AdamW hyper-parameters.  Weight decay is decoupled (PyTorch's
+ * AdamW: p -= lr * weight_decay * p before the Adam update) and applies
+ * to the 2-D tensors only (matmul weights and both embeddings), as
+ * nanoGPT configures it; LayerNorm weights and biases are not decayed. */
+struct sd_adamw {
+	float lr, beta1, beta2, eps, weight_decay;
+};
 
 struct sd_comm;
 struct sd_train_gpu;
@@ -39,7 +68,7 @@ struct sd_train_gpu_ops {
 	/*
 	 * Make the model for cfg on the GPU and stream of comm (a
 	 * communicator of the plugin that exports this table): the tensor
-	 * table t (nt entries, lib/train/gpt.c's, forward order) and the
+	 * table t (nt entries, the core's, forward order) and the
 	 * initial fp32 parameters params (sd_gpt_params() of a CPU model
 	 * initialised from the seed, so both paths start from the same
 	 * weights) are copied.  Returns SD_OK with *out, SD_ERR_INVALID (a

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "nccl_env.h"
+#include "shakedown/nccl_env.h"
 #include "shakedown/backend.h"
 
 /* A variable a test may set: its ncclConfig_t field, the struct
