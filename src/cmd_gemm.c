@@ -43,8 +43,6 @@
 #include "db/db.h"
 
 /* a usage error of `shakedown gemm` (src/ranks.h) */
-#define USAGE_ERROR(...) SD_USAGE_ERROR("gemm", __VA_ARGS__)
-
 /* The default bound of start-up and of one entry's series of calls. */
 #define GEMM_TIMEOUT_MS 60000
 /* The seed of the inputs (the same on every rank). */
@@ -251,10 +249,10 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 			       sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
-			USAGE_ERROR("%s", oerr);
+			return sd_usage_error("gemm", "%s", oerr);
 		case OPT_LOCAL:
 			if (sd_parse_int(optarg, 1, 1024, &v))
-				USAGE_ERROR("--local '%s' must be a number of "
+				return sd_usage_error("gemm", "--local '%s' must be a number of "
 					    "ranks from 1 to 1024", optarg);
 			o->local_ranks = (int)v;
 			break;
@@ -262,11 +260,11 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 		case OPT_IFACE: o->iface = optarg; break;
 		case OPT_SIZES:
 			if (parse_sizes(optarg, o, perr, sizeof(perr)))
-				USAGE_ERROR("%s", perr);
+				return sd_usage_error("gemm", "%s", perr);
 			break;
 		case OPT_WIDTH:
 			if (sd_parse_int(optarg, 0, SD_GEMM_MAX_SIDE / 4, &v))
-				USAGE_ERROR("--width '%s' must be a model width "
+				return sd_usage_error("gemm", "--width '%s' must be a model width "
 					    "from 0 (no training shapes) to %d",
 					    optarg, SD_GEMM_MAX_SIDE / 4);
 			o->width = (uint64_t)v;
@@ -274,7 +272,7 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 			break;
 		case OPT_TOKENS:
 			if (sd_parse_int(optarg, 1, SD_GEMM_MAX_SIDE, &v))
-				USAGE_ERROR("--tokens '%s' must be a number of "
+				return sd_usage_error("gemm", "--tokens '%s' must be a number of "
 					    "tokens (batch x sequence) from 1 to "
 					    "%d", optarg, SD_GEMM_MAX_SIDE);
 			o->tokens = (uint64_t)v;
@@ -282,32 +280,32 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 			break;
 		case OPT_DTYPE:
 			if (parse_types(optarg, &o->types, perr, sizeof(perr)))
-				USAGE_ERROR("%s", perr);
+				return sd_usage_error("gemm", "%s", perr);
 			break;
 		case 'n':
 			if (sd_parse_int(optarg, 1, 100000, &o->iters))
-				USAGE_ERROR("-n '%s' must be a number of timed "
+				return sd_usage_error("gemm", "-n '%s' must be a number of timed "
 					    "calls from 1 to 100000", optarg);
 			break;
 		case 'w':
 			if (sd_parse_int(optarg, 0, 100000, &o->warmup))
-				USAGE_ERROR("-w '%s' must be a number of warm-up "
+				return sd_usage_error("gemm", "-w '%s' must be a number of warm-up "
 					    "calls from 0 to 100000", optarg);
 			break;
 		case OPT_PEAK:
 			if (parse_peaks(optarg, o->expect.peak_tflops, perr,
 					sizeof(perr)))
-				USAGE_ERROR("%s", perr);
+				return sd_usage_error("gemm", "%s", perr);
 			break;
 		case OPT_PEAK_FRACTION:
 			if (parse_share(optarg, &o->expect.peak_fraction))
-				USAGE_ERROR("--peak-fraction '%s' must be a share "
+				return sd_usage_error("gemm", "--peak-fraction '%s' must be a share "
 					    "of the peak above 0 and at most 1 "
 					    "(0.5: half of it)", optarg);
 			break;
 		case OPT_PEERS:
 			if (parse_share(optarg, &o->expect.peers))
-				USAGE_ERROR("--peers '%s' must be a share of the "
+				return sd_usage_error("gemm", "--peers '%s' must be a share of the "
 					    "peer median above 0 and at most 1 "
 					    "(0.8: a fifth below it fails)",
 					    optarg);
@@ -316,7 +314,7 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 		case OPT_FORMAT:
 			hint = NULL;
 			if (sd_name_lookup(formats, optarg, &f, &hint))
-				USAGE_ERROR("--format '%s' must be text or "
+				return sd_usage_error("gemm", "--format '%s' must be text or "
 					    "json%s%s%s", optarg,
 					    hint ? "; did you mean '" : "",
 					    hint ? hint : "", hint ? "'?" : "");
@@ -325,23 +323,25 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 		case 'v': o->verbose = 1; break;
 		case 'T':
 			if (sd_parse_duration_ms(optarg, &o->timeout_ms))
-				USAGE_ERROR("--timeout '%s' must be a positive "
+				return sd_usage_error("gemm", "--timeout '%s' must be a positive "
 					    "number of seconds", optarg);
 			break;
 		case 'h':
 			fputs(sd_help_gemm, stdout);
 			return sd_finish_stdout();
-		SD_OPTION_ERRORS("gemm", argv);
+		case ':':
+		default:
+			return sd_option_error("gemm", ch, argv);
 		}
 	}
 	if (optind < argc)
-		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help "
+		return sd_usage_error("gemm", "unexpected argument '%s'; see 'shakedown help "
 			    "gemm'", argv[optind]);
 	if (o->tokens_set && o->width_set && o->width == 0)
-		USAGE_ERROR("--tokens is for the training shapes, which "
+		return sd_usage_error("gemm", "--tokens is for the training shapes, which "
 			    "--width 0 leaves out; drop one");
 	if (o->sizes_set && o->nsizes == 0 && o->width_set && o->width == 0)
-		USAGE_ERROR("--sizes none and --width 0 leave nothing to "
+		return sd_usage_error("gemm", "--sizes none and --width 0 leave nothing to "
 			    "measure; keep one");
 	if (!o->iface)
 		o->iface = getenv("SHAKEDOWN_IFACE");

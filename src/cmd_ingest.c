@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,6 @@
 #include "ingest/ingest.h"
 #include "train/metrics.h"
 #include "train/reference.h"
-
-#define USAGE_ERROR(...) SD_USAGE_ERROR("ingest", __VA_ARGS__)
 
 /* The default warm-up: the built-in workload's (cmd_train.c). */
 #define INGEST_WARMUP 2
@@ -99,6 +98,32 @@ static void given(struct sd_train_fact *f, double v)
 }
 
 /* Parse argv into o.  Returns -1 to go on, else an exit status. */
+/* The facts an option gives as a count: the option, where the fact is,
+ * its largest value, its name and what it must be. */
+static const struct {
+	int opt;
+	size_t offset;
+	double max;
+	const char *name, *what;
+} counts[] = {
+	{ OPT_GPUS, offsetof(struct sd_train_facts, devices), 1e7, "--gpus",
+	  "a number of devices above 0" },
+	{ OPT_SEQ, offsetof(struct sd_train_facts, seq_len), 1e9, "--seq-len",
+	  "a sequence length in tokens" },
+	{ OPT_TOKENS, offsetof(struct sd_train_facts, tokens_per_step), 1e15,
+	  "--tokens-per-step", "the global tokens of one step (524288, 512K)" },
+	{ OPT_PARAMS, offsetof(struct sd_train_facts, params), 1e15, "--params",
+	  "a parameter count (8.0e9, 8B, 124M)" },
+	{ OPT_LAYERS, offsetof(struct sd_train_facts, layers), 1e6, "--layers",
+	  "a number of transformer blocks" },
+	{ OPT_WIDTH, offsetof(struct sd_train_facts, width), 1e7, "--width",
+	  "a hidden size" },
+	{ OPT_FPT, offsetof(struct sd_train_facts, flops_per_token), 1e20,
+	  "--flops-per-token", "model FLOPs per token, forward and backward" },
+	{ OPT_PEAK, offsetof(struct sd_train_facts, peak_tflops), 1e6,
+	  "--peak-tflops", "a number of TFLOPs per device above 0" },
+};
+
 static int parse_options(int argc, char **argv, struct ingest_options *o)
 {
 	struct sd_train_facts *f = &o->given.facts;
@@ -112,10 +137,10 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 			       sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
-			USAGE_ERROR("%s", oerr);
+			return sd_usage_error("ingest", "%s", oerr);
 		case 1:
 			if (o->log)
-				USAGE_ERROR("one log at a time: '%s' and '%s'; "
+				return sd_usage_error("ingest", "one log at a time: '%s' and '%s'; "
 					    "run ingest once per log", o->log,
 					    optarg);
 			o->log = optarg;
@@ -123,35 +148,28 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 		case OPT_FORMAT:
 			if (sd_ingest_format_parse(optarg, &o->format, err,
 						   sizeof(err)))
-				USAGE_ERROR("--format: %s", err);
+				return sd_usage_error("ingest", "--format: %s", err);
 			break;
-#define COUNT(CASE, FACT, MAX, NAME, WHAT)                                   \
-		case CASE:                                                   \
-			if (sd_parse_amount(optarg, MAX, 1, &v))             \
-				USAGE_ERROR(NAME " '%s' must be " WHAT,      \
-					    optarg);                         \
-			given(&f->FACT, v);                                  \
+		case OPT_GPUS: case OPT_SEQ: case OPT_TOKENS: case OPT_PARAMS:
+		case OPT_LAYERS: case OPT_WIDTH: case OPT_FPT: case OPT_PEAK:
+			for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]);
+			     k++) {
+				if (counts[k].opt != ch)
+					continue;
+				if (sd_parse_amount(optarg, counts[k].max, 1, &v))
+					return sd_usage_error(
+						"ingest", "%s '%s' must be %s",
+						counts[k].name, optarg,
+						counts[k].what);
+				given((struct sd_train_fact *)((char *)f +
+							       counts[k].offset),
+				      v);
+			}
 			break;
-		COUNT(OPT_GPUS, devices, 1e7, "--gpus",
-		      "a number of devices above 0")
-		COUNT(OPT_SEQ, seq_len, 1e9, "--seq-len",
-		      "a sequence length in tokens")
-		COUNT(OPT_TOKENS, tokens_per_step, 1e15, "--tokens-per-step",
-		      "the global tokens of one step (524288, 512K)")
-		COUNT(OPT_PARAMS, params, 1e15, "--params",
-		      "a parameter count (8.0e9, 8B, 124M)")
-		COUNT(OPT_LAYERS, layers, 1e6, "--layers",
-		      "a number of transformer blocks")
-		COUNT(OPT_WIDTH, width, 1e7, "--width", "a hidden size")
-		COUNT(OPT_FPT, flops_per_token, 1e20, "--flops-per-token",
-		      "model FLOPs per token, forward and backward")
-		COUNT(OPT_PEAK, peak_tflops, 1e6, "--peak-tflops",
-		      "a number of TFLOPs per device above 0")
-#undef COUNT
 		case OPT_MODEL_CONFIG: o->model_config = optarg; break;
 		case OPT_DEVICE:
 			if (!*optarg || strlen(optarg) >= sizeof(f->device_name))
-				USAGE_ERROR("--device '%s' must be a device name "
+				return sd_usage_error("ingest", "--device '%s' must be a device name "
 					    "as the runtime prints it (\"NVIDIA "
 					    "H100 80GB HBM3\")", optarg);
 			sd_strlcpy(f->device_name, optarg,
@@ -161,18 +179,18 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 		case OPT_PRECISION:
 			if (sd_train_precision_parse(optarg, &f->precision, err,
 						     sizeof(err)))
-				USAGE_ERROR("--precision: %s", err);
+				return sd_usage_error("ingest", "--precision: %s", err);
 			break;
 		case OPT_LOG_EVERY:
 			if (sd_parse_int(optarg, 1, 100000000, &n))
-				USAGE_ERROR("--log-every '%s' must be the steps "
+				return sd_usage_error("ingest", "--log-every '%s' must be the steps "
 					    "between logged rows, from 1",
 					    optarg);
 			o->given.log_every = n;
 			break;
 		case OPT_WARMUP:
 			if (sd_parse_int(optarg, 0, 100000000, &n))
-				USAGE_ERROR("--warmup '%s' must be a number of "
+				return sd_usage_error("ingest", "--warmup '%s' must be a number of "
 					    "steps from 0", optarg);
 			given(&f->warmup_steps, (double)n);
 			o->warmup_given = 1;
@@ -180,7 +198,7 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 		case OPT_REFERENCE: o->reference = optarg; break;
 		case OPT_WORKLOAD:
 			if (sd_train_ref_check_name(optarg, err, sizeof(err)))
-				USAGE_ERROR("--workload: %s", err);
+				return sd_usage_error("ingest", "--workload: %s", err);
 			o->workload = optarg;
 			break;
 		case OPT_NODES: o->nodes = optarg; break;
@@ -192,19 +210,21 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 		case 'h':
 			fputs(sd_help_ingest, stdout);
 			return sd_finish_stdout();
-		SD_OPTION_ERRORS("ingest", argv);
+		case ':':
+		default:
+			return sd_option_error("ingest", ch, argv);
 		}
 	}
 	if (!o->log)
-		USAGE_ERROR("which log?  e.g. 'shakedown ingest train.log "
+		return sd_usage_error("ingest", "which log?  e.g. 'shakedown ingest train.log "
 			    "--gpus 16 --seq-len 4096'; see 'shakedown help "
 			    "ingest'");
 	if (o->model_config && f->params.origin != SD_TRAIN_UNKNOWN)
-		USAGE_ERROR("--params and --model-config both give the "
+		return sd_usage_error("ingest", "--params and --model-config both give the "
 			    "parameter count; give one");
 	if (o->nodes && (strlen(o->nodes) >= sizeof(((struct sd_job_info *)0)
 							   ->nodelist)))
-		USAGE_ERROR("--nodes is too long; give the Slurm hostlist "
+		return sd_usage_error("ingest", "--nodes is too long; give the Slurm hostlist "
 			    "(node[001-512])");
 	if (!o->warmup_given)
 		given(&f->warmup_steps, INGEST_WARMUP);

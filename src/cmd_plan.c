@@ -17,6 +17,7 @@
 #include "schedule.h"
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
+#include "ranks.h"
 #include "tool.h"
 
 enum { PLAN_CHECK, PLAN_EXPAND };
@@ -33,13 +34,6 @@ static const struct option plan_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
-
-#define PLAN_ERROR(...)                                                      \
-	do {                                                                 \
-		fprintf(stderr, "shakedown plan: " __VA_ARGS__);             \
-		fputc('\n', stderr);                                         \
-		return SD_EXIT_USAGE;                                        \
-	} while (0)
 
 /* The job a plan is expanded for: hosts of ranks_per_host ranks each. */
 struct job {
@@ -152,45 +146,45 @@ int cmd_plan(int argc, char **argv)
 		ch = sd_getopt(argc, argv, "+:h", plan_options, oerr,
 			       sizeof(oerr));
 		if (ch == SD_OPT_REFUSED)
-			PLAN_ERROR("%s", oerr);
+			return sd_usage_error("plan", "%s", oerr);
 		if (ch == -1) {
 			if (optind >= argc)
 				break;
 			if (nargs == 258)
-				PLAN_ERROR("too many plan files; at most 256");
+				return sd_usage_error("plan", "too many plan files; at most 256");
 			args[nargs++] = argv[optind++];
 			continue;
 		}
 		switch (ch) {
 		case 'n':
 			if (sd_parse_int(optarg, 1, 1 << 20, &nranks))
-				PLAN_ERROR("--ranks '%s' must be a number of "
+				return sd_usage_error("plan", "--ranks '%s' must be a number of "
 					   "ranks from 1 to 1048576", optarg);
 			break;
 		case 'N':
 		case 'R':
 			if (sd_parse_int(optarg, 1, 1 << 20,
 					 ch == 'N' ? &nodes : &per_node))
-				PLAN_ERROR("%s '%s' must be a number from 1 to "
+				return sd_usage_error("plan", "%s '%s' must be a number from 1 to "
 					   "1048576", argv[at], optarg);
 			break;
 		case 'B':
 			if (sd_parse_seconds(optarg, &busbw))
-				PLAN_ERROR("--busbw '%s' must be a positive "
+				return sd_usage_error("plan", "--busbw '%s' must be a positive "
 					   "number of GB/s", optarg);
 			break;
 		case 'h':
 			fputs(sd_help_plan, stdout);
 			return sd_finish_stdout();
 		case ':':
-			PLAN_ERROR("option '%s' needs a value", argv[at]);
+			return sd_usage_error("plan", "option '%s' needs a value", argv[at]);
 		default:
-			PLAN_ERROR("unknown option '%s'; see 'shakedown help "
+			return sd_usage_error("plan", "unknown option '%s'; see 'shakedown help "
 				   "plan'", argv[at]);
 		}
 	}
 	if (nargs == 0)
-		PLAN_ERROR("say check or expand, and a plan file; see "
+		return sd_usage_error("plan", "say check or expand, and a plan file; see "
 			   "'shakedown help plan'");
 	/* --nodes and --ranks-per-node describe the job; --ranks is one
 	 * host of that many */
@@ -198,7 +192,7 @@ int cmd_plan(int argc, char **argv)
 		nodes = nodes ? nodes : 1;
 		per_node = per_node ? per_node : 1;
 		if (nodes * per_node > 1 << 20)
-			PLAN_ERROR("--nodes x --ranks-per-node is more than "
+			return sd_usage_error("plan", "--nodes x --ranks-per-node is more than "
 				   "1048576 ranks");
 		nranks = nodes * per_node;
 	} else {
@@ -207,13 +201,13 @@ int cmd_plan(int argc, char **argv)
 	}
 	struct job job = { (int)nodes, (int)per_node, busbw, 20 };
 	if (sd_name_lookup(subcommands, args[0], &sub, &hint))
-		PLAN_ERROR("unknown subcommand '%s'; %s%s%s", args[0],
+		return sd_usage_error("plan", "unknown subcommand '%s'; %s%s%s", args[0],
 			   hint ? "did you mean '" : "use check or expand",
 			   hint ? hint : "", hint ? "'?" : "");
 	if (nargs == 1)
-		PLAN_ERROR("%s needs a plan file", args[0]);
+		return sd_usage_error("plan", "%s needs a plan file", args[0]);
 	if (sub == PLAN_EXPAND && nargs > 2)
-		PLAN_ERROR("expand takes one plan file, not %d", nargs - 1);
+		return sd_usage_error("plan", "expand takes one plan file, not %d", nargs - 1);
 	for (int i = 1; i < nargs; i++) {
 		struct sd_plan plan;
 		char err[1024], path[4096];

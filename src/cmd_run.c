@@ -49,8 +49,6 @@
 #include "verdict.h"
 
 /* a usage error of `shakedown run` (src/ranks.h) */
-#define USAGE_ERROR(...) SD_USAGE_ERROR("run", __VA_ARGS__)
-
 static volatile sig_atomic_t cancel_flag;
 /* posted by the handler (sem_post is async-signal-safe): the watchdog
  * below sleeps on it instead of waking 20 times a second on every rank */
@@ -166,10 +164,10 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 			       long_options, oerr, sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
-			USAGE_ERROR("%s", oerr);
+			return sd_usage_error("run", "%s", oerr);
 		case OPT_LOCAL:
 			if (sd_parse_int(optarg, 1, 1024, &v))
-				USAGE_ERROR("--local '%s' must be a number of "
+				return sd_usage_error("run", "--local '%s' must be a number of "
 					    "ranks from 1 to 1024", optarg);
 			o->local_ranks = (int)v;
 			break;
@@ -186,11 +184,11 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case 'i': {
 			uint64_t s;
 			if (sd_parse_size(optarg, &s) || s == 0)
-				USAGE_ERROR("-%c '%s' is not a size; use a number "
+				return sd_usage_error("run", "-%c '%s' is not a size; use a number "
 					    "with an optional K, M or G suffix",
 					    ch, optarg);
 			if (s > SD_PLAN_MAX_BYTES)
-				USAGE_ERROR("-%c '%s' is more than 1T, larger "
+				return sd_usage_error("run", "-%c '%s' is more than 1T, larger "
 					    "than any buffer a rank can hold",
 					    ch, optarg);
 			if (ch == 'b') {
@@ -211,21 +209,21 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 			o->plan.cfg.step_factor = strtod(optarg, &end);
 			if (errno || *end || !(o->plan.cfg.step_factor > 1) ||
 			    o->plan.cfg.step_factor > 1024)
-				USAGE_ERROR("-f '%s' must be a factor above 1",
+				return sd_usage_error("run", "-f '%s' must be a factor above 1",
 					    optarg);
 			o->plan.set |= SD_SET_STEP_FACTOR;
 			break;
 		}
 		case 'n':
 			if (sd_parse_int(optarg, 1, 1000000, &o->plan.cfg.iters))
-				USAGE_ERROR("-n '%s' must be a number of "
+				return sd_usage_error("run", "-n '%s' must be a number of "
 					    "iterations from 1 to 1000000",
 					    optarg);
 			o->plan.set |= SD_SET_ITERS;
 			break;
 		case 'w':
 			if (sd_parse_int(optarg, 0, 1000000, &o->plan.cfg.warmup))
-				USAGE_ERROR("-w '%s' must be a number of "
+				return sd_usage_error("run", "-w '%s' must be a number of "
 					    "iterations from 0 to 1000000",
 					    optarg);
 			o->plan.set |= SD_SET_WARMUP;
@@ -243,7 +241,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case 'r':
 			if (strcmp(optarg, "all") != 0 &&
 			    sd_parse_int(optarg, 0, 1 << 24, &v))
-				USAGE_ERROR("-r '%s' must be a rank or 'all'",
+				return sd_usage_error("run", "-r '%s' must be a rank or 'all'",
 					    optarg);
 			o->plan.roots = optarg;
 			break;
@@ -252,13 +250,13 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case 'c':
 			if (sd_parse_int(optarg, 0, 1000,
 					 &o->plan.cfg.check_passes))
-				USAGE_ERROR("-c '%s' must be a number of check "
+				return sd_usage_error("run", "-c '%s' must be a number of check "
 					    "passes from 0 to 1000", optarg);
 			o->plan.set |= SD_SET_CHECK;
 			break;
 		case 'a':
 			if (sd_combine_from_name(optarg, &o->plan.cfg.combine))
-				USAGE_ERROR("-a '%s' must be avg, min, max or "
+				return sd_usage_error("run", "-a '%s' must be avg, min, max or "
 					    "rank0", optarg);
 			o->plan.set |= SD_SET_COMBINE;
 			break;
@@ -272,7 +270,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 			break;
 		case 'T':
 			if (sd_parse_duration_ms(optarg, &o->plan.cfg.timeout_ms))
-				USAGE_ERROR("--timeout '%s' must be a positive "
+				return sd_usage_error("run", "--timeout '%s' must be a positive "
 					    "number of seconds", optarg);
 			o->plan.set |= SD_SET_TIMEOUT;
 			break;
@@ -287,7 +285,7 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 			const char *hint = NULL;
 			int f;
 			if (sd_name_lookup(formats, optarg, &f, &hint))
-				USAGE_ERROR("--format '%s' must be table, "
+				return sd_usage_error("run", "--format '%s' must be table, "
 					    "deepspeed or json%s%s%s", optarg,
 					    hint ? "; did you mean '" : "",
 					    hint ? hint : "", hint ? "'?" : "");
@@ -306,29 +304,31 @@ static int parse_options(int argc, char **argv, struct sd_run_options *o)
 		case 'h':
 			cmd_run_usage(stdout);
 			return sd_finish_stdout();
-		SD_OPTION_ERRORS("run", argv);
+		case ':':
+		default:
+			return sd_option_error("run", ch, argv);
 		}
 	}
 	if (optind < argc)
-		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help run'",
+		return sd_usage_error("run", "unexpected argument '%s'; see 'shakedown help run'",
 			    argv[optind]);
 	unsigned both = SD_SET_MIN_BYTES | SD_SET_MAX_BYTES;
 	if ((o->plan.set & both) == both &&
 	    o->plan.cfg.min_bytes > o->plan.cfg.max_bytes)
-		USAGE_ERROR("-b (%llu bytes) is larger than -e (%llu bytes)",
+		return sd_usage_error("run", "-b (%llu bytes) is larger than -e (%llu bytes)",
 			    (unsigned long long)o->plan.cfg.min_bytes,
 			    (unsigned long long)o->plan.cfg.max_bytes);
 	both = SD_SET_STEP_BYTES | SD_SET_STEP_FACTOR;
 	if ((o->plan.set & both) == both)
-		USAGE_ERROR("-f and -i exclude each other; pick one");
+		return sd_usage_error("run", "-f and -i exclude each other; pick one");
 	/* DeepSpeed's --raw has no meaning in the other tables */
 	if (o->ds_raw && o->format != SD_FORMAT_DEEPSPEED)
-		USAGE_ERROR("--raw is for --format deepspeed, which is not "
+		return sd_usage_error("run", "--raw is for --format deepspeed, which is not "
 			    "given; add --format deepspeed or drop it");
 	/* what only an upload uses, given without one, is a slip */
 	if (!o->upload_url && (o->token_file || o->cacert) &&
 	    !getenv("SHAKEDOWN_UPLOAD_URL"))
-		USAGE_ERROR("%s is for --upload, which is not given; add "
+		return sd_usage_error("run", "%s is for --upload, which is not given; add "
 			    "--upload URL or drop it",
 			    o->token_file ? "--token-file" : "--cacert");
 	if (!o->upload_url)

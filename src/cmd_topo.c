@@ -31,8 +31,6 @@
 #include "util.h"
 
 /* a usage error of `shakedown topo` (src/ranks.h) */
-#define USAGE_ERROR(...) SD_USAGE_ERROR("topo", __VA_ARGS__)
-
 /* The most bytes of links JSON a backend may write for one host. */
 #define LINKS_JSON_MAX (256u * 1024u)
 /* The default bound of communicator creation and one rendezvous round. */
@@ -87,10 +85,10 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 			       sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
-			USAGE_ERROR("%s", oerr);
+			return sd_usage_error("topo", "%s", oerr);
 		case OPT_LOCAL:
 			if (sd_parse_int(optarg, 1, 1024, &v))
-				USAGE_ERROR("--local '%s' must be a number of "
+				return sd_usage_error("topo", "--local '%s' must be a number of "
 					    "ranks from 1 to 1024", optarg);
 			o->local_ranks = (int)v;
 			break;
@@ -99,7 +97,7 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 		case OPT_FORMAT:
 			hint = NULL;
 			if (sd_name_lookup(formats, optarg, &f, &hint))
-				USAGE_ERROR("--format '%s' must be table or "
+				return sd_usage_error("topo", "--format '%s' must be table or "
 					    "json%s%s%s", optarg,
 					    hint ? "; did you mean '" : "",
 					    hint ? hint : "", hint ? "'?" : "");
@@ -107,17 +105,19 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 			break;
 		case 'T':
 			if (sd_parse_duration_ms(optarg, &o->timeout_ms))
-				USAGE_ERROR("--timeout '%s' must be a positive "
+				return sd_usage_error("topo", "--timeout '%s' must be a positive "
 					    "number of seconds", optarg);
 			break;
 		case 'h':
 			fputs(sd_help_topo, stdout);
 			return sd_finish_stdout();
-		SD_OPTION_ERRORS("topo", argv);
+		case ':':
+		default:
+			return sd_option_error("topo", ch, argv);
 		}
 	}
 	if (optind < argc)
-		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help "
+		return sd_usage_error("topo", "unexpected argument '%s'; see 'shakedown help "
 			    "topo'", argv[optind]);
 	if (!o->iface)
 		o->iface = getenv("SHAKEDOWN_IFACE");

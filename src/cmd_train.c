@@ -64,8 +64,6 @@
 #include "train/reference.h"
 
 /* a usage error of `shakedown train` (src/ranks.h) */
-#define USAGE_ERROR(...) SD_USAGE_ERROR("train", __VA_ARGS__)
-
 /* The default bound of start-up and of one all_reduce. */
 #define TRAIN_TIMEOUT_MS 60000
 /* A rank whose compute time per step is above this many times the
@@ -194,16 +192,30 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	/* the overrides, applied after --config whatever the order */
 	long layers = -1, width = -1, heads = -1, seq = -1, micro = -1,
 	     accum = -1;
+	const struct {
+		int opt;
+		long *var, lo, hi;
+		const char *what;
+	} overrides[] = {
+		{ OPT_LAYERS, &layers, 1, 64, "a number of blocks" },
+		{ OPT_WIDTH, &width, 1, 8192, "a model width" },
+		{ OPT_HEADS, &heads, 1, 256, "a number of heads" },
+		{ OPT_SEQ, &seq, 1, 8192, "a sequence length" },
+		{ OPT_MICRO, &micro, 1, 4096,
+		  "a number of samples per micro-batch" },
+		{ OPT_ACCUM, &accum, 1, 4096,
+		  "a number of micro-batches per step" },
+	};
 	opterr = 0;
 	optind = 1;
 	while ((ch = sd_getopt(argc, argv, ":T:h", long_options, oerr,
 			       sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
-			USAGE_ERROR("%s", oerr);
+			return sd_usage_error("train", "%s", oerr);
 		case OPT_LOCAL:
 			if (sd_parse_int(optarg, 1, 1024, &v))
-				USAGE_ERROR("--local '%s' must be a number of "
+				return sd_usage_error("train", "--local '%s' must be a number of "
 					    "ranks from 1 to 1024", optarg);
 			o->local_ranks = (int)v;
 			break;
@@ -211,7 +223,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 		case OPT_IFACE: o->iface = optarg; break;
 		case OPT_STEPS:
 			if (sd_parse_int(optarg, 1, 1000000, &o->steps))
-				USAGE_ERROR("--steps '%s' must be a number of "
+				return sd_usage_error("train", "--steps '%s' must be a number of "
 					    "optimizer steps from 1 to 1000000",
 					    optarg);
 			break;
@@ -221,50 +233,54 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 			char why[200];
 			if (sd_gpt_config_named(optarg, &named, why,
 						sizeof(why)))
-				USAGE_ERROR("--%s", why);
+				return sd_usage_error("train", "--%s", why);
 			o->config_name = optarg;
 			break;
 		}
-#define OVERRIDE(CASE, VAR, LO, HI, WHAT)                                    \
-		case CASE:                                                   \
-			if (sd_parse_int(optarg, LO, HI, &VAR))              \
-				USAGE_ERROR("%s '%s' must be " WHAT " from %d " \
-					    "to %d", argv[optind - 1][1] == '-' \
-					    ? argv[optind - 1] : "option",   \
-					    optarg, LO, HI);                 \
+		case OPT_LAYERS: case OPT_WIDTH: case OPT_HEADS: case OPT_SEQ:
+		case OPT_MICRO: case OPT_ACCUM:
+			for (size_t k = 0;
+			     k < sizeof(overrides) / sizeof(overrides[0]); k++) {
+				if (overrides[k].opt != ch)
+					continue;
+				if (sd_parse_int(optarg, overrides[k].lo,
+						 overrides[k].hi,
+						 overrides[k].var))
+					return sd_usage_error(
+						"train",
+						"%s '%s' must be %s from %ld "
+						"to %ld",
+						argv[optind - 1][1] == '-'
+							? argv[optind - 1]
+							: "option",
+						optarg, overrides[k].what,
+						overrides[k].lo,
+						overrides[k].hi);
+			}
 			break;
-		OVERRIDE(OPT_LAYERS, layers, 1, 64, "a number of blocks")
-		OVERRIDE(OPT_WIDTH, width, 1, 8192, "a model width")
-		OVERRIDE(OPT_HEADS, heads, 1, 256, "a number of heads")
-		OVERRIDE(OPT_SEQ, seq, 1, 8192, "a sequence length")
-		OVERRIDE(OPT_MICRO, micro, 1, 4096,
-			 "a number of samples per micro-batch")
-		OVERRIDE(OPT_ACCUM, accum, 1, 4096,
-			 "a number of micro-batches per step")
-#undef OVERRIDE
 		case OPT_DATA: o->data = optarg; break;
 		case OPT_SEED:
 			if (sd_parse_int(optarg, 0, 1L << 62, &o->seed))
-				USAGE_ERROR("--seed '%s' must be a number from 0",
+				return sd_usage_error("train", "--seed '%s' must be a number from 0",
 					    optarg);
 			break;
 		case OPT_WARMUP:
 			if (sd_parse_int(optarg, 0, 1000000, &o->warmup))
-				USAGE_ERROR("--warmup '%s' must be a number of "
+				return sd_usage_error("train", "--warmup '%s' must be a number of "
 					    "steps from 0", optarg);
 			break;
 		case OPT_REFERENCE: o->reference = optarg; break;
 		case OPT_SAVE_REF: o->save_reference = optarg; break;
 		case OPT_PEAK:
 			if (sd_parse_amount(optarg, 1e6, 0, &o->peak_tflops))
-				USAGE_ERROR("--peak-tflops '%s' must be a number "
+				return sd_usage_error("train", "--peak-tflops '%s' must be a number "
 					    "of TFLOPs per device above 0",
 					    optarg);
 			break;
 		case OPT_SLOW:
 			if (sd_parse_amount(optarg, 1e6, 0, &o->slow_factor) ||
 			    o->slow_factor <= 1)
-				USAGE_ERROR("--slow-factor '%s' must be a ratio "
+				return sd_usage_error("train", "--slow-factor '%s' must be a ratio "
 					    "above 1 (1.25: a rank 25%% slower "
 					    "than the median fails)", optarg);
 			break;
@@ -272,7 +288,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 		case OPT_FORMAT:
 			hint = NULL;
 			if (sd_name_lookup(formats, optarg, &f, &hint))
-				USAGE_ERROR("--format '%s' must be text or "
+				return sd_usage_error("train", "--format '%s' must be text or "
 					    "json%s%s%s", optarg,
 					    hint ? "; did you mean '" : "",
 					    hint ? hint : "", hint ? "'?" : "");
@@ -281,17 +297,19 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case 'T':
 			if (sd_parse_duration_ms(optarg, &o->timeout_ms))
-				USAGE_ERROR("--timeout '%s' must be a positive "
+				return sd_usage_error("train", "--timeout '%s' must be a positive "
 					    "number of seconds", optarg);
 			break;
 		case 'h':
 			fputs(sd_help_train, stdout);
 			return sd_finish_stdout();
-		SD_OPTION_ERRORS("train", argv);
+		case ':':
+		default:
+			return sd_option_error("train", ch, argv);
 		}
 	}
 	if (optind < argc)
-		USAGE_ERROR("unexpected argument '%s'; see 'shakedown help "
+		return sd_usage_error("train", "unexpected argument '%s'; see 'shakedown help "
 			    "train'", argv[optind]);
 	sd_gpt_config_named(o->config_name, &o->cfg, NULL, 0);
 	struct sd_gpt_config base = o->cfg;
@@ -304,10 +322,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	o->overridden = memcmp(&base, &o->cfg, sizeof(base)) != 0;
 	char err[300];
 	if (sd_gpt_config_check(&o->cfg, err, sizeof(err)) != SD_OK)
-		USAGE_ERROR("%s", err);
+		return sd_usage_error("train", "%s", err);
 	if (o->save_reference && o->reference &&
 	    strcmp(o->reference, "none") != 0)
-		USAGE_ERROR("--save-ref makes a reference from this run; "
+		return sd_usage_error("train", "--save-ref makes a reference from this run; "
 			    "drop --reference (or give --reference none)");
 	if (!o->iface)
 		o->iface = getenv("SHAKEDOWN_IFACE");

@@ -3,6 +3,8 @@
  */
 #include "config.h"
 
+#include <getopt.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,28 @@ int sd_first_task(void)
 {
 	const char *id = getenv("SLURM_PROCID");
 	return !id || strcmp(id, "0") == 0;
+}
+
+int sd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	if (sd_first_task()) {
+		va_list ap;
+		fprintf(stderr, "shakedown %s: ", cmd);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	return SD_EXIT_USAGE;
+}
+
+int sd_option_error(const char *cmd, int ch, char **argv)
+{
+	if (ch == ':')
+		return sd_usage_error(cmd, "option '%s' needs a value",
+				      argv[optind - 1]);
+	return sd_usage_error(cmd, "unknown option '%s'; see 'shakedown help "
+			      "%s'", argv[optind - 1], cmd);
 }
 
 void sd_rank_error(const struct sd_bootstrap *bs, const char *what,

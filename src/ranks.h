@@ -15,26 +15,17 @@
  * only the first task (and any process outside Slurm). */
 int sd_first_task(void);
 
-/* A usage error of command CMD ("run"), said once per job; returns
- * SD_EXIT_USAGE from the function it is used in. */
-#define SD_USAGE_ERROR(cmd, ...)                                             \
-	do {                                                                 \
-		if (sd_first_task()) {                                       \
-			fprintf(stderr, "shakedown " cmd ": " __VA_ARGS__);  \
-			fputc('\n', stderr);                                 \
-		}                                                            \
-		return SD_EXIT_USAGE;                                        \
-	} while (0)
+/* A usage error of command CMD ("run"), said once per job (a format and
+ * its arguments, as printf); returns SD_EXIT_USAGE for the caller to
+ * return. */
+int sd_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-/* The last two labels of a command's getopt switch (optstring with a
- * leading ':'): an option without its value, and one CMD does not know. */
-#define SD_OPTION_ERRORS(cmd, argv)                                          \
-	case ':':                                                            \
-		SD_USAGE_ERROR(cmd, "option '%s' needs a value",             \
-			       (argv)[optind - 1]);                          \
-	default:                                                             \
-		SD_USAGE_ERROR(cmd, "unknown option '%s'; see 'shakedown "   \
-			       "help " cmd "'", (argv)[optind - 1])
+/* The usage error for the last two labels of a command's getopt switch
+ * (optstring with a leading ':'): CH ':' is an option without its value,
+ * anything else one CMD does not know, named from argv[optind - 1].
+ * Returns SD_EXIT_USAGE. */
+int sd_option_error(const char *cmd, int ch, char **argv);
 
 /* An error of this rank on stderr: plainly for a single process, with
  * rank and host when there are several. */

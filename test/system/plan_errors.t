@@ -178,14 +178,14 @@ done <rows
 # Every site of the table is one format string of the source, and the
 # table with the unreachable ones covers every site.  A site is a call
 # that writes a message: fail(p, ...) and snprintf(err, errlen, ...) in
-# lib/plan.c (but fail's own, which formats the others), PLAN_ERROR("...")
-# in src/cmd_plan.c.  A message written another way is not counted: keep
+# lib/plan.c (but fail's own, which formats the others),
+# sd_usage_error("plan", "...") in src/cmd_plan.c.  A message written another way is not counted: keep
 # to these forms.
 PLAN_C=$top_srcdir/lib/plan.c
 CMD_C=$top_srcdir/src/cmd_plan.c
 nsites=$(( $(grep -E '(^|[^a-z_])fail\(p, |snprintf\([a-z>-]*err, [a-z>-]*errlen,' \
 		"$PLAN_C" | grep -cvF '"%s:%lu: %s", p->file') +
-	$(grep -c 'PLAN_ERROR("' "$CMD_C") ))
+	$(grep -c 'sd_usage_error("plan", "' "$CMD_C") ))
 cut -d'|' -f1 rows unreachable | sort -u >sites
 bad=
 : >where
