@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +32,9 @@
 #include "fault.h"
 #include "gemm.h"
 #include "hostlist.h"
-#include "launcher.h"
 #include "names.h"
 #include "plugin.h"
+#include "job.h"
 #include "ranks.h"
 #include "sink.h"
 #include "tool.h"
@@ -412,14 +411,6 @@ static int fault_misfit(const struct sd_fault *f, int nranks,
 	return 0;
 }
 
-/* A planted `exit` fault ends the process at once. */
-static void fault_exit(int code)
-{
-	fflush(stdout);
-	fflush(stderr);
-	_exit(code);
-}
-
 /* The backend's gemm slot as a sd_gemm_fn. */
 static int backend_gemm(void *arg, const struct sd_gemm_args *a,
 			struct sd_gemm_result *r, char *err, size_t errlen)
@@ -748,12 +739,6 @@ out:
 	free(ri);
 }
 
-static void warn_writer(void *arg, const char *msg)
-{
-	(void)arg;
-	fprintf(stderr, "shakedown: warning: %s\n", msg);
-}
-
 /* The sweep as recorded text: what every rank ran, so that runs with
  * the same settings have the same plan hash. */
 static void sweep_text(const struct gemm_options *o,
@@ -1042,8 +1027,8 @@ static int gemm_main(void *arg)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	c->db_sink = -1;
-	c->sinks.warn = warn_writer;
-	c->fault.exit_fn = fault_exit;
+	c->sinks.warn = sd_job_warn;
+	c->fault.exit_fn = sd_job_fault_exit;
 
 	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
 	if (rc) {
@@ -1129,8 +1114,6 @@ static int gemm_main(void *arg)
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
 		goto out;
 	if (bs->rank == 0) {
-		struct passwd *pw = getpwuid(getuid());
-		const char *user = getenv("USER");
 		char hash[17];
 		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)
 			 sd_fnv1a(SD_FNV_INIT, text.data, text.len));
@@ -1143,7 +1126,7 @@ static int gemm_main(void *arg)
 			.backend = c->plugin.ops->name,
 			.backend_version = c->plugin.ops->version
 						   ? c->plugin.ops->version : "",
-			.user = user ? user : pw ? pw->pw_name : "",
+			.user = sd_job_user(),
 			.nranks = bs->size,
 			.job = &c->boot->job,
 			.ranks = ranks,
@@ -1303,29 +1286,9 @@ int cmd_gemm(int argc, char **argv)
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
-	char err[512];
-	if (sd_fault_parse(getenv("SHAKEDOWN_FAULT"), &ctx.fault, err,
-			   sizeof(err))) {
-		if (sd_first_task())
-			fprintf(stderr, "shakedown: %s\n", err);
-		return SD_EXIT_USAGE;
-	}
-	/* the command line, for the record (gemm takes no secret) */
+	if ((rc = sd_job_fault(&ctx.fault)))
+		return rc;
 	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
-	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
-	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
-		fprintf(stderr, "shakedown gemm: %s\n", err);
-		return SD_EXIT_USAGE;
-	}
-	if (ctx.opt.local_ranks > 0) {
-		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
-			fprintf(stderr, "shakedown gemm: --local starts its own "
-				"ranks; under srun, drop --local\n");
-			return SD_EXIT_USAGE;
-		}
-		return sd_local_launch(ctx.opt.local_ranks,
-				       ctx.opt.timeout_ms + 5000, gemm_main,
-				       &ctx);
-	}
-	return gemm_main(&ctx);
+	return sd_job_launch("gemm", ctx.opt.local_ranks, ctx.opt.backend,
+			     ctx.opt.timeout_ms + 5000, gemm_main, &ctx);
 }

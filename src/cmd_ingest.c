@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include "bootstrap.h"
 #include "commands.h"
 #include "names.h"
+#include "job.h"
 #include "ranks.h"
 #include "tool.h"
 #include "util.h"
@@ -653,12 +653,10 @@ int cmd_ingest(int argc, char **argv)
 		sd_strlcpy(job.job_id, o.job_id, sizeof(job.job_id));
 	if (o.nodes)
 		sd_strlcpy(job.nodelist, o.nodes, sizeof(job.nodelist));
-	struct passwd *pw = getpwuid(getuid());
-	const char *user = getenv("USER");
 	struct sd_train_run_info info = {
 		.kind = "ingest", .started_at = sd_wall_now(),
 		.command_line = cmdline, .tool_version = PACKAGE_VERSION,
-		.user = user ? user : pw ? pw->pw_name : "",
+		.user = sd_job_user(),
 		.job = &job, .config = config, .log_path = o.log,
 		.log_format = sd_ingest_format_name(log.format),
 		.facts = &g->facts };

@@ -13,13 +13,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -32,7 +30,7 @@
 #include "options.h"
 #include "plan.h"
 #include "plugin.h"
-#include "launcher.h"
+#include "job.h"
 #include "ranks.h"
 #include "runner.h"
 #include "sink.h"
@@ -360,11 +358,6 @@ struct run_ctx {
 	volatile sig_atomic_t draining; /* rank 0 runs scontrol: the last
 				   resort waits (each call is bounded) */
 };
-
-static void warn_writer(void *arg, const char *msg)
-{
-	fprintf(stderr, "shakedown: warning: %s\n", msg);
-}
 
 /* The last resort: a rank whose main thread is stuck inside a library
  * call (or a planted stall) after a verdict ends here, a moment later. */
@@ -741,14 +734,6 @@ static void *cancel_watch(void *arg)
 	return NULL;
 }
 
-/* A planted `exit` fault ends the process at once. */
-static void fault_exit(int code)
-{
-	fflush(stdout);
-	fflush(stderr);
-	_exit(code);
-}
-
 /* A progress line on a terminal, on rank 0. */
 static void show_progress(void *arg, size_t index, size_t count,
 			  const struct sd_test_info *t)
@@ -921,8 +906,8 @@ static int rank_main(void *arg)
 		pthread_detach(watch);
 	c->db_sink = -1;
 	c->json_sink = -1;
-	c->sinks.warn = warn_writer;
-	c->fault.exit_fn = fault_exit;
+	c->sinks.warn = sd_job_warn;
+	c->fault.exit_fn = sd_job_fault_exit;
 
 	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
 	if (rc) {
@@ -1127,8 +1112,6 @@ static int rank_main(void *arg)
 		goto out;
 
 	if (bs->rank == 0) {
-		struct passwd *pw = getpwuid(getuid());
-		const char *user = getenv("USER");
 		struct sd_run_info info = {
 			.started_at = sd_wall_now(),
 			.command_line = c->cmdline,
@@ -1138,7 +1121,7 @@ static int rank_main(void *arg)
 			.backend = c->plugin.ops->name,
 			.backend_version = c->plugin.ops->version
 						   ? c->plugin.ops->version : "",
-			.user = user ? user : pw ? pw->pw_name : "",
+			.user = sd_job_user(),
 			.nranks = bs->size,
 			.job = &c->boot->job,
 			.ranks = ranks,
@@ -1379,66 +1362,19 @@ int cmd_run(int argc, char **argv)
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
+	if ((rc = sd_job_fault(&ctx.fault)))
+		return rc;
 	char err[512];
-	if (sd_fault_parse(getenv("SHAKEDOWN_FAULT"), &ctx.fault, err,
-			   sizeof(err))) {
-		if (sd_first_task())
-			fprintf(stderr, "shakedown: %s\n", err);
-		return SD_EXIT_USAGE;
-	}
 	if (ctx.opt.upload_url && !sd_upload_available(err, sizeof(err))) {
 		if (sd_first_task())
 			fprintf(stderr, "shakedown: --upload: %s\n", err);
 		return SD_EXIT_ENV;
 	}
-	/* the command line, for the record */
-	size_t used = (size_t)snprintf(ctx.cmdline, sizeof(ctx.cmdline),
-				       "shakedown");
-	for (int i = 0; i < argc && used < sizeof(ctx.cmdline); i++) {
-		/* a token never reaches the record: the value of any
-		 * --token* but the token file's path is left out */
-		const char *a = argv[i];
-		int secret_next = 0;
-		if (strncmp(a, "--token", 7) == 0 &&
-		    strncmp(a, "--token-file", 12) != 0) {
-			secret_next = !strchr(a, '=');
-			a = strchr(a, '=') ? "--token=(redacted)" : a;
-		}
-		int quote = strpbrk(a, " \t'\"") != NULL;
-		used += (size_t)snprintf(ctx.cmdline + used,
-					 sizeof(ctx.cmdline) - used,
-					 quote ? " '%s'" : " %s", a);
-		if (secret_next && i + 1 < argc && used < sizeof(ctx.cmdline)) {
-			used += (size_t)snprintf(ctx.cmdline + used,
-						 sizeof(ctx.cmdline) - used,
-						 " (redacted)");
-			i++;
-		}
-	}
-	/* a socket per peer (Gloo's mesh, rank 0's control plane): the soft
-	 * open-file limit is no reason to fail where the hard one allows */
-	struct rlimit nofile;
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
-	    nofile.rlim_cur < nofile.rlim_max) {
-		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
-	}
-	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
-	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
-		fprintf(stderr, "shakedown run: %s\n", err);
-		return SD_EXIT_USAGE;
-	}
-	if (ctx.opt.local_ranks > 0) {
-		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
-			fprintf(stderr, "shakedown run: --local starts its own "
-				"ranks; under srun, drop --local\n");
-			return SD_EXIT_USAGE;
-		}
-		int round_ms = (ctx.opt.plan.set & SD_SET_TIMEOUT)
-				       ? ctx.opt.plan.cfg.timeout_ms
-				       : SD_PLAN_TIMEOUT_MS;
-		return sd_local_launch(ctx.opt.local_ranks, round_ms + 5000,
-				       rank_main, &ctx);
-	}
-	return rank_main(&ctx);
+	/* the command line, for the record (no token reaches it) */
+	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
+	int round_ms = (ctx.opt.plan.set & SD_SET_TIMEOUT)
+			       ? ctx.opt.plan.cfg.timeout_ms
+			       : SD_PLAN_TIMEOUT_MS;
+	return sd_job_launch("run", ctx.opt.local_ranks, ctx.opt.backend,
+			     round_ms + 5000, rank_main, &ctx);
 }

@@ -22,9 +22,9 @@
 
 #include "bootstrap.h"
 #include "commands.h"
-#include "launcher.h"
 #include "names.h"
 #include "plugin.h"
+#include "job.h"
 #include "ranks.h"
 #include "tool.h"
 #include "topo.h"
@@ -708,22 +708,6 @@ int cmd_topo(int argc, char **argv)
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
-	char perr[512];
-	if (ctx.opt.local_ranks > 0 &&
-	    (!ctx.opt.backend || strcmp(ctx.opt.backend, "gloo") == 0) &&
-	    sd_local_ports_short(ctx.opt.local_ranks, perr, sizeof(perr))) {
-		fprintf(stderr, "shakedown topo: %s\n", perr);
-		return SD_EXIT_USAGE;
-	}
-	if (ctx.opt.local_ranks > 0) {
-		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
-			fprintf(stderr, "shakedown topo: --local starts its "
-				"own ranks; under srun, drop --local\n");
-			return SD_EXIT_USAGE;
-		}
-		return sd_local_launch(ctx.opt.local_ranks,
-				       ctx.opt.timeout_ms + 5000, topo_main,
-				       &ctx);
-	}
-	return topo_main(&ctx);
+	return sd_job_launch("topo", ctx.opt.local_ranks, ctx.opt.backend,
+			     ctx.opt.timeout_ms + 5000, topo_main, &ctx);
 }

@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +44,9 @@
 #include "fault.h"
 #include "gemm.h"
 #include "hostlist.h"
-#include "launcher.h"
 #include "names.h"
 #include "plugin.h"
+#include "job.h"
 #include "ranks.h"
 #include "sink.h"
 #include "tool.h"
@@ -1075,14 +1074,6 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	return status;
 }
 
-/* A planted `exit` fault ends the process at once. */
-static void fault_exit(int code)
-{
-	fflush(stdout);
-	fflush(stderr);
-	_exit(code);
-}
-
 /* The planted fault's fit to a training run: 0, or 1 with err. */
 static int fault_misfit(const struct sd_fault *f, int nranks, size_t nparams,
 			char *err, size_t errlen)
@@ -1196,7 +1187,7 @@ static int train_main(void *arg)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	c->fault.exit_fn = fault_exit;
+	c->fault.exit_fn = sd_job_fault_exit;
 
 	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
 	if (rc) {
@@ -1317,8 +1308,6 @@ static int train_main(void *arg)
 			fprintf(stderr, "shakedown: note: %s\n", note);
 	}
 	if (!rc && bs->rank == 0) {
-		struct passwd *pw = getpwuid(getuid());
-		const char *user = getenv("USER");
 		struct sd_train_facts f;
 		run_facts(c, bs->size, ranks, &f);
 		struct sd_train_run_info info = {
@@ -1328,7 +1317,7 @@ static int train_main(void *arg)
 			.backend = c->plugin.ops->name,
 			.backend_version = c->plugin.ops->version
 						   ? c->plugin.ops->version : "",
-			.user = user ? user : pw ? pw->pw_name : "",
+			.user = sd_job_user(),
 			.nranks = bs->size, .job = &c->boot->job,
 			.ranks = ranks, .config = c->config, .facts = &f };
 		int brc = sd_train_rec_begin(c->rec, &info, err, sizeof(err));
@@ -1541,13 +1530,8 @@ int cmd_train(int argc, char **argv)
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
-	char err[512];
-	if (sd_fault_parse(getenv("SHAKEDOWN_FAULT"), &ctx.fault, err,
-			   sizeof(err))) {
-		if (sd_first_task())
-			fprintf(stderr, "shakedown: %s\n", err);
-		return SD_EXIT_USAGE;
-	}
+	if ((rc = sd_job_fault(&ctx.fault)))
+		return rc;
 	if (strcmp(ctx.opt.backend, "nccl") == 0 &&
 	    (ctx.fault.kind == SD_FAULT_GRAD_CORRUPT ||
 	     ctx.fault.kind == SD_FAULT_GRAD_NAN)) {
@@ -1561,20 +1545,6 @@ int cmd_train(int argc, char **argv)
 	if (ctx.fault.kind == SD_FAULT_GRAD_NAN && !ctx.fault.iter_set)
 		ctx.fault.iter = 3;
 	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
-	if (ctx.opt.local_ranks > 0 && strcmp(ctx.opt.backend, "gloo") == 0 &&
-	    sd_local_ports_short(ctx.opt.local_ranks, err, sizeof(err))) {
-		fprintf(stderr, "shakedown train: %s\n", err);
-		return SD_EXIT_USAGE;
-	}
-	if (ctx.opt.local_ranks > 0) {
-		if (getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID")) {
-			fprintf(stderr, "shakedown train: --local starts its own "
-				"ranks; under srun, drop --local\n");
-			return SD_EXIT_USAGE;
-		}
-		return sd_local_launch(ctx.opt.local_ranks,
-				       ctx.opt.timeout_ms + 5000, train_main,
-				       &ctx);
-	}
-	return train_main(&ctx);
+	return sd_job_launch("train", ctx.opt.local_ranks, ctx.opt.backend,
+			     ctx.opt.timeout_ms + 5000, train_main, &ctx);
 }

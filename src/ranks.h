@@ -1,8 +1,7 @@
 /*
- * ranks.h - what the commands that start ranks (run, topo, gemm, train)
- * share: who speaks for the job, how a rank's error is said, agreeing on
- * a start-up phase, and (gemm, train) starting the backend, describing
- * the ranks and tearing it all down.
+ * ranks.h - how the tool speaks for a job: who speaks (the first task),
+ * usage errors said once, how a rank's error is said, agreeing on a
+ * start-up phase.  The job's lifecycle itself is job.h's.
  */
 #ifndef SD_RANKS_H
 #define SD_RANKS_H
@@ -39,42 +38,5 @@ const char *sd_boot_error(struct sd_bootstrap_impl *b, const char *fallback);
  * all are fine).  A failed allgather counts as an environment error, said
  * in the bootstrap's own words. */
 int sd_agree(struct sd_bootstrap_impl *boot, int mine);
-
-/* Whether n ranks of the Gloo backend on this host would run out of
- * local TCP ports (its full mesh); 1 with err naming the limit. */
-int sd_local_ports_short(int n, char *err, size_t errlen);
-
-/*
- * Load backend `name`, initialise it and build the world communicator
- * over boot (cfg: its timeout and interface), every rank agreeing after
- * each phase, as gemm and train start.  Each failure is said by the rank
- * that has it (a plugin that will not load, once per host).  Returns 0
- * with *plugin loaded and *comm built, or the exit status every rank
- * stops with (then close with sd_job_close()).
- */
-int sd_job_backend_open(struct sd_bootstrap_impl *boot, const char *name,
-			const struct sd_comm_config *cfg,
-			struct sd_plugin *plugin, struct sd_comm **comm);
-
-/* This rank as the record knows it: rank, local rank, pid, host and the
- * backend's description of its device. */
-void sd_job_describe(struct sd_bootstrap_impl *boot,
-		     const struct sd_plugin *plugin, struct sd_comm *comm,
-		     struct sd_rank_info *me);
-
-/* Every rank's `me`, in rank order: an array of boot->bs.size (the
- * caller frees), or NULL when out of memory or the bootstrap failed
- * (said). */
-struct sd_rank_info *sd_job_exchange(struct sd_bootstrap_impl *boot,
-				     const struct sd_rank_info *me);
-
-/* Tear down what sd_bootstrap_open() and sd_job_backend_open() made;
- * each may be missing; the pointers are cleared. */
-void sd_job_close(struct sd_bootstrap_impl **boot, struct sd_plugin *plugin,
-		  struct sd_comm **comm);
-
-/* The command line for the record: "shakedown" and argv, an argument
- * with a blank or a quote in single quotes; cut to len. */
-void sd_command_line(int argc, char **argv, char *buf, size_t len);
 
 #endif
