@@ -876,6 +876,13 @@ static int *number_hosts(const struct sd_rank_info *ranks, int n)
 	return host_of;
 }
 
+/* The backend can run every test of the plan (sd_job_check_fn). */
+static int check_plan(const struct sd_backend_ops *ops, void *plan,
+		      char *err, size_t errlen)
+{
+	return sd_runner_check_plan(ops, plan, err, errlen);
+}
+
 static int rank_main(void *arg)
 {
 	struct run_ctx *c = arg;
@@ -970,25 +977,12 @@ static int rank_main(void *arg)
 			}
 	}
 
-	/* the backend */
-	rc = sd_plugin_load(o->backend, &c->plugin, err, sizeof(err));
-	if (!rc)
-		rc = sd_runner_check_plan(c->plugin.ops, &plan, err, sizeof(err));
-	if (!rc) {
-		rc = c->plugin.ops->init(bs, err, sizeof(err));
-		if (rc)
-			sd_rank_error(bs, "", err);
-	} else if (bs->local_rank == 0) {
-		sd_rank_error(bs, "", err);
-	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+	/* the backend, which must run every test of the plan */
 	struct sd_comm_config cfg = { .timeout_ms = plan.timeout_ms,
 				      .iface = o->iface };
-	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
-	if (rc)
-		sd_rank_error(bs, "creating the communicator", err);
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg,
+					  check_plan, &plan, &c->plugin,
+					  &c->comm)))
 		goto out;
 	rc = sd_ctrl_start(bs, plan.timeout_ms, &c->ctrl, err, sizeof(err));
 	if (rc)
@@ -1327,16 +1321,7 @@ out:
 		c->comm = NULL;
 		c->plugin.ops = NULL;
 	}
-	if (c->comm)
-		c->plugin.ops->comm_destroy(c->comm);
-	c->comm = NULL;
-	if (c->plugin.ops && c->plugin.ops->fini)
-		c->plugin.ops->fini();
-	if (c->plugin.ops)
-		sd_plugin_unload(&c->plugin);
-	if (c->boot)
-		c->boot->close(c->boot);
-	c->boot = NULL;
+	sd_job_close(&c->boot, &c->plugin, &c->comm);
 	sd_plan_free(&plan);
 	sd_blame_free(blame);
 	sd_baseline_free(&baseline);

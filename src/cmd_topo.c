@@ -627,23 +627,12 @@ static int topo_main(void *arg)
 	}
 	struct sd_bootstrap *bs = &c->boot->bs;
 
-	/* the backend and its world communicator, as `run` builds them */
-	rc = sd_plugin_load(c->opt.backend, &c->plugin, err, sizeof(err));
-	if (!rc) {
-		rc = c->plugin.ops->init(bs, err, sizeof(err));
-		if (rc)
-			sd_rank_error(bs, "", err);
-	} else if (bs->local_rank == 0) {
-		sd_rank_error(bs, "", err);
-	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+	/* the backend and its world communicator, as every command builds
+	 * them */
 	struct sd_comm_config cfg = { .timeout_ms = c->opt.timeout_ms,
 				      .iface = c->opt.iface };
-	rc = c->plugin.ops->comm_create(bs, &cfg, &c->comm, err, sizeof(err));
-	if (rc)
-		sd_rank_error(bs, "creating the communicator", err);
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
+	if ((status = sd_job_backend_open(c->boot, c->opt.backend, &cfg, NULL,
+					  NULL, &c->plugin, &c->comm)))
 		goto out;
 
 	/* where this rank is; what its host has (one rank per host) */
@@ -679,15 +668,7 @@ static int topo_main(void *arg)
 	status = bs->rank == 0 ? report(c, all, parts, lens, offs)
 			       : SD_EXIT_OK;
 out:
-	if (c->comm)
-		c->plugin.ops->comm_destroy(c->comm);
-	c->comm = NULL;
-	if (c->plugin.ops && c->plugin.ops->fini)
-		c->plugin.ops->fini();
-	sd_plugin_unload(&c->plugin);
-	if (c->boot)
-		c->boot->close(c->boot);
-	c->boot = NULL;
+	sd_job_close(&c->boot, &c->plugin, &c->comm);
 	free(t);
 	free(part);
 	free(all);

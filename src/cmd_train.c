@@ -1200,8 +1200,8 @@ static int train_main(void *arg)
 	/* the backend and its world communicator, as `gemm` builds them */
 	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
 				      .iface = o->iface };
-	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg,
-					  &c->plugin, &c->comm)))
+	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg, NULL,
+					  NULL, &c->plugin, &c->comm)))
 		goto out;
 
 	/* the model, the data and the buckets: the same on every rank */

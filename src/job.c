@@ -129,13 +129,16 @@ void sd_command_line(int argc, char **argv, char *buf, size_t len)
 }
 
 int sd_job_backend_open(struct sd_bootstrap_impl *boot, const char *name,
-			const struct sd_comm_config *cfg,
-			struct sd_plugin *plugin, struct sd_comm **comm)
+			const struct sd_comm_config *cfg, sd_job_check_fn check,
+			void *check_arg, struct sd_plugin *plugin,
+			struct sd_comm **comm)
 {
 	struct sd_bootstrap *bs = &boot->bs;
 	char err[1024] = "";
 	int status;
 	int rc = sd_plugin_load(name, plugin, err, sizeof(err));
+	if (!rc && check)
+		rc = check(plugin->ops, check_arg, err, sizeof(err));
 	if (!rc) {
 		rc = plugin->ops->init(bs, err, sizeof(err));
 		if (rc)
@@ -188,7 +191,9 @@ void sd_job_close(struct sd_bootstrap_impl **boot, struct sd_plugin *plugin,
 	*comm = NULL;
 	if (plugin->ops && plugin->ops->fini)
 		plugin->ops->fini();
-	sd_plugin_unload(plugin);
+	/* a plugin whose table was cleared is left loaded for the exit */
+	if (plugin->ops)
+		sd_plugin_unload(plugin);
 	if (*boot)
 		(*boot)->close(*boot);
 	*boot = NULL;

@@ -47,17 +47,25 @@ int sd_job_launch(const char *cmd, int local_ranks, const char *backend,
  * local TCP ports (its full mesh); 1 with err naming the limit. */
 int sd_local_ports_short(int n, char *err, size_t errlen);
 
+/* What a command checks of the loaded backend before it is initialised
+ * (run: that it can run every test of the plan); SD_OK, or a status with
+ * err. */
+typedef int (*sd_job_check_fn)(const struct sd_backend_ops *ops, void *arg,
+			       char *err, size_t errlen);
+
 /*
- * Load backend `name`, initialise it and build the world communicator
- * over boot (cfg: its timeout and interface), every rank agreeing after
- * each phase, as gemm and train start.  Each failure is said by the rank
- * that has it (a plugin that will not load, once per host).  Returns 0
- * with *plugin loaded and *comm built, or the exit status every rank
- * stops with (then close with sd_job_close()).
+ * Load backend `name`, check it (check, when not NULL), initialise it and
+ * build the world communicator over boot (cfg: its timeout and
+ * interface), every rank agreeing after each phase: what every command
+ * that starts ranks does.  Each failure is said by the rank that has it (a
+ * plugin that will not load or a failed check, once per host).  Returns 0
+ * with *plugin loaded and *comm built, or the exit status every rank stops
+ * with (then close with sd_job_close()).
  */
 int sd_job_backend_open(struct sd_bootstrap_impl *boot, const char *name,
-			const struct sd_comm_config *cfg,
-			struct sd_plugin *plugin, struct sd_comm **comm);
+			const struct sd_comm_config *cfg, sd_job_check_fn check,
+			void *check_arg, struct sd_plugin *plugin,
+			struct sd_comm **comm);
 
 /* This rank as the record knows it: rank, local rank, pid, host and the
  * backend's description of its device. */
@@ -72,7 +80,9 @@ struct sd_rank_info *sd_job_exchange(struct sd_bootstrap_impl *boot,
 				     const struct sd_rank_info *me);
 
 /* Tear down what sd_bootstrap_open() and sd_job_backend_open() made;
- * each may be missing; the pointers are cleared. */
+ * each may be missing; the pointers are cleared.  A caller that leaves
+ * the communicator and the plugin to the process's exit clears *comm and
+ * plugin->ops first. */
 void sd_job_close(struct sd_bootstrap_impl **boot, struct sd_plugin *plugin,
 		  struct sd_comm **comm);
 
