@@ -107,6 +107,71 @@ bad:
 	return SD_OK;
 }
 
+int sd_fault_fits(const struct sd_fault *f, enum sd_fault_workload w,
+		  int nranks, uint64_t elements, char *err, size_t errlen)
+{
+	int grad = f->kind == SD_FAULT_GRAD_CORRUPT ||
+		   f->kind == SD_FAULT_GRAD_NAN;
+	if (f->kind == SD_FAULT_NONE)
+		return 0;
+	if (w == SD_FAULT_IN_RUN && grad) {
+		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
+			 "'shakedown train'; plant corrupt, stall, exit, kill "
+			 "or slow here");
+		return 1;
+	}
+	if (w == SD_FAULT_IN_GEMM && grad) {
+		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
+			 "'shakedown train'; plant slow, corrupt, stall, exit "
+			 "or kill here");
+		return 1;
+	}
+	if (w == SD_FAULT_IN_GEMM &&
+	    (f->op >= 0 || f->size || f->in_place >= 0)) {
+		snprintf(err, errlen, "op, size and in_place do not apply to "
+			 "gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
+		return 1;
+	}
+	if (w == SD_FAULT_IN_TRAIN &&
+	    (f->op >= 0 || f->size || f->in_place >= 0 || f->at_start ||
+	     f->kind == SD_FAULT_CORRUPT)) {
+		snprintf(err, errlen, "op, size, in_place, at=start and kind "
+			 "corrupt do not apply to train; plant rank=R,kind="
+			 "slow|grad_corrupt|grad_nan|stall|exit|kill");
+		return 1;
+	}
+	if (f->rank < 0 || f->rank >= nranks) {
+		snprintf(err, errlen, "rank=%d is not a rank of this job (0 to "
+			 "%d); plant it on one that runs", f->rank, nranks - 1);
+		return 1;
+	}
+	int indexed = w == SD_FAULT_IN_TRAIN ? f->kind == SD_FAULT_GRAD_NAN
+					     : f->kind == SD_FAULT_CORRUPT;
+	if (!indexed || !elements || f->index < elements)
+		return 0;
+	switch (w) {
+	case SD_FAULT_IN_RUN:
+		snprintf(err, errlen, "index=%llu is past every buffer of the "
+			 "plan (at most %llu elements); use a smaller index",
+			 (unsigned long long)f->index,
+			 (unsigned long long)elements);
+		break;
+	case SD_FAULT_IN_GEMM:
+		snprintf(err, errlen, "index=%llu is past the %llu elements "
+			 "checked of the first product; use a smaller index",
+			 (unsigned long long)f->index,
+			 (unsigned long long)elements);
+		break;
+	case SD_FAULT_IN_TRAIN:
+		snprintf(err, errlen, "index=%llu is past the %llu gradients "
+			 "of the model; use a smaller index",
+			 (unsigned long long)f->index,
+			 (unsigned long long)elements);
+		break;
+	}
+	return 1;
+}
+
 int sd_fault_at_start(const struct sd_fault *f, int rank)
 {
 	return f->at_start && !f->fired && f->rank == rank &&

@@ -66,6 +66,19 @@ struct sd_fault {
 int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		   size_t errlen);
 
+/* The workloads a fault is planted in: what each lets it do. */
+enum sd_fault_workload { SD_FAULT_IN_RUN, SD_FAULT_IN_GEMM, SD_FAULT_IN_TRAIN };
+
+/*
+ * Whether f could fire in a job of nranks running workload w: a kind the
+ * workload has, a rank of the job, and an index below `elements` (run:
+ * the largest buffer's elements; gemm: the elements checked of the first
+ * product; train: the model's gradients; 0: no bound).  0, or 1 with err
+ * saying what to plant instead.
+ */
+int sd_fault_fits(const struct sd_fault *f, enum sd_fault_workload w,
+		  int nranks, uint64_t elements, char *err, size_t errlen);
+
 /* Whether a start-up fault applies to this rank now. */
 int sd_fault_at_start(const struct sd_fault *f, int rank);
 

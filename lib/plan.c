@@ -16,7 +16,9 @@
 
 #include "plan.h"
 #include "plugin.h"
+#include "sink.h"
 #include "shakedown/coll.h"
+#include "shakedown/pattern.h"
 #include "util.h"
 /* env: is NCCL's: which of its variables a test may set is the NCCL
  * plugin's table, built into the core too so that a plan check needs
@@ -1105,4 +1107,66 @@ const char *sd_plan_resolve(const char *arg, char *buf, size_t len)
 		}
 	}
 	return arg;
+}
+
+uint64_t sd_plan_most_elements(const struct sd_plan *p)
+{
+	uint64_t most = 0;
+	for (size_t i = 0; i < p->ntests; i++) {
+		uint64_t n = p->tests[i].cfg.max_bytes /
+			     sd_dtype_size(p->tests[i].dtype);
+		if (n > most)
+			most = n;
+	}
+	return most;
+}
+
+int sd_plan_buffers_fit(const struct sd_plan *p,
+			const struct sd_rank_info *ranks, const int *host_of,
+			int n, char *err, size_t errlen)
+{
+	uint64_t need = 0;
+	size_t worst = 0;
+	int *on_host = calloc((size_t)n, sizeof(int)); /* ranks per host */
+	for (int q = 0; on_host && q < n; q++)
+		on_host[host_of[q]]++;
+	for (size_t i = 0; i < p->ntests; i++) {
+		const struct sd_test_spec *t = &p->tests[i];
+		int g = t->group_size > 0 ? t->group_size : n;
+		uint64_t b = 2 * (uint64_t)sd_coll_buffer_bytes(
+					 sd_coll_get(t->op), t->cfg.max_bytes,
+					 sd_dtype_size(t->dtype), g);
+		if (b > need) {
+			need = b;
+			worst = i;
+		}
+	}
+	for (int q = 0; q < n; q++) {
+		const struct sd_device_info *d = &ranks[q].dev;
+		if (!d->mem_free_bytes)
+			continue; /* the backend does not say */
+		uint64_t here = need;
+		int sharing = 1;
+		if (!d->pci_bus_id[0] && on_host) {
+			sharing = on_host[host_of[q]];
+			here = need * (uint64_t)sharing;
+		}
+		if (here <= d->mem_free_bytes)
+			continue;
+		char a[32], b[32], f[32];
+		const struct sd_test_spec *t = &p->tests[worst];
+		sd_format_size(need, a, sizeof(a));
+		sd_format_size(here, b, sizeof(b));
+		sd_format_size(d->mem_free_bytes, f, sizeof(f));
+		snprintf(err, errlen, "test %zu (%s up to %llu bytes) needs %s of "
+			 "buffers per rank, %s for the %d rank%s on %s, which has "
+			 "%s available; lower max_bytes (-e) or run fewer ranks "
+			 "per host", worst + 1, sd_op_name(t->op),
+			 (unsigned long long)t->cfg.max_bytes, a, b, sharing,
+			 sharing == 1 ? "" : "s", ranks[q].host, f);
+		free(on_host);
+		return 1;
+	}
+	free(on_host);
+	return 0;
 }

@@ -163,4 +163,23 @@ void sd_plan_free(struct sd_plan *p);
  */
 const char *sd_plan_resolve(const char *arg, char *buf, size_t len);
 
+/* The largest buffer of the plan's tests, in elements of its type (a
+ * planted corruption's index must stay below it). */
+uint64_t sd_plan_most_elements(const struct sd_plan *p);
+
+struct sd_rank_info;
+
+/*
+ * Whether the plan's buffers fit the memory the ranks' devices report
+ * free: each rank allocates a send and a receive buffer for a test's
+ * largest size (for its group, at most the job); ranks on one host
+ * (host_of: each rank's host index) without a device of their own
+ * (pci_bus_id "": the Gloo backend's host memory) share it; a device that
+ * reports no free memory is not judged.  0, or 1 with err naming the
+ * test, the sizes, the host and the fix.
+ */
+int sd_plan_buffers_fit(const struct sd_plan *p,
+			const struct sd_rank_info *ranks, const int *host_of,
+			int n, char *err, size_t errlen);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "sink.h"
 
 int sd_hosts_build(const struct sd_layout *l, struct sd_hosts *out)
 {
@@ -305,4 +306,45 @@ int sd_bisect(int nhosts, sd_bisect_fn run, void *arg, int max_rounds,
 	free(ids);
 	free(failed);
 	return rc;
+}
+
+/* Rank r and the host it is on, for sorting by host. */
+struct on_host {
+	const char *host;
+	int rank;
+};
+
+static int by_host(const void *a, const void *b)
+{
+	const struct on_host *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
+	return c ? c : x->rank - y->rank;
+}
+
+/* Host indices 0.. of every rank, numbered in order of each host's first
+ * rank (for the node and rail scopes); malloc'd, NULL when out of memory.
+ * Sorting keeps it O(n log n) for tens of thousands of ranks. */
+int *sd_number_hosts(const struct sd_rank_info *ranks, int n)
+{
+	struct on_host *v = malloc((size_t)n * sizeof(*v));
+	int *first = malloc((size_t)n * sizeof(int));
+	int *host_of = malloc((size_t)n * sizeof(int));
+	if (!v || !first || !host_of) {
+		free(v);
+		free(first);
+		free(host_of);
+		return NULL;
+	}
+	for (int q = 0; q < n; q++)
+		v[q] = (struct on_host){ ranks[q].host, q };
+	qsort(v, (size_t)n, sizeof(*v), by_host);
+	for (int i = 0; i < n; i++) /* the lowest rank of each host */
+		first[v[i].rank] = i && strcmp(v[i].host, v[i - 1].host) == 0
+					   ? first[v[i - 1].rank]
+					   : v[i].rank;
+	for (int q = 0, next = 0; q < n; q++)
+		host_of[q] = first[q] == q ? next++ : host_of[first[q]];
+	free(v);
+	free(first);
+	return host_of;
 }

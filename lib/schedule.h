@@ -42,6 +42,13 @@ struct sd_hosts {
 int sd_hosts_build(const struct sd_layout *l, struct sd_hosts *out);
 void sd_hosts_free(struct sd_hosts *h);
 
+struct sd_rank_info;
+
+/* Host indices 0.. of every rank, numbered in order of each host's first
+ * rank (for the node and rail scopes); malloc'd, NULL when out of memory.
+ * Sorting keeps it O(n log n) for tens of thousands of ranks. */
+int *sd_number_hosts(const struct sd_rank_info *ranks, int n);
+
 /*
  * A round-robin tournament of n players (the circle method): the number of
  * rounds (n-1 for even n, n for odd n, 0 for n < 2), the slots of a round

@@ -17,6 +17,7 @@
 #include <net/if_arp.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -555,4 +556,111 @@ char *sd_topo_host_json(const char *root)
 	char *json = sd_topo_json(t);
 	free(t);
 	return json;
+}
+
+/* Read one number from a cgroup file; "max" (v2) is no limit. */
+static int cg_read(const char *dir, const char *file, uint64_t *v)
+{
+	char path[8500], buf[64];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	if (!ok || strncmp(buf, "max", 3) == 0)
+		return 0;
+	char *end;
+	unsigned long long x = strtoull(buf, &end, 10);
+	if (end == buf)
+		return 0;
+	*v = x;
+	return 1;
+}
+
+/* A key's value in a cgroup's memory.stat (0 when absent). */
+static uint64_t cg_stat(const char *dir, const char *key)
+{
+	char path[8500], line[256];
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	FILE *f = fopen(path, "r");
+	uint64_t v = 0;
+	size_t kl = strlen(key);
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+			v = strtoull(line + kl + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* What the memory cgroup of this process (v2 memory.max, v1
+ * memory.limit_in_bytes, the tightest of it and its parents) leaves
+ * unused: 1 with *left, 0 when nothing limits it. */
+int sd_topo_cgroup_mem_left(const char *root, uint64_t *left)
+{
+	static const struct {
+		const char *ctl, *mnt, *limit, *usage, *inactive;
+	} kinds[] = {
+		{ "", "/sys/fs/cgroup", "memory.max", "memory.current",
+		  "inactive_file" },
+		{ "memory", "/sys/fs/cgroup/memory", "memory.limit_in_bytes",
+		  "memory.usage_in_bytes", "total_inactive_file" },
+	};
+	char cgfile[4200];
+	snprintf(cgfile, sizeof(cgfile), "%s/proc/self/cgroup", root);
+	FILE *f = fopen(cgfile, "r");
+	if (!f)
+		return 0;
+	char line[4096];
+	int found = 0;
+	uint64_t best = UINT64_MAX;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+		if (!b)
+			continue;
+		/* "ID:CONTROLLERS:PATH": ID and CONTROLLERS each a string */
+		*a = '\0';
+		*b = '\0';
+		const char *ctls = a + 1, *path = b + 1;
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			int v2 = !kinds[k].ctl[0];
+			if (v2 ? strcmp(line, "0") != 0 || *ctls
+			       : !strstr(ctls, kinds[k].ctl))
+				continue;
+			char dir[8400];
+			snprintf(dir, sizeof(dir), "%s%s%s", root,
+				 kinds[k].mnt, path);
+			size_t top = strlen(root) + strlen(kinds[k].mnt);
+			/* up to the mount's root: the tightest limit counts */
+			for (;;) {
+				uint64_t lim, use = 0;
+				if (cg_read(dir, kinds[k].limit, &lim) &&
+				    lim < (UINT64_MAX >> 2)) {
+					cg_read(dir, kinds[k].usage, &use);
+					/* page cache the kernel gives back
+					 * counts as free, as MemAvailable
+					 * counts it */
+					uint64_t cache = cg_stat(dir,
+						kinds[k].inactive);
+					use = use > cache ? use - cache : 0;
+					uint64_t l = lim > use ? lim - use : 0;
+					if (l < best)
+						best = l;
+					found = 1;
+				}
+				char *slash = strrchr(dir, '/');
+				if (!slash || (size_t)(slash - dir) < top)
+					break;
+				*slash = '\0';
+			}
+		}
+	}
+	fclose(f);
+	if (found)
+		*left = best;
+	return found;
 }

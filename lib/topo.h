@@ -98,4 +98,12 @@ int sd_topo_cpulist_has(const char *list, int cpu);
 int sd_topo_affinity(const struct sd_topo_host *t, char *cpus,
 		     size_t cpus_len, char *nodes, size_t nodes_len);
 
+/* What the memory cgroup of this process (v2 memory.max, v1
+ * memory.limit_in_bytes; the tightest of it and its parents up to the
+ * mount) leaves unused, the page cache the kernel gives back (inactive
+ * file pages) counted as free as MemAvailable counts it: 1 with *left, 0
+ * when nothing limits it.  root: "" for this machine, else a folder that
+ * holds proc/self/cgroup and sys/fs/cgroup/... (the tests' fake). */
+int sd_topo_cgroup_mem_left(const char *root, uint64_t *left);
+
 #endif

@@ -375,42 +375,6 @@ static void apply_defaults(struct gemm_options *o, int on_device)
 		o->warmup = on_device ? 5 : 1;
 }
 
-/* The planted fault's fit to this sweep: 0, or 1 with err. */
-static int fault_misfit(const struct sd_fault *f, int nranks,
-			const struct sd_gemm_shape *shapes, int nshapes,
-			char *err, size_t errlen)
-{
-	if (f->kind == SD_FAULT_NONE)
-		return 0;
-	if (f->kind == SD_FAULT_GRAD_CORRUPT || f->kind == SD_FAULT_GRAD_NAN) {
-		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
-			 "'shakedown train'; plant slow, corrupt, stall, exit "
-			 "or kill here");
-		return 1;
-	}
-	if (f->op >= 0 || f->size || f->in_place >= 0) {
-		snprintf(err, errlen, "op, size and in_place do not apply to "
-			 "gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
-		return 1;
-	}
-	if (f->rank >= nranks) {
-		snprintf(err, errlen, "rank=%d is not a rank of this job (0 to "
-			 "%d); plant it on one that runs", f->rank, nranks - 1);
-		return 1;
-	}
-	if (f->kind == SD_FAULT_CORRUPT && nshapes > 0) {
-		size_t n = sd_gemm_check_count(shapes[0].m, shapes[0].n,
-					       shapes[0].k);
-		if (f->index >= n) {
-			snprintf(err, errlen, "index=%llu is past the %zu "
-				 "elements checked of the first product; use a "
-				 "smaller index", (unsigned long long)f->index, n);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* The backend's gemm slot as a sd_gemm_fn. */
 static int backend_gemm(void *arg, const struct sd_gemm_args *a,
 			struct sd_gemm_result *r, char *err, size_t errlen)
@@ -1059,8 +1023,10 @@ static int gemm_main(void *arg)
 				  "65536"
 				: "nothing to measure: give --sizes or --width");
 		rc = SD_ERR_INVALID;
-	} else if (fault_misfit(&c->fault, bs->size, shapes, nshapes, err,
-				sizeof(err))) {
+	} else if (sd_fault_fits(&c->fault, SD_FAULT_IN_GEMM, bs->size,
+				 sd_gemm_check_count(shapes[0].m, shapes[0].n,
+						     shapes[0].k),
+				 err, sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
 		rc = SD_ERR_INVALID;

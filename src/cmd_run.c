@@ -36,6 +36,7 @@
 #include "sink.h"
 #include "sink_ncclj.h"
 #include "sink_text.h"
+#include "schedule.h"
 #include "tool.h"
 #include "topo.h"
 #include "util.h"
@@ -482,199 +483,6 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 		c->plugin.ops->abort(c->comm);
 }
 
-/* A planted fault that could never fire: a rank outside the job, or an
- * element past every buffer of the plan.  1 with err, else 0. */
-static int fault_misses(const struct sd_fault *f, const struct sd_plan *p,
-			int nranks, char *err, size_t errlen)
-{
-	if (f->kind == SD_FAULT_NONE)
-		return 0;
-	if (f->kind == SD_FAULT_GRAD_CORRUPT || f->kind == SD_FAULT_GRAD_NAN) {
-		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
-			 "'shakedown train'; plant corrupt, stall, exit, kill "
-			 "or slow here");
-		return 1;
-	}
-	if (f->rank < 0 || f->rank >= nranks) {
-		snprintf(err, errlen, "rank=%d is not a rank of this job (0 to "
-			 "%d); plant it on one that runs", f->rank, nranks - 1);
-		return 1;
-	}
-	if (f->kind != SD_FAULT_CORRUPT)
-		return 0;
-	uint64_t most = 0;
-	for (size_t i = 0; i < p->ntests; i++) {
-		uint64_t n = p->tests[i].cfg.max_bytes /
-			     sd_dtype_size(p->tests[i].dtype);
-		if (n > most)
-			most = n;
-	}
-	if (f->index >= most) {
-		snprintf(err, errlen, "index=%llu is past every buffer of the "
-			 "plan (at most %llu elements); use a smaller index",
-			 (unsigned long long)f->index,
-			 (unsigned long long)most);
-		return 1;
-	}
-	return 0;
-}
-
-/* Whether the plan's buffers fit the memory the devices report free:
- * each rank allocates a send and a receive buffer for a test's largest
- * size (for its group, at most the job); ranks on one host without a
- * device of their own (pci_bus_id "": the Gloo backend's host memory)
- * share it.  0, or 1 with err naming the test, the sizes and the fix. */
-/* Read one number from a cgroup file; "max" (v2) is no limit. */
-static int cg_read(const char *dir, const char *file, uint64_t *v)
-{
-	char path[4200], buf[64];
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	int ok = fgets(buf, sizeof(buf), f) != NULL;
-	fclose(f);
-	if (!ok || strncmp(buf, "max", 3) == 0)
-		return 0;
-	char *end;
-	unsigned long long x = strtoull(buf, &end, 10);
-	if (end == buf)
-		return 0;
-	*v = x;
-	return 1;
-}
-
-/* A key's value in a cgroup's memory.stat (0 when absent). */
-static uint64_t cg_stat(const char *dir, const char *key)
-{
-	char path[4300], line[256];
-	snprintf(path, sizeof(path), "%s/memory.stat", dir);
-	FILE *f = fopen(path, "r");
-	uint64_t v = 0;
-	size_t kl = strlen(key);
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
-			v = strtoull(line + kl + 1, NULL, 10);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return v;
-}
-
-/* What the memory cgroup of this process (v2 memory.max, v1
- * memory.limit_in_bytes, the tightest of it and its parents) leaves
- * unused: 1 with *left, 0 when nothing limits it. */
-static int cgroup_mem_left(uint64_t *left)
-{
-	static const struct {
-		const char *ctl, *mnt, *limit, *usage, *inactive;
-	} kinds[] = {
-		{ "", "/sys/fs/cgroup", "memory.max", "memory.current",
-		  "inactive_file" },
-		{ "memory", "/sys/fs/cgroup/memory", "memory.limit_in_bytes",
-		  "memory.usage_in_bytes", "total_inactive_file" },
-	};
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	if (!f)
-		return 0;
-	char line[4096];
-	int found = 0;
-	uint64_t best = UINT64_MAX;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-		if (!b)
-			continue;
-		*b = '\0';
-		const char *ctls = a + 1, *path = b + 1;
-		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-			int v2 = !kinds[k].ctl[0];
-			if (v2 ? strcmp(line, "0") != 0 || *ctls
-			       : !strstr(ctls, kinds[k].ctl))
-				continue;
-			char dir[4200];
-			snprintf(dir, sizeof(dir), "%s%s", kinds[k].mnt, path);
-			/* up to the mount's root: the tightest limit counts */
-			for (;;) {
-				uint64_t lim, use = 0;
-				if (cg_read(dir, kinds[k].limit, &lim) &&
-				    lim < (UINT64_MAX >> 2)) {
-					cg_read(dir, kinds[k].usage, &use);
-					/* page cache the kernel gives back
-					 * counts as free, as MemAvailable
-					 * counts it */
-					uint64_t cache = cg_stat(dir,
-						kinds[k].inactive);
-					use = use > cache ? use - cache : 0;
-					uint64_t l = lim > use ? lim - use : 0;
-					if (l < best)
-						best = l;
-					found = 1;
-				}
-				char *slash = strrchr(dir, '/');
-				if (!slash || (size_t)(slash - dir) <
-						      strlen(kinds[k].mnt))
-					break;
-				*slash = '\0';
-			}
-		}
-	}
-	fclose(f);
-	if (found)
-		*left = best;
-	return found;
-}
-
-static int buffers_fit(const struct sd_plan *p, const struct sd_rank_info *ranks,
-		       const int *host_of, int n, char *err, size_t errlen)
-{
-	uint64_t need = 0;
-	size_t worst = 0;
-	int *on_host = calloc((size_t)n, sizeof(int)); /* ranks per host */
-	for (int q = 0; on_host && q < n; q++)
-		on_host[host_of[q]]++;
-	for (size_t i = 0; i < p->ntests; i++) {
-		const struct sd_test_spec *t = &p->tests[i];
-		int g = t->group_size > 0 ? t->group_size : n;
-		uint64_t b = 2 * (uint64_t)sd_coll_buffer_bytes(
-					 sd_coll_get(t->op), t->cfg.max_bytes,
-					 sd_dtype_size(t->dtype), g);
-		if (b > need) {
-			need = b;
-			worst = i;
-		}
-	}
-	for (int q = 0; q < n; q++) {
-		const struct sd_device_info *d = &ranks[q].dev;
-		if (!d->mem_free_bytes)
-			continue; /* the backend does not say */
-		uint64_t here = need;
-		int sharing = 1;
-		if (!d->pci_bus_id[0] && on_host) {
-			sharing = on_host[host_of[q]];
-			here = need * (uint64_t)sharing;
-		}
-		if (here <= d->mem_free_bytes)
-			continue;
-		char a[32], b[32], f[32];
-		const struct sd_test_spec *t = &p->tests[worst];
-		sd_format_size(need, a, sizeof(a));
-		sd_format_size(here, b, sizeof(b));
-		sd_format_size(d->mem_free_bytes, f, sizeof(f));
-		snprintf(err, errlen, "test %zu (%s up to %llu bytes) needs %s of "
-			 "buffers per rank, %s for the %d rank%s on %s, which has "
-			 "%s available; lower max_bytes (-e) or run fewer ranks "
-			 "per host", worst + 1, sd_op_name(t->op),
-			 (unsigned long long)t->cfg.max_bytes, a, b, sharing,
-			 sharing == 1 ? "" : "s", ranks[q].host, f);
-		free(on_host);
-		return 1;
-	}
-	free(on_host);
-	return 0;
-}
-
 /* How long one scontrol call of --drain may take: the plan's timeout, 1
  * to 10 s (the other ranks wait about twice the timeout for rank 0). */
 static int drain_limit_s(const struct sd_plan *p)
@@ -835,47 +643,6 @@ static const char *link_class(void *arg, int a, int b)
 	return NULL;
 }
 
-/* Rank r and the host it is on, for sorting by host. */
-struct on_host {
-	const char *host;
-	int rank;
-};
-
-static int by_host(const void *a, const void *b)
-{
-	const struct on_host *x = a, *y = b;
-	int c = strcmp(x->host, y->host);
-	return c ? c : x->rank - y->rank;
-}
-
-/* Host indices 0.. of every rank, numbered in order of each host's first
- * rank (for the node and rail scopes); malloc'd, NULL when out of memory.
- * Sorting keeps it O(n log n) for tens of thousands of ranks. */
-static int *number_hosts(const struct sd_rank_info *ranks, int n)
-{
-	struct on_host *v = malloc((size_t)n * sizeof(*v));
-	int *first = malloc((size_t)n * sizeof(int));
-	int *host_of = malloc((size_t)n * sizeof(int));
-	if (!v || !first || !host_of) {
-		free(v);
-		free(first);
-		free(host_of);
-		return NULL;
-	}
-	for (int q = 0; q < n; q++)
-		v[q] = (struct on_host){ ranks[q].host, q };
-	qsort(v, (size_t)n, sizeof(*v), by_host);
-	for (int i = 0; i < n; i++) /* the lowest rank of each host */
-		first[v[i].rank] = i && strcmp(v[i].host, v[i - 1].host) == 0
-					   ? first[v[i - 1].rank]
-					   : v[i].rank;
-	for (int q = 0, next = 0; q < n; q++)
-		host_of[q] = first[q] == q ? next++ : host_of[first[q]];
-	free(v);
-	free(first);
-	return host_of;
-}
-
 /* The backend can run every test of the plan (sd_job_check_fn). */
 static int check_plan(const struct sd_backend_ops *ops, void *plan,
 		      char *err, size_t errlen)
@@ -941,7 +708,8 @@ static int rank_main(void *arg)
 		rc = SD_ERR_INVALID;
 		fprintf(stderr, "shakedown run: %s\n", err);
 	}
-	if (!rc && fault_misses(&c->fault, &plan, bs->size, err, sizeof(err))) {
+	if (!rc && sd_fault_fits(&c->fault, SD_FAULT_IN_RUN, bs->size,
+				 sd_plan_most_elements(&plan), err, sizeof(err))) {
 		rc = SD_ERR_INVALID;
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
@@ -1004,7 +772,7 @@ static int rank_main(void *arg)
 	 * (a Slurm step's ConstrainRAMSpace, a container's limit) */
 	uint64_t cg_left;
 	if (!me.dev.pci_bus_id[0] && me.dev.mem_free_bytes &&
-	    cgroup_mem_left(&cg_left) && cg_left < me.dev.mem_free_bytes)
+	    sd_topo_cgroup_mem_left("", &cg_left) && cg_left < me.dev.mem_free_bytes)
 		me.dev.mem_free_bytes = cg_left;
 	ranks = calloc((size_t)bs->size, sizeof(*ranks));
 	envjson = bs->local_rank == 0 ? host_env_json(c->plugin.ops, c->comm)
@@ -1019,7 +787,7 @@ static int rank_main(void *arg)
 		goto out;
 	}
 
-	host_of = number_hosts(ranks, bs->size);
+	host_of = sd_number_hosts(ranks, bs->size);
 	if (!host_of) {
 		sd_rank_error(bs, "", "out of memory");
 		status = SD_EXIT_ENV;
@@ -1027,7 +795,8 @@ static int rank_main(void *arg)
 	}
 	/* memory is named as memory before a rank runs out of it (the OOM
 	 * killer's victim would look like a lost node) */
-	if (buffers_fit(&plan, ranks, host_of, bs->size, err, sizeof(err))) {
+	if (sd_plan_buffers_fit(&plan, ranks, host_of, bs->size, err,
+				sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: %s\n", err);
 		status = SD_EXIT_ENV;

@@ -1074,33 +1074,6 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	return status;
 }
 
-/* The planted fault's fit to a training run: 0, or 1 with err. */
-static int fault_misfit(const struct sd_fault *f, int nranks, size_t nparams,
-			char *err, size_t errlen)
-{
-	if (f->kind == SD_FAULT_NONE)
-		return 0;
-	if (f->op >= 0 || f->size || f->in_place >= 0 || f->at_start ||
-	    f->kind == SD_FAULT_CORRUPT) {
-		snprintf(err, errlen, "op, size, in_place, at=start and kind "
-			 "corrupt do not apply to train; plant rank=R,kind="
-			 "slow|grad_corrupt|grad_nan|stall|exit|kill");
-		return 1;
-	}
-	if (f->rank >= nranks) {
-		snprintf(err, errlen, "rank=%d is not a rank of this job (0 to "
-			 "%d); plant it on one that runs", f->rank, nranks - 1);
-		return 1;
-	}
-	if (f->kind == SD_FAULT_GRAD_NAN && f->index >= nparams) {
-		snprintf(err, errlen, "index=%llu is past the %zu gradients of "
-			 "the model; use a smaller index",
-			 (unsigned long long)f->index, nparams);
-		return 1;
-	}
-	return 0;
-}
-
 /* The peak of a CPU core: fp32 sgemm 512x512x512, the median of 5
  * calls.  0 when it cannot be measured. */
 static double measure_cpu_peak(void)
@@ -1257,8 +1230,8 @@ static int train_main(void *arg)
 		goto out;
 	rc = SD_OK;
 	if ((model || c->gm) &&
-	    fault_misfit(&c->fault, bs->size, sd_gpt_param_count(&o->cfg),
-				  err, sizeof(err))) {
+	    sd_fault_fits(&c->fault, SD_FAULT_IN_TRAIN, bs->size,
+			  sd_gpt_param_count(&o->cfg), err, sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
 		rc = SD_ERR_INVALID;

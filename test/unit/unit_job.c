@@ -1,0 +1,233 @@
+/*
+ * unit_job.c - the job's domain logic that lives in lib/ since it left the
+ * commands: whether a planted fault can fire in each workload
+ * (sd_fault_fits), whether a plan's buffers fit the ranks' memory
+ * (sd_plan_buffers_fit, sd_plan_most_elements), host numbering
+ * (sd_number_hosts) and what a memory cgroup leaves
+ * (sd_topo_cgroup_mem_left, on fake cgroup trees of both versions).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fault.h"
+#include "plan.h"
+#include "schedule.h"
+#include "sink.h"
+#include "tap.h"
+#include "topo.h"
+
+static char dir[] = "/tmp/sd_unit_job_XXXXXX";
+
+static void put(const char *rel, const char *text)
+{
+	char path[512], cmd[700];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	if (system(cmd) != 0)
+		return;
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static struct sd_fault planted(const char *spec)
+{
+	struct sd_fault f;
+	char err[256];
+	if (sd_fault_parse(spec, &f, err, sizeof(err)) != 0)
+		memset(&f, 0, sizeof(f));
+	return f;
+}
+
+static void test_fault_fits(void)
+{
+	static const struct {
+		const char *spec;
+		enum sd_fault_workload w;
+		int nranks;
+		uint64_t elements;
+		const char *error; /* NULL: it fits */
+	} rows[] = {
+		{ "", SD_FAULT_IN_RUN, 4, 0, NULL },
+		{ "rank=3,kind=corrupt,index=99", SD_FAULT_IN_RUN, 4, 100, NULL },
+		{ "rank=3,kind=corrupt,index=100", SD_FAULT_IN_RUN, 4, 100,
+		  "index=100 is past every buffer of the plan (at most 100 "
+		  "elements); use a smaller index" },
+		{ "rank=4,kind=stall", SD_FAULT_IN_RUN, 4, 0,
+		  "rank=4 is not a rank of this job (0 to 3); plant it on one "
+		  "that runs" },
+		{ "rank=0,kind=grad_nan", SD_FAULT_IN_RUN, 4, 0,
+		  "kind grad_corrupt and grad_nan are for 'shakedown train'; "
+		  "plant corrupt, stall, exit, kill or slow here" },
+		{ "rank=0,kind=grad_corrupt", SD_FAULT_IN_GEMM, 2, 0,
+		  "kind grad_corrupt and grad_nan are for 'shakedown train'; "
+		  "plant slow, corrupt, stall, exit or kill here" },
+		{ "rank=0,kind=slow,op=all_reduce", SD_FAULT_IN_GEMM, 2, 0,
+		  "op, size and in_place do not apply to gemm" },
+		{ "rank=1,kind=corrupt,index=1024", SD_FAULT_IN_GEMM, 2, 1024,
+		  "index=1024 is past the 1024 elements checked of the first "
+		  "product; use a smaller index" },
+		{ "rank=1,kind=corrupt,index=7", SD_FAULT_IN_GEMM, 2, 1024, NULL },
+		{ "rank=0,kind=corrupt", SD_FAULT_IN_TRAIN, 2, 0,
+		  "op, size, in_place, at=start and kind corrupt do not apply "
+		  "to train" },
+		{ "rank=0,kind=stall,at=start", SD_FAULT_IN_TRAIN, 2, 0,
+		  "at=start" },
+		{ "rank=1,kind=grad_nan,index=500", SD_FAULT_IN_TRAIN, 2, 500,
+		  "index=500 is past the 500 gradients of the model; use a "
+		  "smaller index" },
+		{ "rank=1,kind=grad_nan,index=499", SD_FAULT_IN_TRAIN, 2, 500,
+		  NULL },
+		/* the index bounds only the kind that uses it */
+		{ "rank=1,kind=slow,index=999", SD_FAULT_IN_TRAIN, 2, 500, NULL },
+		{ "rank=2,kind=slow", SD_FAULT_IN_TRAIN, 2, 0,
+		  "rank=2 is not a rank of this job (0 to 1)" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sd_fault f = planted(rows[i].spec);
+		char err[512] = "";
+		int rc = sd_fault_fits(&f, rows[i].w, rows[i].nranks,
+				       rows[i].elements, err, sizeof(err));
+		if (rows[i].error)
+			ok(rc == 1 && strstr(err, rows[i].error),
+			   "fault '%s' in workload %d: %s", rows[i].spec,
+			   (int)rows[i].w, err);
+		else
+			ok(rc == 0, "fault '%s' in workload %d fits%s%s",
+			   rows[i].spec, (int)rows[i].w, err[0] ? ": " : "",
+			   err);
+	}
+}
+
+static void test_buffers_fit(void)
+{
+	struct sd_plan_overrides o;
+	struct sd_plan p;
+	char err[512] = "";
+	memset(&o, 0, sizeof(o));
+	put("plan.yaml", "tests:\n"
+			 "  - {op: all_reduce, dtype: float32, max_bytes: 1M}\n"
+			 "  - {op: all_gather, dtype: float32, max_bytes: 1M}\n");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/plan.yaml", dir);
+	if (sd_plan_build(path, &o, 4, &p, err, sizeof(err)) != 0) {
+		ok(0, "the plan builds: %s", err);
+		return;
+	}
+	is_int(sd_plan_most_elements(&p), 262144,
+	       "the largest buffer: 1 MiB of float32");
+	/* a test's largest size is its buffer (nccl-tests' size: an
+	 * all_gather's whole output), a send and a receive one a rank: 2 MiB;
+	 * the ranks 0-1 share a host's memory (Gloo), the ranks 2-3 have
+	 * GPUs of their own */
+	struct sd_rank_info r[4];
+	memset(r, 0, sizeof(r));
+	int host_of[4] = { 0, 0, 1, 1 };
+	for (int q = 0; q < 4; q++) {
+		r[q].rank = q;
+		snprintf(r[q].host, sizeof(r[q].host), "node%d", 1 + q / 2);
+		r[q].dev.mem_free_bytes = 16u << 20;
+	}
+	snprintf(r[2].dev.pci_bus_id, sizeof(r[2].dev.pci_bus_id), "0000:1b:00.0");
+	snprintf(r[3].dev.pci_bus_id, sizeof(r[3].dev.pci_bus_id), "0000:1c:00.0");
+	ok(sd_plan_buffers_fit(&p, r, host_of, 4, err, sizeof(err)) == 0,
+	   "16 MiB for two host ranks of 2 MiB each: fits");
+	r[0].dev.mem_free_bytes = r[1].dev.mem_free_bytes = 3u << 20;
+	err[0] = '\0';
+	ok(sd_plan_buffers_fit(&p, r, host_of, 4, err, sizeof(err)) == 1 &&
+		   strstr(err, "test 1 (all_reduce up to 1048576 bytes) needs 2M "
+			       "of buffers per rank, 4M for the 2 ranks on "
+			       "node1, which has 3M available; lower max_bytes "
+			       "(-e) or run fewer ranks per host"),
+	   "3 MiB shared by two host ranks: refused, named (%s)", err);
+	/* a GPU rank is judged alone; a device that says nothing is not */
+	r[0].dev.mem_free_bytes = r[1].dev.mem_free_bytes = 0;
+	r[3].dev.mem_free_bytes = 3u << 19;
+	err[0] = '\0';
+	ok(sd_plan_buffers_fit(&p, r, host_of, 4, err, sizeof(err)) == 1 &&
+		   strstr(err, "2M of buffers per rank, 2M for the 1 rank on "
+			       "node2, which has 1536K available"),
+	   "a GPU with 1.5 MiB free for 2 MiB: refused (%s)", err);
+	sd_plan_free(&p);
+}
+
+static void test_number_hosts(void)
+{
+	static const char *const hosts[] = { "b", "a", "b", "c", "a", "c",
+					     "b" };
+	struct sd_rank_info r[7];
+	memset(r, 0, sizeof(r));
+	for (int q = 0; q < 7; q++)
+		snprintf(r[q].host, sizeof(r[q].host), "%s", hosts[q]);
+	int *h = sd_number_hosts(r, 7);
+	int want[7] = { 0, 1, 0, 2, 1, 2, 0 };
+	ok(h && memcmp(h, want, sizeof(want)) == 0,
+	   "hosts numbered by their first rank, not by name: b=0 a=1 c=2");
+	free(h);
+}
+
+static void test_cgroup(void)
+{
+	uint64_t left = 0;
+	char root[512];
+	/* no cgroup file: nothing limits */
+	snprintf(root, sizeof(root), "%s/none", dir);
+	ok(sd_topo_cgroup_mem_left(root, &left) == 0,
+	   "no /proc/self/cgroup: no limit");
+	/* v2: the job's cgroup at 1 GiB, its parent tighter at 512 MiB with
+	 * 200 MiB used of which 50 MiB inactive page cache */
+	snprintf(root, sizeof(root), "%s/v2", dir);
+	put("v2/proc/self/cgroup", "0::/slurm/job1/step0\n");
+	put("v2/sys/fs/cgroup/slurm/job1/step0/memory.max", "1073741824\n");
+	put("v2/sys/fs/cgroup/slurm/job1/step0/memory.current", "104857600\n");
+	put("v2/sys/fs/cgroup/slurm/job1/step0/memory.stat",
+	    "anon 1\ninactive_file 0\n");
+	put("v2/sys/fs/cgroup/slurm/job1/memory.max", "536870912\n");
+	put("v2/sys/fs/cgroup/slurm/job1/memory.current", "209715200\n");
+	put("v2/sys/fs/cgroup/slurm/job1/memory.stat",
+	    "active_file 3\ninactive_file 52428800\n");
+	put("v2/sys/fs/cgroup/slurm/memory.max", "max\n");
+	ok(sd_topo_cgroup_mem_left(root, &left) == 1 &&
+		   left == 536870912ull - (209715200ull - 52428800ull),
+	   "v2: the tightest of the cgroup and its parents, page cache free "
+	   "(%llu)", (unsigned long long)left);
+	/* v1: the memory controller's own line */
+	snprintf(root, sizeof(root), "%s/v1", dir);
+	put("v1/proc/self/cgroup",
+	    "12:cpu,cpuacct:/job\n4:memory:/job\n0::/\n");
+	put("v1/sys/fs/cgroup/memory/job/memory.limit_in_bytes", "2147483648\n");
+	put("v1/sys/fs/cgroup/memory/job/memory.usage_in_bytes", "1073741824\n");
+	put("v1/sys/fs/cgroup/memory/job/memory.stat",
+	    "total_inactive_file 0\n");
+	ok(sd_topo_cgroup_mem_left(root, &left) == 1 && left == 1073741824ull,
+	   "v1: memory.limit_in_bytes less usage (%llu)",
+	   (unsigned long long)left);
+	/* v2 without a limit anywhere */
+	snprintf(root, sizeof(root), "%s/free", dir);
+	put("free/proc/self/cgroup", "0::/user\n");
+	put("free/sys/fs/cgroup/user/memory.max", "max\n");
+	ok(sd_topo_cgroup_mem_left(root, &left) == 0,
+	   "v2 memory.max 'max' everywhere: no limit");
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	test_fault_fits();
+	test_buffers_fit();
+	test_number_hosts();
+	test_cgroup();
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		ok(0, "removing %s", dir);
+	return done_testing();
+}
