@@ -23,9 +23,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "shakedown/backend.h"
+#include "sink.h"
 #include "topo.h"
 #include "util.h"
 
@@ -663,4 +665,92 @@ int sd_topo_cgroup_mem_left(const char *root, uint64_t *left)
 	if (found)
 		*left = best;
 	return found;
+}
+
+char *sd_topo_host_env_json(const struct sd_backend_ops *ops,
+			     struct sd_comm *comm, char **env)
+{
+	struct utsname u;
+	struct sd_buf b = { 0 };
+	extern char **environ;
+	if (!env)
+		env = environ;
+	uname(&u);
+	sd_buf_printf(&b, "{\"kernel\":");
+	sd_buf_json_string(&b, u.release);
+	sd_buf_printf(&b, ",\"machine\":");
+	sd_buf_json_string(&b, u.machine);
+	sd_buf_printf(&b, ",\"shakedown\":\"%s\",\"backend\":", PACKAGE_VERSION);
+	sd_buf_json_string(&b, ops->version ? ops->version : ops->name);
+	sd_buf_printf(&b, ",\"env\":{");
+	int first = 1;
+	for (char **e = env; *e; e++) {
+		if (strncmp(*e, "NCCL_", 5) && strncmp(*e, "SHAKEDOWN_", 10) &&
+		    strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) &&
+		    strncmp(*e, "GLOO_", 5))
+			continue;
+		if (strstr(*e, "TOKEN"))
+			continue; /* secrets never leave the process */
+		const char *eq = strchr(*e, '=');
+		if (!eq)
+			continue;
+		char name[128];
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+		sd_buf_printf(&b, "%s", first ? "" : ",");
+		sd_buf_json_string(&b, name);
+		sd_buf_printf(&b, ":");
+		sd_buf_json_string(&b, eq + 1);
+		first = 0;
+	}
+	sd_buf_printf(&b, "}");
+	/* the host's interfaces and NUMA layout (shakedown topo's view) */
+	char *topo = sd_topo_host_json(NULL);
+	if (topo)
+		sd_buf_printf(&b, ",\"topology\":%s", topo);
+	free(topo);
+	/* how this host's devices reach each other (the backend's probe):
+	 * GPU pairs are judged against the pairs of their own link class */
+	if (ops->describe_links) {
+		char *links = malloc(65536), err[256] = "";
+		if (links && ops->describe_links(comm, links, 65536, err,
+						 sizeof(err)) == SD_OK)
+			sd_buf_printf(&b, ",\"links\":%s", links);
+		free(links);
+	}
+	sd_buf_printf(&b, "}");
+	return b.data;
+}
+
+const char *sd_topo_link_class(const struct sd_rank_info *ranks,
+			       const struct sd_host_env *hosts, int nhosts,
+			       int a, int b)
+{
+	static const char *const known[] = { "nvlink", "nvswitch",
+		"pcie-switch", "host-bridge", "numa-node", "cross-socket",
+		"p2p", "no-p2p" };
+	const char *json = NULL;
+	for (int h = 0; h < nhosts && !json; h++)
+		if (strcmp(hosts[h].host, ranks[a].host) == 0)
+			json = hosts[h].json;
+	const char *links = json ? strstr(json, "\"links\":[") : NULL;
+	if (!links || !ranks[a].dev.pci_bus_id[0] ||
+	    !ranks[b].dev.pci_bus_id[0])
+		return NULL;
+	for (int swap = 0; swap < 2; swap++) {
+		char key[160];
+		snprintf(key, sizeof(key), "{\"a\":\"%s\",\"b\":\"%s\",\"class\":\"",
+			 ranks[swap ? b : a].dev.pci_bus_id,
+			 ranks[swap ? a : b].dev.pci_bus_id);
+		const char *at = strstr(links, key);
+		if (!at)
+			continue;
+		at += strlen(key);
+		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+			size_t n = strlen(known[k]);
+			if (strncmp(at, known[k], n) == 0 && at[n] == '"')
+				return known[k];
+		}
+		return NULL;
+	}
+	return NULL;
 }

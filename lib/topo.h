@@ -106,4 +106,27 @@ int sd_topo_affinity(const struct sd_topo_host *t, char *cpus,
  * holds proc/self/cgroup and sys/fs/cgroup/... (the tests' fake). */
 int sd_topo_cgroup_mem_left(const char *root, uint64_t *left);
 
+struct sd_backend_ops;
+struct sd_comm;
+struct sd_rank_info;
+struct sd_host_env;
+
+/* What a host's software looks like, for the record (a JSON object):
+ * kernel and machine, shakedown's and the backend's versions, the
+ * NCCL_*, GLOO_*, SHAKEDOWN_* and CUDA_VISIBLE_DEVICES variables of env
+ * (NULL: this process's environment) but any whose name holds TOKEN, the
+ * host's topology (sd_topo_host_json) and the backend's links of its
+ * devices.  malloc'd; NULL when out of memory. */
+char *sd_topo_host_env_json(const struct sd_backend_ops *ops,
+			    struct sd_comm *comm, char **env);
+
+/* The link class between the devices of ranks a and b of one host, from
+ * that host's "links" in hosts[] (describe_links' array, in its env
+ * JSON), in either order: "nvlink", "nvswitch", "pcie-switch",
+ * "host-bridge", "numa-node", "cross-socket", "p2p" or "no-p2p"; NULL
+ * when unknown (no links, a device without a bus id, another class). */
+const char *sd_topo_link_class(const struct sd_rank_info *ranks,
+			       const struct sd_host_env *hosts, int nhosts,
+			       int a, int b);
+
 #endif

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
@@ -550,60 +549,8 @@ static void show_progress(void *arg, size_t index, size_t count,
 		sd_dtype_name(t->dtype));
 }
 
-static char *host_env_json(const struct sd_backend_ops *ops,
-			   struct sd_comm *comm)
-{
-	struct utsname u;
-	struct sd_buf b = { 0 };
-	extern char **environ;
-	uname(&u);
-	sd_buf_printf(&b, "{\"kernel\":");
-	sd_buf_json_string(&b, u.release);
-	sd_buf_printf(&b, ",\"machine\":");
-	sd_buf_json_string(&b, u.machine);
-	sd_buf_printf(&b, ",\"shakedown\":\"%s\",\"backend\":", PACKAGE_VERSION);
-	sd_buf_json_string(&b, ops->version ? ops->version : ops->name);
-	sd_buf_printf(&b, ",\"env\":{");
-	int first = 1;
-	for (char **e = environ; *e; e++) {
-		if (strncmp(*e, "NCCL_", 5) && strncmp(*e, "SHAKEDOWN_", 10) &&
-		    strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) &&
-		    strncmp(*e, "GLOO_", 5))
-			continue;
-		if (strstr(*e, "TOKEN"))
-			continue; /* secrets never leave the process */
-		const char *eq = strchr(*e, '=');
-		if (!eq)
-			continue;
-		char name[128];
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
-		sd_buf_printf(&b, "%s", first ? "" : ",");
-		sd_buf_json_string(&b, name);
-		sd_buf_printf(&b, ":");
-		sd_buf_json_string(&b, eq + 1);
-		first = 0;
-	}
-	sd_buf_printf(&b, "}");
-	/* the host's interfaces and NUMA layout (shakedown topo's view) */
-	char *topo = sd_topo_host_json(NULL);
-	if (topo)
-		sd_buf_printf(&b, ",\"topology\":%s", topo);
-	free(topo);
-	/* how this host's devices reach each other (the backend's probe):
-	 * GPU pairs are judged against the pairs of their own link class */
-	if (ops->describe_links) {
-		char *links = malloc(65536), err[256] = "";
-		if (links && ops->describe_links(comm, links, 65536, err,
-						 sizeof(err)) == SD_OK)
-			sd_buf_printf(&b, ",\"links\":%s", links);
-		free(links);
-	}
-	sd_buf_printf(&b, "}");
-	return b.data;
-}
-
-/* The link class between the devices of two ranks of one host, from that
- * host's "links" (describe_links' array, in host_env); NULL: unknown. */
+/* The link class between two ranks' devices (the runner's link_class
+ * hook), from their host's links (sd_topo_link_class). */
 struct link_lookup {
 	const struct sd_rank_info *ranks;
 	const struct sd_host_env *hosts;
@@ -612,35 +559,8 @@ struct link_lookup {
 
 static const char *link_class(void *arg, int a, int b)
 {
-	static const char *const known[] = { "nvlink", "nvswitch",
-		"pcie-switch", "host-bridge", "numa-node", "cross-socket",
-		"p2p", "no-p2p" };
 	const struct link_lookup *l = arg;
-	const char *json = NULL;
-	for (int h = 0; h < l->nhosts && !json; h++)
-		if (strcmp(l->hosts[h].host, l->ranks[a].host) == 0)
-			json = l->hosts[h].json;
-	const char *links = json ? strstr(json, "\"links\":[") : NULL;
-	if (!links || !l->ranks[a].dev.pci_bus_id[0] ||
-	    !l->ranks[b].dev.pci_bus_id[0])
-		return NULL;
-	for (int swap = 0; swap < 2; swap++) {
-		char key[160];
-		snprintf(key, sizeof(key), "{\"a\":\"%s\",\"b\":\"%s\",\"class\":\"",
-			 l->ranks[swap ? b : a].dev.pci_bus_id,
-			 l->ranks[swap ? a : b].dev.pci_bus_id);
-		const char *at = strstr(links, key);
-		if (!at)
-			continue;
-		at += strlen(key);
-		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
-			size_t n = strlen(known[k]);
-			if (strncmp(at, known[k], n) == 0 && at[n] == '"')
-				return known[k];
-		}
-		return NULL;
-	}
-	return NULL;
+	return sd_topo_link_class(l->ranks, l->hosts, l->nhosts, a, b);
 }
 
 /* The backend can run every test of the plan (sd_job_check_fn). */
@@ -775,7 +695,8 @@ static int rank_main(void *arg)
 	    sd_topo_cgroup_mem_left("", &cg_left) && cg_left < me.dev.mem_free_bytes)
 		me.dev.mem_free_bytes = cg_left;
 	ranks = calloc((size_t)bs->size, sizeof(*ranks));
-	envjson = bs->local_rank == 0 ? host_env_json(c->plugin.ops, c->comm)
+	envjson = bs->local_rank == 0 ? sd_topo_host_env_json(c->plugin.ops,
+								 c->comm, NULL)
 				      : NULL;
 	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me)) ||
 	    sd_bootstrap_allgatherv(bs, envjson ? envjson : "",

@@ -16,6 +16,7 @@
 
 #include "shakedown/backend.h"
 #include "links.h"
+#include "sink.h"
 #include "tap.h"
 #include "topo.h"
 #include "util.h"
@@ -278,8 +279,61 @@ static void test_links_json(void)
 	ok(strcmp(buf, "[]") == 0, "one GPU has no pairs: %s", buf);
 }
 
+/* The record's host environment: only the variables that shape a run,
+ * never one that holds a token. */
+static void test_host_env(void)
+{
+	static const struct sd_backend_ops ops = { .name = "fake",
+						   .version = "fake 1.0" };
+	char *env[] = { "NCCL_IB_HCA=mlx5_0", "GLOO_SOCKET_IFNAME=eth0",
+			"CUDA_VISIBLE_DEVICES=0,1", "SHAKEDOWN_TOKEN=s3cret",
+			"SHAKEDOWN_UPLOAD_TOKEN_X=s3cret", "HOME=/root",
+			"SHAKEDOWN_DB=/tmp/x.db", "NCCL_NOEQUALS", NULL };
+	char *j = sd_topo_host_env_json(&ops, NULL, env);
+	ok(j && strstr(j, "\"backend\":\"fake 1.0\"") &&
+		   strstr(j, "\"NCCL_IB_HCA\":\"mlx5_0\"") &&
+		   strstr(j, "\"GLOO_SOCKET_IFNAME\":\"eth0\"") &&
+		   strstr(j, "\"CUDA_VISIBLE_DEVICES\":\"0,1\"") &&
+		   strstr(j, "\"SHAKEDOWN_DB\":\"/tmp/x.db\""),
+	   "host env: NCCL_, GLOO_, SHAKEDOWN_ and CUDA_VISIBLE_DEVICES kept");
+	ok(j && !strstr(j, "s3cret") && !strstr(j, "HOME") &&
+		   !strstr(j, "NCCL_NOEQUALS"),
+	   "host env: no token, no other variable, nothing without a value");
+	free(j);
+}
+
+/* The link class of two ranks' devices, from their host's links. */
+static void test_link_class(void)
+{
+	struct sd_rank_info r[3];
+	memset(r, 0, sizeof(r));
+	for (int q = 0; q < 3; q++)
+		snprintf(r[q].host, sizeof(r[q].host), "n1");
+	snprintf(r[0].dev.pci_bus_id, sizeof(r[0].dev.pci_bus_id), "0000:1b:00.0");
+	snprintf(r[1].dev.pci_bus_id, sizeof(r[1].dev.pci_bus_id), "0000:1c:00.0");
+	struct sd_host_env h = {
+		.host = "n1",
+		.json = "{\"kernel\":\"6\",\"links\":[{\"a\":\"0000:1b:00.0\","
+			"\"b\":\"0000:1c:00.0\",\"class\":\"nvlink\",\"count\":18}]}"
+	};
+	const char *c01 = sd_topo_link_class(r, &h, 1, 0, 1);
+	const char *c10 = sd_topo_link_class(r, &h, 1, 1, 0);
+	ok(c01 && c10 && strcmp(c01, "nvlink") == 0 && strcmp(c10, "nvlink") == 0,
+	   "link class: nvlink in either order");
+	ok(sd_topo_link_class(r, &h, 1, 0, 2) == NULL,
+	   "link class: a device without a bus id is unknown");
+	h.json = "{\"links\":[{\"a\":\"0000:1b:00.0\",\"b\":\"0000:1c:00.0\","
+		 "\"class\":\"warp-drive\"}]}";
+	ok(sd_topo_link_class(r, &h, 1, 0, 1) == NULL,
+	   "link class: a class it does not know is unknown");
+	ok(sd_topo_link_class(r, &h, 0, 0, 1) == NULL,
+	   "link class: a host without an env is unknown");
+}
+
 int main(void)
 {
+	test_host_env();
+	test_link_class();
 	snprintf(root, sizeof(root), "%s/sdtopo.XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(root)) {
