@@ -91,6 +91,26 @@ double sd_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+int sd_above_median(const double *value, int n, double factor,
+		    double *median, unsigned char *above)
+{
+	*median = 0;
+	memset(above, 0, n > 0 ? (size_t)n : 0);
+	if (n < 2)
+		return 0;
+	double *v = malloc((size_t)n * sizeof(*v));
+	if (!v)
+		return -1;
+	memcpy(v, value, (size_t)n * sizeof(*v));
+	*median = sd_median(v, n);
+	free(v);
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (value[i] > factor * *median)
+			k += above[i] = 1;
+	return k;
+}
+
 static void set(struct sd_judgement *j, enum sd_expect_kind k,
 		enum sd_judged_status st, double measured, double threshold,
 		const char *unit, const char *fmt, ...)

@@ -93,6 +93,15 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 /* The median of n values (sorted in place); 0 when n is 0. */
 double sd_median(double *v, int n);
 
+/*
+ * Each of n subjects' value (a time: larger is slower) against the median
+ * of all: *median (sd_median over a copy; 0 when n < 2), and above[i] = 1
+ * where value[i] > factor x the median (a slow rank), else 0.  Returns
+ * how many are above, or -1 when out of memory (then none is).
+ */
+int sd_above_median(const double *value, int n, double factor,
+		    double *median, unsigned char *above);
+
 /* A suspect: what the run blames, and why. */
 enum sd_suspect_kind { SD_SUSPECT_NODE, SD_SUSPECT_LINK, SD_SUSPECT_PATH,
 		       SD_SUSPECT_RAIL, SD_SUSPECT_GROUP };

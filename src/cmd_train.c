@@ -645,47 +645,40 @@ struct train_outcome {
 	int compared;
 	double *compute_mean;          /* per rank, over the timed steps */
 	double compute_median;
+	unsigned char *slow;           /* per rank: compute above the bound */
 	int nslow;
 	char *slow_hosts;              /* hostlist of the slow ranks */
 	char slow_which[400];
 };
 
 /* Each rank's compute time per timed step against the median: the slow
- * ones (more than slow_factor times it). */
+ * ones (more than slow_factor times it, sd_above_median), flagged once in
+ * g->slow for every view. */
 static void judge_ranks(const struct train_options *o, struct train_outcome *g)
 {
 	int R = g->nranks;
 	g->compute_mean = calloc((size_t)R, sizeof(double));
-	double *sorted = calloc((size_t)R, sizeof(double));
+	g->slow = calloc((size_t)R, 1);
 	const char **bad = calloc((size_t)R + 1, sizeof(*bad));
-	if (!g->compute_mean || !sorted || !bad)
+	if (!g->compute_mean || !g->slow || !bad)
 		goto out;
 	long first = 1 + o->warmup; /* the first timed step - 1 */
 	long n = 0;
-	for (long s = 0; s < g->done; s++) {
-		if (s + 1 <= first)
-			continue;
+	for (long s = first; s < g->done; s++) {
 		n++;
 		for (int r = 0; r < R; r++)
 			g->compute_mean[r] += g->reps[s * R + r].compute_s;
 	}
 	if (n == 0 || R < 2)
 		goto out;
-	for (int r = 0; r < R; r++) {
+	for (int r = 0; r < R; r++)
 		g->compute_mean[r] /= (double)n;
-		sorted[r] = g->compute_mean[r];
-	}
-	for (int i = 1; i < R; i++)
-		for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-			double t = sorted[j];
-			sorted[j] = sorted[j - 1];
-			sorted[j - 1] = t;
-		}
-	g->compute_median = R % 2 ? sorted[R / 2]
-				  : (sorted[R / 2 - 1] + sorted[R / 2]) / 2;
+	if (sd_above_median(g->compute_mean, R, o->slow_factor,
+			    &g->compute_median, g->slow) <= 0)
+		goto out;
 	size_t wl = 0;
 	for (int r = 0; r < R; r++) {
-		if (!(g->compute_mean[r] > o->slow_factor * g->compute_median))
+		if (!g->slow[r])
 			continue;
 		bad[g->nslow++] = g->ranks[r].host;
 		if (wl < sizeof(g->slow_which))
@@ -700,7 +693,6 @@ static void judge_ranks(const struct train_options *o, struct train_outcome *g)
 	if (g->nslow)
 		g->slow_hosts = sd_hostlist_compress(bad, g->nslow);
 out:
-	free(sorted);
 	free(bad);
 }
 
@@ -826,8 +818,8 @@ static void print_summary_json(struct train_ctx *c, struct train_outcome *g,
 		sd_buf_printf(&b, ",\"reference\":null,\"loss_check\":null");
 	}
 	sd_buf_printf(&b, ",\"slow_ranks\":[");
-	for (int r = 0, n = 0; g->compute_median > 0 && r < g->nranks; r++)
-		if (g->compute_mean[r] > c->opt.slow_factor * g->compute_median)
+	for (int r = 0, n = 0; g->slow && r < g->nranks; r++)
+		if (g->slow[r])
 			sd_buf_printf(&b, "%s%d", n++ ? "," : "", r);
 	sd_buf_printf(&b, "],\"status\":\"%s\"}\n", status);
 	if (b.data)
@@ -1024,10 +1016,8 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 						      sizeof(*why))
 					    : NULL;
 		size_t ns = 0;
-		for (int r = 0; sus && why && g->compute_median > 0 &&
-				r < g->nranks; r++) {
-			if (!(g->compute_mean[r] >
-			      o->slow_factor * g->compute_median))
+		for (int r = 0; sus && why && g->slow && r < g->nranks; r++) {
+			if (!g->slow[r])
 				continue;
 			size_t k = 0;
 			while (k < ns && strcmp(sus[k].subject,
@@ -1483,6 +1473,7 @@ out:
 	free(g.job);
 	free(g.reps);
 	free(g.compute_mean);
+	free(g.slow);
 	free(g.slow_hosts);
 	int out_rc = sd_finish_stdout();
 	return status ? status : out_rc;

@@ -804,8 +804,37 @@ static void test_link_classes(void)
 	       "a floor alone judges no link classes");
 }
 
+/* A slow rank against the median of all: the one bound every view of a
+ * training run reads. */
+static void test_above_median(void)
+{
+	double t[5] = { 1.0, 1.1, 0.9, 1.6, 1.0 };
+	unsigned char a[5];
+	double med = -1;
+	is_int(sd_above_median(t, 5, 1.25, &med, a), 1,
+	       "one of five above 1.25x the median");
+	is_dbl(med, 1.0, 1e-12, "the median of the five: 1.0");
+	ok(a[3] == 1 && a[0] + a[1] + a[2] + a[4] == 0,
+	   "the one above is rank 3 (1.6 > 1.25)");
+	ok(t[0] == 1.0 && t[3] == 1.6 && t[2] == 0.9,
+	   "the values are left in their order");
+	double even[4] = { 1.0, 2.0, 3.0, 10.0 };
+	is_int(sd_above_median(even, 4, 1.25, &med, a), 1,
+	       "an even count: the mean of the middle two (2.5)");
+	is_dbl(med, 2.5, 1e-12, "median 2.5");
+	ok(a[3] == 1, "10 > 3.125");
+	double one[1] = { 5.0 };
+	is_int(sd_above_median(one, 1, 1.25, &med, a), 0,
+	       "one rank has no peers: none above, median 0");
+	is_dbl(med, 0.0, 0.0, "median 0 for one rank");
+	double equal[3] = { 2.0, 2.0, 2.5 };
+	is_int(sd_above_median(equal, 3, 1.25, &med, a), 0,
+	       "2.5 is exactly 1.25x 2.0: not above");
+}
+
 int main(void)
 {
+	test_above_median();
 	test_median();
 	test_names();
 	test_data();
