@@ -34,6 +34,7 @@
 #include "job.h"
 #include "ranks.h"
 #include "tool.h"
+#include "train_print.h"
 #include "util.h"
 #include "db/db.h"
 #include "db/named.h"
@@ -336,63 +337,20 @@ static void print_text(const struct ingest_options *o,
 	       "for %ld steps (the first row never, then %.0f warm-up "
 	       "steps)\n", s->rows, s->first_step, s->last_step,
 	       s->timed_rows, s->timed_steps, g->facts.warmup_steps.value);
-	if (isfinite(s->tgs))
-		printf("  tgs            %.1f tokens/s/device\n"
-		       "  tokens/s       %.1f (the job's, %.0f devices)\n",
-		       s->tgs, s->tokens_per_s, g->facts.devices.value);
-	else
-		printf("  tgs            - (%s)\n", s->tgs_why);
-	if (isfinite(s->tflops))
-		printf("  TFLOPs/device  %.4g (%.4g FLOPs/token, %s)\n",
-		       s->tflops, s->flops_per_token,
-		       sd_train_origin_name(s->flops_origin));
-	else
-		printf("  TFLOPs/device  - (%s)\n", s->tflops_why);
-	if (isfinite(g->logged_tflops))
-		printf("  the log's own  %.4g TFLOP/s/device (mean over the "
-		       "timed rows, by the framework's formula; shown, not "
-		       "used)\n", g->logged_tflops);
-	if (isfinite(s->mfu))
-		printf("  MFU            %.2f%% of %.4g TFLOPs (%s%s%s)\n",
-		       100 * s->mfu, s->peak.tflops,
-		       sd_train_origin_name(s->peak.origin),
-		       s->peak.part[0] ? ": " : "", s->peak.part);
-	else
-		printf("  MFU            - (%s)\n", s->mfu_why);
-	if (isfinite(s->step_s_mean))
-		printf("  step time      mean %.4g s, median %.4g s", s->step_s_mean,
-		       s->step_s_median);
-	if (isfinite(s->step_s_mean) && s->breakdown_rows)
-		printf(": compute %.1f%%, all_reduce %.1f%%, optimizer %.1f%%, "
-		       "other %.1f%%", 100 * s->compute_share,
-		       100 * s->comm_share, 100 * s->optim_share,
-		       100 * s->other_share);
-	if (isfinite(s->step_s_mean))
-		printf("\n");
-	if (isfinite(s->loss_first))
-		printf("  loss           first %.4f, last %.4f\n", s->loss_first,
-		       s->loss_last);
-	if (g->compared) {
-		const struct sd_train_comparison *k = &g->cmp;
-		printf("  reference      %s\n", g->ref_label);
-		if (k->verdict == SD_TRAIN_NONFINITE)
-			printf("  loss check     nonfinite: loss became %s at "
-			       "step %ld\n", isnan(k->nonfinite_loss) ? "NaN"
-			       : "infinite", k->nonfinite_step);
-		else
-			printf("  loss check     %d steps compared (%ld to %ld): "
-			       "variance %.3g, RMSE %.3g, max |diff| %.3g at "
-			       "step %ld: %s\n", k->steps_compared,
-			       k->first_step, k->last_step, k->diff_var,
-			       k->rmse, k->max_abs_diff, k->max_diff_step,
-			       sd_train_verdict_name(k->verdict));
-		if (k->verdict == SD_TRAIN_FAILED)
-			printf("  why            %s\n", k->reason);
-		if (k->note[0])
-			printf("  note           %s\n", k->note);
-	} else {
-		printf("  reference      %s\n", g->ref_note);
-	}
+	char peak_note[128] = "";
+	if (s->peak.part[0])
+		snprintf(peak_note, sizeof(peak_note), ": %s", s->peak.part);
+	struct sd_train_print p = {
+		.devices = g->facts.devices.value,
+		.peak_note = peak_note,
+		.logged_tflops = g->logged_tflops,
+		.floor_loss = NAN,
+		.cmp = g->compared ? &g->cmp : NULL,
+		.ref_label = g->ref_label,
+		.ref_note = g->ref_note,
+	};
+	fflush(stdout);
+	sd_train_summary_print(stdout, s, &p);
 }
 
 static void print_json(const struct ingest_options *o,

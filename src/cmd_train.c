@@ -50,6 +50,7 @@
 #include "ranks.h"
 #include "sink.h"
 #include "tool.h"
+#include "train_print.h"
 #include "util.h"
 #include "verdict.h"
 #include "db/db.h"
@@ -703,57 +704,20 @@ static void print_summary_text(struct train_ctx *c, struct train_outcome *g,
 	const struct sd_train_summary *s = &g->sum;
 	printf("# summary: %ld steps, %zu timed (the first never, then %ld "
 	       "warm-up)\n", g->done, s->timed_rows, o->warmup);
-	if (isfinite(s->tgs))
-		printf("  tgs            %.1f tokens/s/device\n"
-		       "  tokens/s       %.1f (the job's, %d devices)\n",
-		       s->tgs, s->tokens_per_s, g->nranks);
-	else
-		printf("  tgs            - (%s)\n", s->tgs_why);
-	if (isfinite(s->tflops))
-		printf("  TFLOPs/device  %.4f (%.4g FLOPs/token, %s)\n",
-		       s->tflops, s->flops_per_token,
-		       sd_train_origin_name(s->flops_origin));
-	else
-		printf("  TFLOPs/device  - (%s)\n", s->tflops_why);
-	if (isfinite(s->mfu))
-		printf("  MFU            %.2f%% of %.4g TFLOPs (%s%s)\n",
-		       100 * s->mfu, s->peak.tflops,
-		       sd_train_origin_name(s->peak.origin),
-		       c->peak_origin == SD_TRAIN_MEASURED
-			       ? ": fp32 sgemm 512x512x512 on rank 0's CPU core"
-			       : "");
-	else
-		printf("  MFU            - (%s)\n", s->mfu_why);
-	if (s->breakdown_rows)
-		printf("  step time      mean %.4f s, median %.4f s: compute "
-		       "%.1f%%, all_reduce %.1f%%, optimizer %.1f%%, other "
-		       "%.1f%%\n", s->step_s_mean, s->step_s_median,
-		       100 * s->compute_share, 100 * s->comm_share,
-		       100 * s->optim_share, 100 * s->other_share);
-	printf("  loss           first %.4f, last %.4f", s->loss_first,
-	       s->loss_last);
-	if (isfinite(floor_loss))
-		printf("; floor %.4f (the Markov source's entropy)", floor_loss);
-	printf("\n");
-	if (g->compared) {
-		const struct sd_train_comparison *k = &g->cmp;
-		printf("  reference      %s\n", c->ref_label);
-		if (k->verdict == SD_TRAIN_NONFINITE)
-			printf("  loss check     nonfinite: loss became NaN at "
-			       "step %ld\n", k->nonfinite_step);
-		else
-			printf("  loss check     %d steps compared: variance "
-			       "%.3g, RMSE %.3g, max |diff| %.3g at step %ld: "
-			       "%s\n", k->steps_compared, k->diff_var,
-			       k->rmse, k->max_abs_diff, k->max_diff_step,
-			       sd_train_verdict_name(k->verdict));
-		if (k->verdict == SD_TRAIN_FAILED)
-			printf("  why            %s\n", k->reason);
-		if (k->note[0])
-			printf("  note           %s\n", k->note);
-	} else {
-		printf("  reference      %s\n", c->ref_note);
-	}
+	struct sd_train_print p = {
+		.devices = g->nranks,
+		.peak_note = c->peak_origin == SD_TRAIN_MEASURED
+				     ? ": fp32 sgemm 512x512x512 on rank 0's "
+				       "CPU core"
+				     : NULL,
+		.logged_tflops = NAN,
+		.floor_loss = floor_loss,
+		.cmp = g->compared ? &g->cmp : NULL,
+		.ref_label = c->ref_label,
+		.ref_note = c->ref_note,
+	};
+	fflush(stdout);
+	sd_train_summary_print(stdout, s, &p);
 	if (g->compute_median > 0) {
 		printf("  ranks          compute per step vs the median "
 		       "(%.4f s):", g->compute_median);

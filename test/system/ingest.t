@@ -101,7 +101,7 @@ like "$(J "json_extract(j, '$.loss_note')")" "10 " "and the note says how many s
 
 # the text form of the same says how many steps were compared
 I "$D/llamafactory_every10.jsonl" --gpus 8 --tokens-per-step 49152 --reference lf --db "$DB"
-like "$out" "loss check +10 steps compared \\(10 to 100\\)" "text: 10 steps compared, 10 to 100"
+like "$out" "loss check +10 steps compared: .*: passed \\(steps 10 to 100\\)" "text: 10 steps compared, 10 to 100"
 like "$out" "note +.*10" "text: the note"
 
 # a NaN loss: exit 1 naming the step
