@@ -58,6 +58,7 @@
 #include "db/train_db.h"
 #include "train/data.h"
 #include "train/ddp.h"
+#include "train/loop.h"
 #include "train/gpt.h"
 #include "shakedown/train_gpu.h"
 #include "train/metrics.h"
@@ -69,8 +70,6 @@
 /* A rank whose compute time per step is above this many times the
  * median of all ranks' is a slow rank. */
 #define TRAIN_SLOW_FACTOR 1.25
-/* The most buckets (one per tensor at worst). */
-#define TRAIN_MAX_BUCKETS 1024
 /* Hand the rows to the recorder at least this often (seconds). */
 #define TRAIN_RECORD_EVERY_S 2.0
 
@@ -88,31 +87,6 @@ struct train_options {
 	enum train_format format;
 	int progress;
 	int timeout_ms;
-};
-
-/* What every rank says about one step (the bootstrap's allgather). */
-struct step_report {
-	int32_t status;   /* the exit status this rank stops with; 0 */
-	int32_t nonfinite;/* its loss was NaN or infinite */
-	double loss_sum;  /* the sum of its micro-batches' mean losses */
-	double step_s, compute_s, comm_s, optim_s;
-};
-
-/* The bucketed all_reduce of one step. */
-struct ddp_state {
-	struct sd_backend_ops const *ops;
-	struct sd_comm *comm;
-	float *grads;
-	struct sd_ddp_bucket b[TRAIN_MAX_BUCKETS];
-	int nb, next;         /* buckets; the next one to start */
-	int active;           /* the last micro-step: reduce */
-	int timeout_ms;
-	int nranks;
-	double comm_s;        /* time inside run() */
-	int rc;               /* the first failure */
-	char err[512];
-	struct sd_fault *fault; /* a gradient fault of this rank, or NULL */
-	long step;
 };
 
 struct train_ctx {
@@ -417,147 +391,11 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 				       &c->have_ref, err, errlen);
 }
 
-/* ------------------------------------------------------ the step itself */
-
-/* Start (here: run, the Gloo backend completes it inside) the all_reduce
- * of every bucket that backward has finished, tensor `ready` being the
- * last one it reported. */
-static void on_grad_ready(void *arg, int ready)
-{
-	struct ddp_state *d = arg;
-	if (!d->active)
-		return;
-	while (d->next < d->nb && d->b[d->next].first_tensor >= ready) {
-		const struct sd_ddp_bucket *b = &d->b[d->next++];
-		float *p = d->grads + b->offset;
-		if (d->rc)
-			continue;
-		/* a planted gradient fault, before this rank sends */
-		struct sd_fault *f = d->fault;
-		if (f && f->kind == SD_FAULT_GRAD_CORRUPT && d->step >= f->iter)
-			for (size_t i = 0; i < b->count; i++) {
-				/* a sign of its own for each element, the same
-				 * at every step: a bias, as a stuck bit is */
-				size_t e = b->offset + i;
-				uint64_t h = sd_fnv1a(SD_FNV_INIT, &e, sizeof(e));
-				p[i] += (float)((h & 1) ? f->scale : -f->scale);
-			}
-		if (f && f->kind == SD_FAULT_GRAD_NAN && d->step == f->iter &&
-		    f->index >= b->offset && f->index < b->offset + b->count)
-			d->grads[f->index] = NAN;
-		struct sd_op_args a = {
-			.op = SD_OP_ALL_REDUCE, .dtype = SD_FLOAT32,
-			.redop = SD_SUM, .in_place = 1,
-			.send_count = b->count, .recv_count = b->count,
-			.sendbuf = p, .recvbuf = p, .algo = -1,
-			.timeout_ms = d->timeout_ms };
-		if (d->nranks < 2)
-			continue; /* alone: the sum is its own gradient */
-		double t0 = sd_now();
-		d->rc = d->ops->run(d->comm, &a, d->err, sizeof(d->err));
-		d->comm_s += sd_now() - t0;
-	}
-}
-
-/* One optimizer step of this rank into *rep.  Returns SD_OK or the
- * status of what failed (err says it). */
-static int train_step(struct train_ctx *c, struct sd_gpt *m,
-		      struct sd_data *data, struct ddp_state *d, long step,
-		      int *inputs, int *targets, struct step_report *rep,
-		      char *err, size_t errlen)
-{
-	const struct sd_gpt_config *g = &c->opt.cfg;
-	struct sd_bootstrap *bs = &c->boot->bs;
-	static const struct sd_adamw adamw = SD_ADAMW_DEFAULT;
-	int mine = c->fault.kind != SD_FAULT_NONE && c->fault.rank == bs->rank;
-	int rc = SD_OK;
-	memset(rep, 0, sizeof(*rep));
-	double t0 = sd_now();
-	if (mine && c->fault.kind == SD_FAULT_SLOW)
-		sd_fault_delay(&c->fault);
-	if (mine && !c->fault.fired && (c->fault.kind == SD_FAULT_STALL ||
-					c->fault.kind == SD_FAULT_EXIT ||
-					c->fault.kind == SD_FAULT_KILL) &&
-	    step - 1 == c->fault.iter)
-		sd_fault_act(&c->fault);
-	d->next = 0;
-	d->comm_s = 0;
-	d->rc = SD_OK;
-	d->active = 0;
-	d->step = step;
-	d->fault = mine && (c->fault.kind == SD_FAULT_GRAD_CORRUPT ||
-			    c->fault.kind == SD_FAULT_GRAD_NAN)
-			   ? &c->fault : NULL;
-	for (int ms = 0; ms < g->accum_steps && !rc; ms++) {
-		double loss = 0;
-		/* sd_data_index's steps count from 0 */
-		rc = sd_data_micro_batch(data, step - 1, bs->rank, bs->size,
-					 g->accum_steps, ms, g->micro_batch,
-					 inputs, targets, err, errlen);
-		if (!rc)
-			rc = c->gm ? c->gpu->forward(c->gm, inputs, targets,
-						     &loss, err, errlen)
-				   : sd_gpt_forward(m, inputs, targets, &loss,
-						    err, errlen);
-		if (rc)
-			break;
-		if (!isfinite(loss))
-			rep->nonfinite = 1;
-		rep->loss_sum += loss;
-		d->active = ms == g->accum_steps - 1;
-		rc = c->gm ? c->gpu->backward(c->gm, on_grad_ready, d, err,
-					      errlen)
-			   : sd_gpt_backward(m, on_grad_ready, d, err, errlen);
-	}
-	/* the GPU path alone: nothing waits for backward's kernels but this
-	 * (with peers, the all_reduce's wait below does, and holds their
-	 * tail) */
-	if (!rc && c->gm && bs->size == 1)
-		rc = c->gpu->sync(c->gm, c->opt.timeout_ms, err, errlen);
-	double t1 = sd_now();
-	if (!rc && d->active && d->next < d->nb) {
-		snprintf(err, errlen, "backward reported %d of %d gradient "
-			 "buckets; this is a bug of shakedown", d->next, d->nb);
-		rc = SD_ERR_INVALID;
-	}
-	if (!rc && d->rc) {
-		snprintf(err, errlen, "all_reduce of the gradients: %s", d->err);
-		rc = d->rc;
-	}
-	if (!rc && bs->size > 1)
-		rc = c->plugin.ops->wait(c->comm, c->opt.timeout_ms, err,
-					 errlen);
-	double t2 = sd_now();
-	if (!rc && c->gm) {
-		/* queued behind the all_reduce; the step ends when the GPU
-		 * is done with it */
-		rc = c->gpu->adamw_step(c->gm, &adamw,
-					1.0f / (float)(bs->size *
-						       g->accum_steps),
-					err, errlen);
-		if (!rc)
-			rc = c->gpu->zero_grad(c->gm, err, errlen);
-		if (!rc)
-			rc = c->gpu->sync(c->gm, c->opt.timeout_ms, err,
-					  errlen);
-	} else if (!rc) {
-		sd_gpt_adamw_step(m, &adamw,
-				  1.0f / (float)(bs->size * g->accum_steps));
-		sd_gpt_zero_grad(m);
-	}
-	double t3 = sd_now();
-	rep->compute_s = (t1 - t0) - d->comm_s;
-	rep->comm_s = d->comm_s + (t2 - t1);
-	rep->optim_s = t3 - t2;
-	rep->step_s = t3 - t0;
-	return rc;
-}
-
 /* -------------------------------------------------- rank 0: the rows */
 
 /* The job's row of a step from every rank's report. */
 static struct sd_train_step job_row(const struct train_options *o,
-				    const struct step_report *all, int nranks,
+				    const struct sd_train_report *all, int nranks,
 				    long step)
 {
 	const struct sd_gpt_config *g = &o->cfg;
@@ -584,7 +422,7 @@ static struct sd_train_step job_row(const struct train_options *o,
 
 /* Rank r's own row of a step. */
 static struct sd_train_step rank_row(const struct train_options *o,
-				     const struct step_report *rep, int r,
+				     const struct sd_train_report *rep, int r,
 				     long step)
 {
 	const struct sd_gpt_config *g = &o->cfg;
@@ -638,7 +476,7 @@ struct train_outcome {
 	const struct sd_rank_info *ranks;
 	int nranks;
 	struct sd_train_step *job;     /* steps done */
-	struct step_report *reps;      /* steps x nranks */
+	struct sd_train_report *reps;      /* steps x nranks */
 	long done;
 	struct sd_train_summary sum;
 	int summarized;
@@ -1104,8 +942,8 @@ static int train_main(void *arg)
 	struct sd_gpt *model = NULL;
 	struct sd_data *data = NULL;
 	int *inputs = NULL, *targets = NULL;
-	struct step_report *all = NULL;
-	struct ddp_state *ddp = NULL;
+	struct sd_train_report *all = NULL;
+	struct sd_train_rank *ddp = NULL;
 	struct train_outcome g = { 0 };
 	double floor_loss = NAN;
 	long recorded = 0;       /* steps handed to the recorder */
@@ -1163,19 +1001,13 @@ static int train_main(void *arg)
 		rc = SD_ERR_NOMEM;
 	}
 	if (!rc) {
-		int nt = c->gpu_nt;
-		const struct sd_gpt_tensor *t =
-			c->gm ? c->gpu_tensors : sd_gpt_tensors(model, &nt);
-		ddp->ops = c->plugin.ops;
-		ddp->comm = c->comm;
-		ddp->grads = c->gm ? c->gpu->grads(c->gm) : sd_gpt_grads(model);
-		ddp->timeout_ms = o->timeout_ms;
-		ddp->nranks = bs->size;
-		rc = sd_ddp_buckets(t, nt, sizeof(float),
-				    SD_DDP_FIRST_BUCKET_BYTES,
-				    SD_DDP_BUCKET_CAP_BYTES, ddp->b,
-				    TRAIN_MAX_BUCKETS, &ddp->nb, err,
-				    sizeof(err));
+		*ddp = (struct sd_train_rank){
+			.cfg = &o->cfg, .rank = bs->rank, .nranks = bs->size,
+			.cpu = model, .gpu = c->gpu, .gm = c->gm,
+			.tensors = c->gpu_tensors, .nt = c->gpu_nt,
+			.ops = c->plugin.ops, .comm = c->comm, .data = data,
+			.fault = &c->fault, .timeout_ms = o->timeout_ms };
+		rc = sd_train_rank_buckets(ddp, err, sizeof(err));
 		floor_loss = sd_data_loss_floor(data);
 	}
 	if (rc && (bs->rank == 0 || rc != SD_ERR_INVALID))
@@ -1329,11 +1161,11 @@ static int train_main(void *arg)
 		goto out;
 	}
 	for (long step = 1; step <= o->steps; step++) {
-		struct step_report rep = { 0 };
+		struct sd_train_report rep = { 0 };
 		int src = cancel_flag ? SD_ERR_CANCELLED
-				      : train_step(c, model, data, ddp, step,
-						   inputs, targets, &rep, err,
-						   sizeof(err));
+				      : sd_train_step(ddp, step, inputs,
+						      targets, &rep, err,
+						      sizeof(err));
 		if (src == SD_ERR_CANCELLED)
 			rep.status = SD_EXIT_CANCELLED;
 		else if (src) {
