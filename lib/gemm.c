@@ -593,3 +593,57 @@ int sd_gemm_judge(struct sd_gemm_row *rows, size_t n,
 	*nout = nv;
 	return SD_OK;
 }
+
+int sd_gemm_sweep_next(struct sd_gemm_sweep *s, struct sd_gemm_row *row,
+		       int *rc, char *err, size_t errlen)
+{
+	struct sd_fault *f = s->fault;
+	int mine = f && f->kind != SD_FAULT_NONE && f->rank == s->rank &&
+		   !f->at_start;
+	if (!s->started) {
+		s->started = 1;
+		s->t = 0;
+		s->i = 0;
+		memset(&s->planted, 0, sizeof(s->planted));
+		if (mine && f->kind == SD_FAULT_SLOW)
+			s->planted.delay_us = f->delay_us;
+		if (mine && f->kind == SD_FAULT_CORRUPT) {
+			s->planted.corrupt = 1;
+			s->planted.index = f->index;
+		}
+	}
+	/* the next type with a shape left */
+	for (; s->t < SD_GEMM_TYPE_COUNT; s->t++, s->i = 0, s->not_here = NULL)
+		if ((s->types & (1u << s->t)) && s->i < s->nshapes)
+			break;
+	if (s->t >= SD_GEMM_TYPE_COUNT)
+		return 0;
+	const struct sd_gemm_shape *sh = &s->shapes[s->i++];
+	/* a planted stall, exit or kill: before the first product */
+	if (mine && !f->fired &&
+	    (f->kind == SD_FAULT_STALL || f->kind == SD_FAULT_EXIT ||
+	     f->kind == SD_FAULT_KILL))
+		sd_fault_act(f);
+	struct sd_gemm_args a = s->base;
+	a.type = (enum sd_gemm_type)s->t;
+	a.m = sh->m;
+	a.n = sh->n;
+	a.k = sh->k;
+	*rc = SD_OK;
+	if (s->not_here) {
+		/* once said, not asked again (the ranks still agree on
+		 * every entry) */
+		*row = *s->not_here;
+		sd_strlcpy(row->shape, sh->name, sizeof(row->shape));
+		row->m = a.m;
+		row->n = a.n;
+		row->k = a.k;
+	} else {
+		*rc = sd_gemm_measure(s->fn, s->ctx, &a, sh->name, &s->planted,
+				      row, err, errlen);
+		if (!*rc && row->status == SD_GEMM_NOT_HERE)
+			s->not_here = row;
+	}
+	row->rank = s->rank;
+	return 1;
+}

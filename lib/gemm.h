@@ -21,6 +21,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "fault.h"
 #include "shakedown/backend.h"
 
 /* A product of at most this many multiply-adds (512^3) and elements
@@ -195,5 +197,35 @@ int sd_gemm_judge(struct sd_gemm_row *rows, size_t n,
 		  const char *const *device, int nranks,
 		  const struct sd_gemm_expect *e, struct sd_gemm_verdict **out,
 		  size_t *nout);
+
+/*
+ * The sweep of one rank, entry by entry: every type of `types` (1u <<
+ * enum sd_gemm_type) over every shape, in that order.  The caller sets
+ * the fields above the line, then calls sd_gemm_sweep_next() until it
+ * returns 0, agreeing with the other ranks after each entry.  A type the
+ * device does not have is asked once: its later shapes copy that answer.
+ * A planted fault of this rank (lib/fault.h) acts: slow and corrupt in
+ * the products (sd_gemm_fault), stall, exit and kill before the first.
+ */
+struct sd_gemm_sweep {
+	const struct sd_gemm_shape *shapes;
+	int nshapes;
+	unsigned types;
+	struct sd_gemm_args base; /* seed, warm-up, iters, timeout */
+	sd_gemm_fn fn;
+	void *ctx;
+	struct sd_fault *fault;   /* the job's planted fault, or NULL */
+	int rank;
+	/* ---- the sweep's own */
+	int t, i;                 /* the next entry */
+	const struct sd_gemm_row *not_here;
+	struct sd_gemm_fault planted;
+	int started;
+};
+
+/* The next entry into *row (rank and shape set): 1 with *rc its status
+ * (SD_OK, or fn's or memory's with err), 0 when the sweep is done. */
+int sd_gemm_sweep_next(struct sd_gemm_sweep *s, struct sd_gemm_row *row,
+		       int *rc, char *err, size_t errlen);
 
 #endif

@@ -895,17 +895,14 @@ static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
 {
 	const struct gemm_options *o = &c->opt;
 	struct sd_bootstrap *bs = &c->boot->bs;
-	struct sd_gemm_fault fault = { 0 };
-	int planted = c->fault.kind != SD_FAULT_NONE &&
-		      c->fault.rank == bs->rank && !c->fault.at_start;
-	if (planted && c->fault.kind == SD_FAULT_SLOW)
-		fault.delay_us = c->fault.delay_us;
-	if (planted && c->fault.kind == SD_FAULT_CORRUPT) {
-		fault.corrupt = 1;
-		fault.index = c->fault.index;
-	}
-	sd_gemm_fn fn = c->plugin.ops->gemm ? backend_gemm : sd_gemm_cpu;
-	void *ctx = c->plugin.ops->gemm ? (void *)c : NULL;
+	struct sd_gemm_sweep sw = {
+		.shapes = shapes, .nshapes = nshapes, .types = o->types,
+		.base = { .seed = GEMM_SEED, .warmup_iters = (int)o->warmup,
+			  .iters = (int)o->iters,
+			  .timeout_ms = o->timeout_ms },
+		.fn = c->plugin.ops->gemm ? backend_gemm : sd_gemm_cpu,
+		.ctx = c->plugin.ops->gemm ? (void *)c : NULL,
+		.fault = &c->fault, .rank = bs->rank };
 	*nmine = 0;
 	if (bs->barrier(bs)) {
 		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
@@ -913,60 +910,30 @@ static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
 		*lost = 1;
 		return SD_EXIT_TIMEOUT;
 	}
-	for (int t = 0; t < SD_GEMM_TYPE_COUNT; t++) {
-		if (!(o->types & (1u << t)))
-			continue;
-		const struct sd_gemm_row *not_here = NULL;
-		for (int i = 0; i < nshapes; i++) {
-			/* a planted stall, exit or kill: before the first
-			 * product */
-			if (planted && !c->fault.fired &&
-			    (c->fault.kind == SD_FAULT_STALL ||
-			     c->fault.kind == SD_FAULT_EXIT ||
-			     c->fault.kind == SD_FAULT_KILL))
-				sd_fault_act(&c->fault);
-			struct sd_gemm_args a = {
-				.type = (enum sd_gemm_type)t,
-				.m = shapes[i].m, .n = shapes[i].n,
-				.k = shapes[i].k, .seed = GEMM_SEED,
-				.warmup_iters = (int)o->warmup,
-				.iters = (int)o->iters,
-				.timeout_ms = o->timeout_ms };
-			struct sd_gemm_row *row = &mine[*nmine];
-			int rc = SD_OK;
-			if (cancel_flag) {
-				rc = SD_ERR_CANCELLED;
-			} else if (not_here) {
-				/* once said, not asked again (the ranks
-				 * still agree on every entry) */
-				*row = *not_here;
-				sd_strlcpy(row->shape, shapes[i].name,
-					   sizeof(row->shape));
-				row->m = a.m;
-				row->n = a.n;
-				row->k = a.k;
-			} else {
-				rc = sd_gemm_measure(fn, ctx, &a,
-						     shapes[i].name, &fault,
-						     row, err, errlen);
-				if (!rc && row->status == SD_GEMM_NOT_HERE)
-					not_here = row;
-			}
-			row->rank = bs->rank;
-			if (!rc)
-				(*nmine)++;
-			else if (rc != SD_ERR_CANCELLED)
-				sd_rank_error(bs, "gemm", err);
-			int mine_status = rc == SD_ERR_CANCELLED
-						  ? SD_EXIT_CANCELLED
-						  : rc ? sd_exit_for_status(rc)
-						       : SD_EXIT_OK;
-			/* the ranks agree after every entry: the next one
-			 * starts together, and a failure stops them all */
-			int worst = agree_entry(c, mine_status, lost);
-			if (worst)
-				return worst;
-		}
+	/* every rank walks the same entries, each agreed on, so that a
+	 * rank that was cancelled meets the others at the same entry */
+	int entries = 0;
+	for (int t = 0; t < SD_GEMM_TYPE_COUNT; t++)
+		entries += (o->types & (1u << t)) ? nshapes : 0;
+	for (int e = 0; e < entries; e++) {
+		int rc = SD_OK;
+		struct sd_gemm_row *row = &mine[*nmine];
+		if (cancel_flag)
+			rc = SD_ERR_CANCELLED;
+		else if (!sd_gemm_sweep_next(&sw, row, &rc, err, errlen))
+			break;
+		if (!rc)
+			(*nmine)++;
+		else if (rc != SD_ERR_CANCELLED)
+			sd_rank_error(bs, "gemm", err);
+		int mine_status = rc == SD_ERR_CANCELLED ? SD_EXIT_CANCELLED
+				  : rc ? sd_exit_for_status(rc)
+				       : SD_EXIT_OK;
+		/* the ranks agree after every entry: the next one starts
+		 * together, and a failure stops them all */
+		int worst = agree_entry(c, mine_status, lost);
+		if (worst)
+			return worst;
 	}
 	return SD_EXIT_OK;
 }

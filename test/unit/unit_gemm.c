@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "shakedown/pattern.h"
+#include "fault.h"
 #include "gemm.h"
 #include "train/metrics.h"
 #include "tap.h"
@@ -362,8 +363,71 @@ static void test_judge(void)
 	       "nor has a device without a name");
 }
 
+/* fn answers "not on this device" for one type: counted here, asked once */
+static int asked[SD_GEMM_TYPE_COUNT];
+
+static int counting_gemm(void *ctx, const struct sd_gemm_args *a,
+			 struct sd_gemm_result *r, char *err, size_t errlen)
+{
+	struct fake f = { .invalid = a->type == SD_GEMM_FP8 };
+	(void)ctx;
+	asked[a->type]++;
+	return fake_gemm(&f, a, r, err, errlen);
+}
+
+/* The sweep entry by entry: every type of the mask over every shape, in
+ * order; a type not here asked once; a planted corruption in the first
+ * product of its rank only. */
+static void test_sweep(void)
+{
+	struct sd_gemm_shape sh[3] = { { "square", 16, 16, 16 },
+				       { "square", 32, 32, 32 },
+				       { "qkv", 16, 48, 16 } };
+	struct sd_fault f;
+	char err[256];
+	sd_fault_parse("rank=1,kind=corrupt,index=0", &f, err, sizeof(err));
+	for (int rank = 0; rank < 2; rank++) {
+		struct sd_gemm_sweep sw = {
+			.shapes = sh, .nshapes = 3,
+			.types = (1u << SD_GEMM_FP32) | (1u << SD_GEMM_FP8),
+			.base = { .seed = 3, .warmup_iters = 0, .iters = 3,
+				  .timeout_ms = 1000 },
+			.fn = counting_gemm, .fault = &f, .rank = rank };
+		struct sd_gemm_row rows[8];
+		int n = 0, rc, bad = 0;
+		memset(asked, 0, sizeof(asked));
+		while (n < 8 && sd_gemm_sweep_next(&sw, &rows[n], &rc, err,
+						   sizeof(err)))
+			bad |= rc != SD_OK || rows[n++].rank != rank;
+		is_int(n, 6, "rank %d: 2 types x 3 shapes, entry by entry",
+		       rank);
+		ok(!bad, "rank %d: every entry SD_OK, its rank set", rank);
+		ok(rows[0].type == SD_GEMM_FP32 && rows[3].type == SD_GEMM_FP8 &&
+			   strcmp(rows[2].shape, "qkv") == 0 &&
+			   strcmp(rows[5].shape, "qkv") == 0 &&
+			   rows[5].n == 48,
+		   "rank %d: the types in order, each over the shapes in order",
+		   rank);
+		ok(asked[SD_GEMM_FP32] == 3 && asked[SD_GEMM_FP8] == 1 &&
+			   rows[4].status == SD_GEMM_NOT_HERE &&
+			   rows[5].status == SD_GEMM_NOT_HERE,
+		   "rank %d: fp8 not here is asked once, its later shapes copy "
+		   "the answer", rank);
+		if (rank == 1)
+			ok(rows[0].wrong >= 1 && rows[1].wrong == 0,
+			   "rank 1: the planted corruption in the first product "
+			   "only (%llu, %llu wrong)",
+			   (unsigned long long)rows[0].wrong,
+			   (unsigned long long)rows[1].wrong);
+		else
+			ok(rows[0].wrong == 0,
+			   "rank 0: the fault planted on rank 1 is not here");
+	}
+}
+
 int main(void)
 {
+	test_sweep();
 	test_names();
 	test_shapes();
 	test_tolerance();
