@@ -357,6 +357,22 @@ struct run_ctx {
 	volatile sig_atomic_t closing;  /* the writers are being closed */
 	volatile sig_atomic_t draining; /* rank 0 runs scontrol: the last
 				   resort waits (each call is bounded) */
+	/* what rank_main's phases share */
+	struct sd_plan plan;
+	struct sd_runner run;
+	struct sd_rank_info *ranks;   /* every rank, in rank order */
+	struct sd_host_env *hosts;    /* rank 0: each host's environment */
+	int nhost_env;
+	int *host_of;                 /* each rank's host index */
+	const char **host_names;      /* by host index */
+	int nh;                       /* hosts */
+	char uuid[37];
+	struct sd_blame *blame;       /* rank 0 */
+	struct sd_baseline baseline;  /* rank 0, --baseline */
+	char *envs, *envjson;
+	size_t *lens, *offs;
+	int finished;                 /* finish_run ran */
+	int agreed;                   /* every rank said it was done */
 };
 
 /* The last resort: a rank whose main thread is stuck inside a library
@@ -570,26 +586,13 @@ static int check_plan(const struct sd_backend_ops *ops, void *plan,
 	return sd_runner_check_plan(ops, plan, err, errlen);
 }
 
-static int rank_main(void *arg)
+/* Signals, the cancellation watchdog, the writers' defaults and the
+ * bootstrap; a planted start-up fault.  0, or the exit status (nothing to
+ * tear down yet). */
+static int start_rank(struct run_ctx *c)
 {
-	struct run_ctx *c = arg;
-	struct sd_run_options *o = &c->opt;
 	char err[1024] = "";
-	int rc, status = SD_EXIT_ENV;
-	struct sd_plan plan = { 0 };
-	struct sd_rank_info *ranks = NULL;
-	struct sd_host_env *hosts = NULL;
-	int *host_of = NULL;
-	const char **host_names = NULL;
-	int nhost_env = 0;
-	char uuid[37] = "";
-	struct sd_blame *blame = NULL;
-	struct sd_baseline baseline = { 0 };
-	char *envs = NULL, *envjson = NULL;
-	size_t *lens = NULL, *offs = NULL;
-	int finished = 0;
-	int agreed = 0; /* every rank said it was done (sd_ctrl_finish) */
-
+	int rc;
 	sem_init(&cancel_sem, 0, 0);
 	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
@@ -608,15 +611,26 @@ static int rank_main(void *arg)
 		sd_rank_error(NULL, "bootstrap", err);
 		return SD_EXIT_ENV;
 	}
-	struct sd_bootstrap *bs = &c->boot->bs;
-	if (sd_fault_at_start(&c->fault, bs->rank))
+	if (sd_fault_at_start(&c->fault, c->boot->bs.rank))
 		sd_fault_act(&c->fault);
+	return 0;
+}
+
+/* The plan built from the file and options, -J's path and the planted
+ * fault checked, and every rank agreeing on all of it (by hash).  0, or
+ * the exit status every rank stops with. */
+static int agree_on_plan(struct run_ctx *c)
+{
+	struct sd_run_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc, status = SD_EXIT_ENV;
 
 	/* the plan, and every rank agreeing on it */
 	char plan_path[4096];
 	rc = sd_plan_build(sd_plan_resolve(o->plan_file, plan_path,
 					   sizeof(plan_path)),
-			   &o->plan, bs->size, &plan, err,
+			   &o->plan, bs->size, &c->plan, err,
 			   sizeof(err));
 	if (rc && bs->rank == 0)
 		fprintf(stderr, "shakedown: %s\n", err);
@@ -629,13 +643,13 @@ static int rank_main(void *arg)
 		fprintf(stderr, "shakedown run: %s\n", err);
 	}
 	if (!rc && sd_fault_fits(&c->fault, SD_FAULT_IN_RUN, bs->size,
-				 sd_plan_most_elements(&plan), err, sizeof(err))) {
+				 sd_plan_most_elements(&c->plan), err, sizeof(err))) {
 		rc = SD_ERR_INVALID;
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
 	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+		return status;
 	{
 		/* the plan text holds every setting of the tests; the backend
 		 * and a planted fault complete what the ranks must share */
@@ -643,13 +657,13 @@ static int rank_main(void *arg)
 		char extra[128];
 		snprintf(extra, sizeof(extra), "|%s|%d", o->backend,
 			 (int)c->fault.kind);
-		uint64_t h = sd_fnv1a(SD_FNV_INIT, plan.text, strlen(plan.text));
+		uint64_t h = sd_fnv1a(SD_FNV_INIT, c->plan.text, strlen(c->plan.text));
 		h = sd_fnv1a(h, extra, strlen(extra));
 		snprintf(mine, sizeof(mine), "%016llx", (unsigned long long)h);
 		if (bs->allgather(bs, mine, all, sizeof(mine))) {
 			sd_rank_error(bs, "bootstrap",
 				   sd_boot_error(c->boot, "allgather failed"));
-			goto out;
+			return SD_EXIT_ENV;
 		}
 		for (int r = 1; r < bs->size; r++)
 			if (strcmp(all[r], all[0]) != 0) {
@@ -660,27 +674,45 @@ static int rank_main(void *arg)
 						"start every rank with the same "
 						"command line and plan file\n",
 						all[0], r, all[r]);
-				status = SD_EXIT_USAGE;
-				goto out;
+				return SD_EXIT_USAGE;
 			}
 	}
+	return 0;
+}
+
+/* The backend (which must run every test of the plan) and the control
+ * plane, every rank agreeing.  0, or the exit status. */
+static int open_backend(struct run_ctx *c)
+{
+	struct sd_run_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc, status = SD_EXIT_ENV;
 
 	/* the backend, which must run every test of the plan */
-	struct sd_comm_config cfg = { .timeout_ms = plan.timeout_ms,
+	struct sd_comm_config cfg = { .timeout_ms = c->plan.timeout_ms,
 				      .iface = o->iface };
 	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg,
-					  check_plan, &plan, &c->plugin,
+					  check_plan, &c->plan, &c->plugin,
 					  &c->comm)))
-		goto out;
-	rc = sd_ctrl_start(bs, plan.timeout_ms, &c->ctrl, err, sizeof(err));
+		return status;
+	rc = sd_ctrl_start(bs, c->plan.timeout_ms, &c->ctrl, err, sizeof(err));
 	if (rc)
 		sd_rank_error(bs, "", err);
 	if (!rc) {
 		sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
 		sd_ctrl_set_announce_hook(c->ctrl, on_announce, c);
 	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+	return sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0);
+}
+
+/* Who is who: every rank's device and host environment exchanged, the
+ * hosts numbered, the buffers held against the memory the devices have.
+ * 0, or the exit status. */
+static int exchange_ranks(struct run_ctx *c)
+{
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
 
 	/* who is who */
 	struct sd_rank_info me = { .rank = bs->rank, .local_rank = bs->local_rank,
@@ -694,58 +726,66 @@ static int rank_main(void *arg)
 	if (!me.dev.pci_bus_id[0] && me.dev.mem_free_bytes &&
 	    sd_topo_cgroup_mem_left("", &cg_left) && cg_left < me.dev.mem_free_bytes)
 		me.dev.mem_free_bytes = cg_left;
-	ranks = calloc((size_t)bs->size, sizeof(*ranks));
-	envjson = bs->local_rank == 0 ? sd_topo_host_env_json(c->plugin.ops,
+	c->ranks = calloc((size_t)bs->size, sizeof(*c->ranks));
+	c->envjson = bs->local_rank == 0 ? sd_topo_host_env_json(c->plugin.ops,
 								 c->comm, NULL)
 				      : NULL;
-	if (!ranks || bs->allgather(bs, &me, ranks, sizeof(me)) ||
-	    sd_bootstrap_allgatherv(bs, envjson ? envjson : "",
-				    envjson ? strlen(envjson) : 0, &envs, &lens,
-				    &offs)) {
+	if (!c->ranks || bs->allgather(bs, &me, c->ranks, sizeof(me)) ||
+	    sd_bootstrap_allgatherv(bs, c->envjson ? c->envjson : "",
+				    c->envjson ? strlen(c->envjson) : 0, &c->envs, &c->lens,
+				    &c->offs)) {
 		sd_rank_error(bs, "bootstrap: exchanging rank information",
 			   sd_boot_error(c->boot, "failed"));
-		status = SD_EXIT_ENV;
-		goto out;
+		return SD_EXIT_ENV;
 	}
 
-	host_of = sd_number_hosts(ranks, bs->size);
-	if (!host_of) {
+	c->host_of = sd_number_hosts(c->ranks, bs->size);
+	if (!c->host_of) {
 		sd_rank_error(bs, "", "out of memory");
-		status = SD_EXIT_ENV;
-		goto out;
+		return SD_EXIT_ENV;
 	}
 	/* memory is named as memory before a rank runs out of it (the OOM
 	 * killer's victim would look like a lost node) */
-	if (sd_plan_buffers_fit(&plan, ranks, host_of, bs->size, err,
+	if (sd_plan_buffers_fit(&c->plan, c->ranks, c->host_of, bs->size, err,
 				sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: %s\n", err);
-		status = SD_EXIT_ENV;
-		goto out;
+		return SD_EXIT_ENV;
 	}
+	return 0;
+}
+
+/* The writers (rank 0: the table, the database, -J, the baseline), every
+ * rank agreeing, then the run's first record.  0, or the exit status. */
+static int begin_record(struct run_ctx *c)
+{
+	struct sd_run_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc, status = SD_EXIT_ENV;
 
 	/* the writers (rank 0), before any test runs */
 	int nhosts = 0;
 	rc = SD_OK;
-	sd_uuid4(uuid);
+	sd_uuid4(c->uuid);
 	if (bs->rank == 0) {
-		hosts = calloc((size_t)bs->size, sizeof(*hosts));
-		for (int r = 0; hosts && r < bs->size; r++) {
-			if (!lens[r])
+		c->hosts = calloc((size_t)bs->size, sizeof(*c->hosts));
+		for (int r = 0; c->hosts && r < bs->size; r++) {
+			if (!c->lens[r])
 				continue;
-			sd_strlcpy(hosts[nhosts].host, ranks[r].host,
-				   sizeof(hosts[nhosts].host));
+			sd_strlcpy(c->hosts[nhosts].host, c->ranks[r].host,
+				   sizeof(c->hosts[nhosts].host));
 			/* the pieces lie back to back: each gets its own
 			 * copy (a NUL written in place would cut the next) */
-			hosts[nhosts].json = strndup(envs + offs[r], lens[r]);
-			if (!hosts[nhosts].json) {
+			c->hosts[nhosts].json = strndup(c->envs + c->offs[r], c->lens[r]);
+			if (!c->hosts[nhosts].json) {
 				rc = SD_ERR_NOMEM;
 				break;
 			}
 			nhosts++;
 		}
-		nhost_env = nhosts;
-		if (!hosts)
+		c->nhost_env = nhosts;
+		if (!c->hosts)
 			rc = SD_ERR_NOMEM;
 		struct sd_sink *next = &c->sinks.v[c->sinks.n];
 		if (!rc)
@@ -769,7 +809,7 @@ static int rank_main(void *arg)
 		}
 		next = &c->sinks.v[c->sinks.n];
 		if (!rc && o->json_file) {
-			rc = sd_ncclj_sink_open(o->json_file, &plan, next, err,
+			rc = sd_ncclj_sink_open(o->json_file, &c->plan, next, err,
 						sizeof(err));
 			if (rc)
 				fprintf(stderr, "shakedown: %s\n", err);
@@ -777,15 +817,15 @@ static int rank_main(void *arg)
 				c->json_sink = c->sinks.n++;
 		}
 		if (!rc && o->baseline) {
-			rc = sd_db_baseline_load(o->db, o->baseline, &baseline,
+			rc = sd_db_baseline_load(o->db, o->baseline, &c->baseline,
 						 err, sizeof(err));
 			if (rc)
 				fprintf(stderr, "shakedown: --baseline %s: %s\n",
 					o->baseline, err);
 		}
 		int expects = 0;
-		for (size_t i = 0; i < plan.ntests; i++)
-			expects |= plan.tests[i].expect.baseline > 0;
+		for (size_t i = 0; i < c->plan.ntests; i++)
+			expects |= c->plan.tests[i].expect.baseline > 0;
 		if (!rc && o->baseline && !expects)
 			fprintf(stderr, "shakedown: note: --baseline %s: no test "
 				"of the plan expects a baseline (expect: "
@@ -793,14 +833,14 @@ static int rank_main(void *arg)
 				o->baseline);
 	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+		return status;
 
 	if (bs->rank == 0) {
 		struct sd_run_info info = {
 			.started_at = sd_wall_now(),
 			.command_line = c->cmdline,
-			.plan_text = plan.text,
-			.plan_hash = plan.hash,
+			.plan_text = c->plan.text,
+			.plan_hash = c->plan.hash,
 			.tool_version = PACKAGE_VERSION,
 			.backend = c->plugin.ops->name,
 			.backend_version = c->plugin.ops->version
@@ -808,69 +848,97 @@ static int rank_main(void *arg)
 			.user = sd_job_user(),
 			.nranks = bs->size,
 			.job = &c->boot->job,
-			.ranks = ranks,
+			.ranks = c->ranks,
 			.nhosts = nhosts,
-			.hosts = hosts,
-			.plan_name = plan.name,
+			.hosts = c->hosts,
+			.plan_name = c->plan.name,
 		};
-		sd_strlcpy(info.uuid, uuid, sizeof(info.uuid));
+		sd_strlcpy(info.uuid, c->uuid, sizeof(info.uuid));
 		struct sd_event ev = { .kind = SD_EVENT_RUN_BEGIN, .run = &info };
 		sd_sinks_emit(&c->sinks, &ev);
 	}
+	return 0;
+}
 
-	struct link_lookup links = { ranks, hosts, nhost_env };
+/* The plan run by the runner, rank 0 judging (the blame over the hosts),
+ * and the run's exit status decided into *status.  0: the run ended and
+ * is to be finished; 1: it stopped (a verdict of the control plane, a
+ * failure), *status the exit status. */
+static int run_plan(struct run_ctx *c, int *status_out)
+{
+	struct sd_run_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	int rc, status = SD_EXIT_ENV;
+	struct link_lookup links = { c->ranks, c->hosts, c->nhost_env };
 	/* rank 0 judges: the hosts' names (by host index) for the blame */
-	int nh = 0;
+	c->nh = 0;
 	for (int q = 0; q < bs->size; q++)
-		if (host_of[q] + 1 > nh)
-			nh = host_of[q] + 1;
-	host_names = calloc((size_t)nh + 1, sizeof(*host_names));
-	for (int q = 0; host_names && q < bs->size; q++)
-		if (!host_names[host_of[q]])
-			host_names[host_of[q]] = ranks[q].host;
-	if (bs->rank == 0 && host_names)
-		blame = sd_blame_new(nh, host_names);
-	if (bs->rank == 0 && !blame) {
+		if (c->host_of[q] + 1 > c->nh)
+			c->nh = c->host_of[q] + 1;
+	c->host_names = calloc((size_t)c->nh + 1, sizeof(*c->host_names));
+	for (int q = 0; c->host_names && q < bs->size; q++)
+		if (!c->host_names[c->host_of[q]])
+			c->host_names[c->host_of[q]] = c->ranks[q].host;
+	if (bs->rank == 0 && c->host_names)
+		c->blame = sd_blame_new(c->nh, c->host_names);
+	if (bs->rank == 0 && !c->blame) {
 		sd_rank_error(bs, "", "out of memory");
 		status = SD_EXIT_ENV;
-		goto out;
+		*status_out = status;
+		return 1;
 	}
-	struct sd_runner runner = {
-		.plan = &plan, .bs = bs, .ops = c->plugin.ops, .comm = c->comm,
-		.host_of = host_of,
+	c->run = (struct sd_runner){
+		.plan = &c->plan, .bs = bs, .ops = c->plugin.ops, .comm = c->comm,
+		.host_of = c->host_of,
 		.iface = o->iface, .ctrl = c->ctrl,
 		.sinks = bs->rank == 0 ? &c->sinks : NULL, .fault = &c->fault,
 		.cancel = &cancel_flag,
 		.on_test = bs->rank == 0 && o->progress ? show_progress : NULL,
-		.ranks = ranks,
-		.baseline_of = baseline.n ? baseline_of : NULL,
-		.baseline_arg = &baseline,
-		.blame = blame,
+		.ranks = c->ranks,
+		.baseline_of = c->baseline.n ? baseline_of : NULL,
+		.baseline_arg = &c->baseline,
+		.blame = c->blame,
 		.link_class = link_class,
 		.link_arg = &links,
 	};
-	c->runner = &runner;
-	rc = sd_runner_run(&runner);
+	c->runner = &c->run;
+	rc = sd_runner_run(&c->run);
+	c->run.link_arg = NULL; /* links is this function's */
 	if (bs->rank == 0 && o->progress)
 		fprintf(stderr, "\r\033[K");
 	/* every result is in: from here no rank is blamed any more */
 	if (sd_ctrl_quiesce(c->ctrl)) {
 		/* the verdict: said and recorded by on_abort */
 		status = c->abort_exit;
-		goto out;
+		*status_out = status;
+		return 1;
 	}
 	if (rc && rc != SD_ERR_CANCELLED) {
 		sd_rank_error(bs, "",
-			      runner.err[0] ? runner.err : "the run failed");
+			      c->run.err[0] ? c->run.err : "the run failed");
 		status = sd_exit_for_status(rc);
-		goto out;
+		*status_out = status;
+		return 1;
 	}
 	/* rank 0 judged: every rank exits with its word (sd_ctrl_finish) */
 	status = rc == SD_ERR_CANCELLED	   ? SD_EXIT_CANCELLED
-		 : runner.wrong_tests	   ? SD_EXIT_CHECK
-		 : runner.failed_subjects ? SD_EXIT_VERDICT
+		 : c->run.wrong_tests	   ? SD_EXIT_CHECK
+		 : c->run.failed_subjects ? SD_EXIT_VERDICT
 					   : SD_EXIT_OK;
+	*status_out = status;
+	return 0;
+}
 
+/* How the run ended, told once: rank 0 says it, records its end (or
+ * says what could not be recorded: exit status 7), drains the bad nodes
+ * with --drain; every rank takes rank 0's word; rank 0 uploads the
+ * report with --upload.  Returns the exit status. */
+static int finish_run(struct run_ctx *c, int status)
+{
+	struct sd_run_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc;
 	if (bs->rank == 0) {
 		char msg[400] = "";
 		const char *st = "passed";
@@ -878,29 +946,29 @@ static int rank_main(void *arg)
 			st = "cancelled";
 			snprintf(msg, sizeof(msg), "cancelled by a signal; cut "
 				 "short during %s; completed measurements are "
-				 "kept", runner.cut_short);
+				 "kept", c->run.cut_short);
 			fprintf(stderr, "shakedown: %s\n", msg);
 		} else if (status == SD_EXIT_CHECK) {
 			st = "failed";
 			snprintf(msg, sizeof(msg), "%d test%s had wrong data",
-				 runner.wrong_tests,
-				 runner.wrong_tests == 1 ? "" : "s");
+				 c->run.wrong_tests,
+				 c->run.wrong_tests == 1 ? "" : "s");
 			fprintf(stderr, "shakedown: %s\n", msg);
 		} else if (status == SD_EXIT_VERDICT) {
-			unsigned char *bad = calloc((size_t)nh + 1, 1);
-			const char **names = calloc((size_t)nh + 1,
+			unsigned char *bad = calloc((size_t)c->nh + 1, 1);
+			const char **names = calloc((size_t)c->nh + 1,
 						    sizeof(*names));
-			int nbad = bad ? sd_blame_bad_hosts(blame, bad) : 0, k = 0;
-			for (int h = 0; names && bad && h < nh; h++)
+			int nbad = bad ? sd_blame_bad_hosts(c->blame, bad) : 0, k = 0;
+			for (int h = 0; names && bad && h < c->nh; h++)
 				if (bad[h])
-					names[k++] = host_names[h];
+					names[k++] = c->host_names[h];
 			char *list = names ? sd_hostlist_compress(names, k) : NULL;
 			st = "failed";
 			snprintf(msg, sizeof(msg), "%d subject%s failed %s "
 				 "expectations; bad nodes: %s", 
-				 runner.failed_subjects,
-				 runner.failed_subjects == 1 ? "" : "s",
-				 runner.failed_subjects == 1 ? "its" : "their",
+				 c->run.failed_subjects,
+				 c->run.failed_subjects == 1 ? "" : "s",
+				 c->run.failed_subjects == 1 ? "its" : "their",
 				 nbad ? (list ? list : "?") : "none (see the suspects)");
 			fprintf(stderr, "shakedown: %s\n", msg);
 			free(list);
@@ -934,22 +1002,22 @@ static int rank_main(void *arg)
 			fprintf(o->format == SD_FORMAT_JSON ? stderr : stdout,
 				"# results recorded in %s (run %s); "
 				"'shakedown report' shows them\n",
-				sd_db_sink_path(&c->sinks.v[c->db_sink]), uuid);
+				sd_db_sink_path(&c->sinks.v[c->db_sink]), c->uuid);
 		say_json(c);
 	}
 	/* drain while the other ranks wait for rank 0's word (a rank that
 	 * leaves first makes srun -K or the launcher stop rank 0): each
 	 * scontrol call is bounded by the plan's timeout, well inside their
 	 * patience */
-	if (bs->rank == 0 && o->drain && blame)
-		sd_drain_bad_nodes(blame, nh, host_names, uuid,
-				   drain_limit_s(&plan));
+	if (bs->rank == 0 && o->drain && c->blame)
+		sd_drain_bad_nodes(c->blame, c->nh, c->host_names, c->uuid,
+				   drain_limit_s(&c->plan));
 	if ((rc = sd_ctrl_finish(c->ctrl, &status)))
 		/* rank 0 went away before it said how the run ended */
 		status = c->abort_exit ? c->abort_exit : sd_exit_for_status(rc);
 	else
-		agreed = 1;
-	finished = 1;
+		c->agreed = 1;
+	c->finished = 1;
 
 	if (bs->rank == 0 && o->upload_url) {
 		const char *db = c->db_sink >= 0
@@ -959,38 +1027,46 @@ static int rank_main(void *arg)
 			fprintf(stderr, "shakedown: warning: --upload needs the "
 				"results database (not --db none); the report "
 				"was not sent\n");
-		else if (sd_upload_after_run(db, uuid, o->upload_url,
+		else if (sd_upload_after_run(db, c->uuid, o->upload_url,
 					     o->token_file, o->cacert, err,
 					     sizeof(err)))
 			fprintf(stderr, "shakedown: warning: %s\n", err);
 	}
-out:
+	return status;
+}
+
+/* Leave together and tear everything down (the writers closed, the
+ * control plane, the backend; a stopped run's blamed nodes drained with
+ * --drain).  Returns the exit status, or stdout's failure. */
+static int close_rank(struct run_ctx *c, int status)
+{
+	struct sd_run_options *o = &c->opt;
 	c->runner = NULL;
 	/* leave together: rank 0 closing first would look like a lost rank 0 */
-	if (c->ctrl && !finished)
+	if (c->ctrl && !c->finished)
 		sd_ctrl_finish(c->ctrl, &status);
 	if (c->ctrl && c->boot && c->boot->bs.rank == 0 && o->drain &&
-	    c->abort_exit && uuid[0]) {
+	    c->abort_exit && c->uuid[0]) {
 		/* the run was stopped: drain the nodes of the ranks it named */
 		int br[64];
 		char bh[64][64];
-		const char *hosts[64], *why[64], *msg = NULL;
+		const char *named[64], *why[64], *msg = NULL;
 		int nb = sd_ctrl_blamed(c->ctrl, br, bh, 64), k = 0;
 		sd_ctrl_verdict(c->ctrl, &msg);
 		for (int i = 0; i < nb; i++) {
 			int seen = 0;
 			for (int q = 0; q < k && !seen; q++)
-				seen = strcmp(hosts[q], bh[i]) == 0;
+				seen = strcmp(named[q], bh[i]) == 0;
 			if (!seen) {
-				hosts[k] = bh[i];
+				named[k] = bh[i];
 				why[k++] = msg;
 			}
 		}
 		c->draining = 1;
-		if (sd_drain_hosts(hosts, why, k, uuid, drain_limit_s(&plan)))
+		if (sd_drain_hosts(named, why, k, c->uuid, drain_limit_s(&c->plan)))
 			fprintf(stderr, "shakedown: drain them later with "
 				"'shakedown report --bad-nodes --drain %s'\n",
-				uuid);
+				c->uuid);
 		c->draining = 0;
 	}
 	c->closing = 1;
@@ -1006,27 +1082,40 @@ out:
 	 * connection: 30-70 ms of a 4-rank run's wall time, measured.  NCCL
 	 * is destroyed in order: its threads use the CUDA context that the
 	 * runtime's exit handlers tear down. */
-	if (agreed && c->comm && c->plugin.ops->name &&
+	if (c->agreed && c->comm && c->plugin.ops->name &&
 	    strcmp(c->plugin.ops->name, "gloo") == 0) {
 		c->comm = NULL;
 		c->plugin.ops = NULL;
 	}
 	sd_job_close(&c->boot, &c->plugin, &c->comm);
-	sd_plan_free(&plan);
-	sd_blame_free(blame);
-	sd_baseline_free(&baseline);
-	free(host_names);
-	free(ranks);
-	free(host_of);
-	for (int i = 0; hosts && i < nhost_env; i++)
-		free(hosts[i].json);
-	free(hosts);
-	free(envs);
-	free(lens);
-	free(offs);
-	free(envjson);
+	sd_plan_free(&c->plan);
+	sd_blame_free(c->blame);
+	sd_baseline_free(&c->baseline);
+	free(c->host_names);
+	free(c->ranks);
+	free(c->host_of);
+	for (int i = 0; c->hosts && i < c->nhost_env; i++)
+		free(c->hosts[i].json);
+	free(c->hosts);
+	free(c->envs);
+	free(c->lens);
+	free(c->offs);
+	free(c->envjson);
 	int out_rc = sd_finish_stdout();
 	return status ? status : out_rc;
+}
+
+static int rank_main(void *arg)
+{
+	struct run_ctx *c = arg;
+	int status = start_rank(c);
+	if (status)
+		return status;
+	if (!(status = agree_on_plan(c)) && !(status = open_backend(c)) &&
+	    !(status = exchange_ranks(c)) && !(status = begin_record(c)) &&
+	    !run_plan(c, &status))
+		status = finish_run(c, status);
+	return close_rank(c, status);
 }
 
 int cmd_run(int argc, char **argv)
