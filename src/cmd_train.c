@@ -89,6 +89,25 @@ struct train_options {
 	int timeout_ms;
 };
 
+/* What rank 0 knows at the end. */
+struct train_outcome {
+	const struct sd_rank_info *ranks;
+	int nranks;
+	struct sd_train_step *job;     /* steps done */
+	struct sd_train_report *reps;      /* steps x nranks */
+	long done;
+	struct sd_train_summary sum;
+	int summarized;
+	struct sd_train_comparison cmp;
+	int compared;
+	double *compute_mean;          /* per rank, over the timed steps */
+	double compute_median;
+	unsigned char *slow;           /* per rank: compute above the bound */
+	int nslow;
+	char *slow_hosts;              /* hostlist of the slow ranks */
+	char slow_which[400];
+};
+
 struct train_ctx {
 	struct train_options opt;
 	struct sd_fault fault;
@@ -110,6 +129,18 @@ struct train_ctx {
 	struct sd_train_gpu *gm;
 	struct sd_gpt_tensor *gpu_tensors; /* its table (gpt.c's) */
 	int gpu_nt;
+	/* what train_main's phases share */
+	char uuid[37];
+	int lost;                    /* a rank was lost */
+	struct sd_rank_info *ranks;  /* every rank, in rank order */
+	struct sd_gpt *model;        /* the CPU model */
+	struct sd_data *data;
+	int *inputs, *targets;       /* one micro-batch */
+	struct sd_train_report *all; /* a step's reports, every rank's */
+	struct sd_train_rank *ddp;   /* this rank's side of a step */
+	struct train_outcome g;      /* rank 0 */
+	double floor_loss;
+	long recorded;               /* steps handed to the recorder */
 };
 
 static volatile sig_atomic_t cancel_flag;
@@ -471,24 +502,6 @@ static void print_step(const struct train_options *o, const char *uuid,
 	fflush(stdout);
 }
 
-/* What rank 0 knows at the end. */
-struct train_outcome {
-	const struct sd_rank_info *ranks;
-	int nranks;
-	struct sd_train_step *job;     /* steps done */
-	struct sd_train_report *reps;      /* steps x nranks */
-	long done;
-	struct sd_train_summary sum;
-	int summarized;
-	struct sd_train_comparison cmp;
-	int compared;
-	double *compute_mean;          /* per rank, over the timed steps */
-	double compute_median;
-	unsigned char *slow;           /* per rank: compute above the bound */
-	int nslow;
-	char *slow_hosts;              /* hostlist of the slow ranks */
-	char slow_which[400];
-};
 
 /* Each rank's compute time per timed step against the median: the slow
  * ones (more than slow_factor times it, sd_above_median), flagged once in
@@ -932,22 +945,13 @@ static int open_gpu_model(struct train_ctx *c, char *err, size_t errlen)
 	return rc;
 }
 
-static int train_main(void *arg)
+/* Signals, the planted fault's exit, the bootstrap and the workload's
+ * identity.  0, or the exit status (nothing to tear down yet). */
+static int start_rank(struct train_ctx *c)
 {
-	struct train_ctx *c = arg;
-	struct train_options *o = &c->opt;
-	char err[1024] = "", uuid[37] = "";
-	int rc, status = SD_EXIT_ENV, lost = 0;
-	struct sd_rank_info me, *ranks = NULL;
-	struct sd_gpt *model = NULL;
-	struct sd_data *data = NULL;
-	int *inputs = NULL, *targets = NULL;
-	struct sd_train_report *all = NULL;
-	struct sd_train_rank *ddp = NULL;
-	struct train_outcome g = { 0 };
-	double floor_loss = NAN;
-	long recorded = 0;       /* steps handed to the recorder */
-
+	char err[1024] = "";
+	int rc;
+	c->floor_loss = NAN;
 	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
@@ -959,32 +963,43 @@ static int train_main(void *arg)
 		sd_rank_error(NULL, "bootstrap", err);
 		return SD_EXIT_ENV;
 	}
-	struct sd_bootstrap *bs = &c->boot->bs;
-	config_string(o, bs->size, c->config, sizeof(c->config));
+	config_string(&c->opt, c->boot->bs.size, c->config,
+		      sizeof(c->config));
+	return 0;
+}
 
+/* The backend, the model (on the CPU, or the backend's GPU table), the
+ * data and the DDP buckets, the same on every rank, and the planted
+ * fault's fit, every rank agreeing.  0, or the exit status. */
+static int open_workload(struct train_ctx *c)
+{
+	struct train_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc, status = SD_EXIT_ENV;
 	/* the backend and its world communicator, as `gemm` builds them */
 	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
 				      .iface = o->iface };
 	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg, NULL,
 					  NULL, &c->plugin, &c->comm)))
-		goto out;
+		return status;
 
 	/* the model, the data and the buckets: the same on every rank */
 	if (strcmp(c->plugin.ops->name, "nccl") == 0) {
 		rc = open_gpu_model(c, err, sizeof(err));
 	} else {
-		rc = sd_gpt_create(&o->cfg, &model, err, sizeof(err));
+		rc = sd_gpt_create(&o->cfg, &c->model, err, sizeof(err));
 		if (!rc)
-			sd_gpt_init(model, (uint64_t)o->seed);
+			sd_gpt_init(c->model, (uint64_t)o->seed);
 	}
 	if (!rc) {
 		if (o->data)
-			rc = sd_data_open_file(&data, o->data, o->cfg.vocab,
+			rc = sd_data_open_file(&c->data, o->data, o->cfg.vocab,
 					       o->cfg.seq_len,
 					       (uint64_t)o->seed, err,
 					       sizeof(err));
 		else
-			rc = sd_data_open_markov(&data, o->cfg.vocab,
+			rc = sd_data_open_markov(&c->data, o->cfg.vocab,
 						 SD_MARKOV_ORDER_DEFAULT,
 						 SD_MARKOV_BRANCHING_DEFAULT,
 						 o->cfg.seq_len,
@@ -992,45 +1007,52 @@ static int train_main(void *arg)
 						 sizeof(err));
 	}
 	size_t ntok = (size_t)o->cfg.micro_batch * (size_t)o->cfg.seq_len;
-	inputs = calloc(ntok, sizeof(int));
-	targets = calloc(ntok, sizeof(int));
-	ddp = calloc(1, sizeof(*ddp));
-	all = calloc((size_t)bs->size, sizeof(*all));
-	if (!rc && (!inputs || !targets || !ddp || !all)) {
+	c->inputs = calloc(ntok, sizeof(int));
+	c->targets = calloc(ntok, sizeof(int));
+	c->ddp = calloc(1, sizeof(*c->ddp));
+	c->all = calloc((size_t)bs->size, sizeof(*c->all));
+	if (!rc && (!c->inputs || !c->targets || !c->ddp || !c->all)) {
 		snprintf(err, sizeof(err), "out of memory");
 		rc = SD_ERR_NOMEM;
 	}
 	if (!rc) {
-		*ddp = (struct sd_train_rank){
+		*c->ddp = (struct sd_train_rank){
 			.cfg = &o->cfg, .rank = bs->rank, .nranks = bs->size,
-			.cpu = model, .gpu = c->gpu, .gm = c->gm,
+			.cpu = c->model, .gpu = c->gpu, .gm = c->gm,
 			.tensors = c->gpu_tensors, .nt = c->gpu_nt,
-			.ops = c->plugin.ops, .comm = c->comm, .data = data,
+			.ops = c->plugin.ops, .comm = c->comm, .data = c->data,
 			.fault = &c->fault, .timeout_ms = o->timeout_ms };
-		rc = sd_train_rank_buckets(ddp, err, sizeof(err));
-		floor_loss = sd_data_loss_floor(data);
+		rc = sd_train_rank_buckets(c->ddp, err, sizeof(err));
+		c->floor_loss = sd_data_loss_floor(c->data);
 	}
 	if (rc && (bs->rank == 0 || rc != SD_ERR_INVALID))
 		sd_rank_error(bs, "train", err);
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+		return status;
 	rc = SD_OK;
-	if ((model || c->gm) &&
+	if ((c->model || c->gm) &&
 	    sd_fault_fits(&c->fault, SD_FAULT_IN_TRAIN, bs->size,
 			  sd_gpt_param_count(&o->cfg), err, sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
 		rc = SD_ERR_INVALID;
 	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+	return sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0);
+}
 
+/* Who is who; rank 0's reference, peak and recorder, and the run's first
+ * record, every rank agreeing.  0, or the exit status. */
+static int begin_record(struct train_ctx *c)
+{
+	struct train_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc;
+	struct sd_rank_info me;
 	/* who is who */
 	sd_job_describe(c->boot, &c->plugin, c->comm, &me);
-	if (!(ranks = sd_job_exchange(c->boot, &me))) {
-		status = SD_EXIT_ENV;
-		goto out;
-	}
+	if (!(c->ranks = sd_job_exchange(c->boot, &me)))
+		return SD_EXIT_ENV;
 
 	/* rank 0: the reference, the peak and the recorder, before the
 	 * first step (the others wait in the agreement) */
@@ -1068,7 +1090,7 @@ static int train_main(void *arg)
 	}
 	if (!rc && bs->rank == 0) {
 		struct sd_train_facts f;
-		run_facts(c, bs->size, ranks, &f);
+		run_facts(c, bs->size, c->ranks, &f);
 		struct sd_train_run_info info = {
 			.kind = "train", .started_at = sd_wall_now(),
 			.command_line = c->cmdline,
@@ -1078,7 +1100,7 @@ static int train_main(void *arg)
 						   ? c->plugin.ops->version : "",
 			.user = sd_job_user(),
 			.nranks = bs->size, .job = &c->boot->job,
-			.ranks = ranks, .config = c->config, .facts = &f };
+			.ranks = c->ranks, .config = c->config, .facts = &f };
 		int brc = sd_train_rec_begin(c->rec, &info, err, sizeof(err));
 		if (brc == SD_ERR_IO)
 			fprintf(stderr, "shakedown: warning: %s (kept; written "
@@ -1087,62 +1109,78 @@ static int train_main(void *arg)
 			fprintf(stderr, "shakedown: %s\n", err);
 			rc = brc;
 		}
-		snprintf(uuid, sizeof(uuid), "%s", sd_train_rec_uuid(c->rec));
-		if (!uuid[0])
-			sd_uuid4(uuid);
+		snprintf(c->uuid, sizeof(c->uuid), "%s", sd_train_rec_uuid(c->rec));
+		if (!c->uuid[0])
+			sd_uuid4(c->uuid);
 	}
-	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+	return sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0);
+}
 
+/* Rank 0's header of a text run: where, which model, data and reference. */
+static void print_header(struct train_ctx *c)
+{
+	const struct train_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+		char *hl = NULL;
+		const char **hn = calloc((size_t)bs->size, sizeof(*hn));
+		for (int r = 0; hn && r < bs->size; r++)
+			hn[r] = c->ranks[r].host;
+		hl = hn ? sd_hostlist_compress(hn, bs->size) : NULL;
+		const struct sd_gpt_config *k = &o->cfg;
+		printf("# shakedown train: %d rank%s on %s, backend %s "
+		       "(%s), config %s%s\n", bs->size,
+		       bs->size == 1 ? "" : "s", hl ? hl : "?",
+		       c->plugin.ops->name,
+		       c->ranks[0].dev.name[0] ? c->ranks[0].dev.name : "CPU",
+		       o->config_name, o->overridden ? " (changed)"
+						     : "");
+		printf("# model: %d layers, width %d, %d heads, seq %d, "
+		       "vocab %d: %zu parameters, %.4g FLOPs/token; "
+		       "%d x %d samples a step on each rank, %d "
+		       "gradient bucket%s\n", k->layers, k->width,
+		       k->heads, k->seq_len, k->vocab,
+		       sd_gpt_param_count(k),
+		       sd_gpt_flops_per_token(k), k->accum_steps,
+		       k->micro_batch, c->ddp->nb, c->ddp->nb == 1 ? "" : "s");
+		if (c->gm)
+			printf("# GPU path: bf16 GEMMs through cuBLAS "
+			       "(fp32 compute), fp32 master weights, "
+			       "gradients and AdamW\n");
+		if (o->data)
+			printf("# data: bytes of %s, seed %ld\n", o->data,
+			       o->seed);
+		else
+			printf("# data: Markov source of order %d, "
+			       "branching %d (loss floor %.4f), seed "
+			       "%ld\n", SD_MARKOV_ORDER_DEFAULT,
+			       SD_MARKOV_BRANCHING_DEFAULT, c->floor_loss,
+			       o->seed);
+		printf("# %ld steps, %ld warm-up; reference: %s\n",
+		       o->steps, o->warmup,
+		       c->have_ref ? c->ref_label : c->ref_note);
+		fflush(stdout);
+		free(hl);
+		free(hn);
+}
+
+/* The steps, every rank at once, each reported to all; rank 0 prints,
+ * records and judges; every rank returns rank 0's word.  Returns the exit
+ * status. */
+static int run_steps(struct train_ctx *c)
+{
+	struct train_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int status = SD_EXIT_OK;
 	if (bs->rank == 0) {
-		g.ranks = ranks;
-		g.nranks = bs->size;
-		g.job = calloc((size_t)o->steps, sizeof(*g.job));
-		g.reps = calloc((size_t)o->steps * (size_t)bs->size,
-				sizeof(*g.reps));
-		if (o->format == TRAIN_TEXT) {
-			char *hl = NULL;
-			const char **hn = calloc((size_t)bs->size, sizeof(*hn));
-			for (int r = 0; hn && r < bs->size; r++)
-				hn[r] = ranks[r].host;
-			hl = hn ? sd_hostlist_compress(hn, bs->size) : NULL;
-			const struct sd_gpt_config *k = &o->cfg;
-			printf("# shakedown train: %d rank%s on %s, backend %s "
-			       "(%s), config %s%s\n", bs->size,
-			       bs->size == 1 ? "" : "s", hl ? hl : "?",
-			       c->plugin.ops->name,
-			       ranks[0].dev.name[0] ? ranks[0].dev.name : "CPU",
-			       o->config_name, o->overridden ? " (changed)"
-							     : "");
-			printf("# model: %d layers, width %d, %d heads, seq %d, "
-			       "vocab %d: %zu parameters, %.4g FLOPs/token; "
-			       "%d x %d samples a step on each rank, %d "
-			       "gradient bucket%s\n", k->layers, k->width,
-			       k->heads, k->seq_len, k->vocab,
-			       sd_gpt_param_count(k),
-			       sd_gpt_flops_per_token(k), k->accum_steps,
-			       k->micro_batch, ddp->nb, ddp->nb == 1 ? "" : "s");
-			if (c->gm)
-				printf("# GPU path: bf16 GEMMs through cuBLAS "
-				       "(fp32 compute), fp32 master weights, "
-				       "gradients and AdamW\n");
-			if (o->data)
-				printf("# data: bytes of %s, seed %ld\n", o->data,
-				       o->seed);
-			else
-				printf("# data: Markov source of order %d, "
-				       "branching %d (loss floor %.4f), seed "
-				       "%ld\n", SD_MARKOV_ORDER_DEFAULT,
-				       SD_MARKOV_BRANCHING_DEFAULT, floor_loss,
-				       o->seed);
-			printf("# %ld steps, %ld warm-up; reference: %s\n",
-			       o->steps, o->warmup,
-			       c->have_ref ? c->ref_label : c->ref_note);
-			fflush(stdout);
-			free(hl);
-			free(hn);
-		}
-		if (!g.job || !g.reps) {
+		c->g.ranks = c->ranks;
+		c->g.nranks = bs->size;
+		c->g.job = calloc((size_t)o->steps, sizeof(*c->g.job));
+		c->g.reps = calloc((size_t)o->steps * (size_t)bs->size,
+				sizeof(*c->g.reps));
+		if (o->format == TRAIN_TEXT)
+			print_header(c);
+		if (!c->g.job || !c->g.reps) {
 			sd_rank_error(bs, "train", "out of memory");
 			status = SD_EXIT_ENV;
 		}
@@ -1156,15 +1194,14 @@ static int train_main(void *arg)
 	if (bs->barrier(bs)) {
 		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
 							     "barrier failed"));
-		lost = 1;
-		status = SD_EXIT_TIMEOUT;
-		goto out;
+		c->lost = 1;
+		return SD_EXIT_TIMEOUT;
 	}
 	for (long step = 1; step <= o->steps; step++) {
 		struct sd_train_report rep = { 0 };
 		int src = cancel_flag ? SD_ERR_CANCELLED
-				      : sd_train_step(ddp, step, inputs,
-						      targets, &rep, err,
+				      : sd_train_step(c->ddp, step, c->inputs,
+						      c->targets, &rep, err,
 						      sizeof(err));
 		if (src == SD_ERR_CANCELLED)
 			rep.status = SD_EXIT_CANCELLED;
@@ -1172,18 +1209,17 @@ static int train_main(void *arg)
 			sd_rank_error(bs, "train", err);
 			rep.status = sd_exit_for_status(src);
 		}
-		if (bs->allgather(bs, &rep, all, sizeof(rep))) {
+		if (bs->allgather(bs, &rep, c->all, sizeof(rep))) {
 			sd_rank_error(bs, "bootstrap", sd_boot_error(
 				c->boot, "a rank did not report its step"));
-			lost = 1;
-			status = SD_EXIT_TIMEOUT;
-			goto out;
+			c->lost = 1;
+			return SD_EXIT_TIMEOUT;
 		}
 		int worst = 0, nonfinite = 0;
 		for (int r = 0; r < bs->size; r++) {
-			if (all[r].status > worst)
-				worst = all[r].status;
-			nonfinite |= all[r].nonfinite;
+			if (c->all[r].status > worst)
+				worst = c->all[r].status;
+			nonfinite |= c->all[r].nonfinite;
 		}
 		if (worst) {
 			loop_status = worst;
@@ -1194,19 +1230,19 @@ static int train_main(void *arg)
 					"steps done are kept";
 			break;
 		}
-		if (bs->rank == 0 && g.job) {
-			memcpy(&g.reps[(step - 1) * bs->size], all,
-			       (size_t)bs->size * sizeof(*all));
-			g.job[step - 1] = job_row(o, all, bs->size, step);
-			g.done = step;
+		if (bs->rank == 0 && c->g.job) {
+			memcpy(&c->g.reps[(step - 1) * bs->size], c->all,
+			       (size_t)bs->size * sizeof(*c->all));
+			c->g.job[step - 1] = job_row(o, c->all, bs->size, step);
+			c->g.done = step;
 			if (o->format == TRAIN_JSON ||
 			    (o->progress && (step % every == 0 || step == 1 ||
 					     nonfinite)))
-				print_step(o, uuid, &g.job[step - 1]);
+				print_step(o, c->uuid, &c->g.job[step - 1]);
 			if (step % every == 0 || nonfinite ||
 			    sd_now() - last_record > TRAIN_RECORD_EVERY_S) {
-				record_rows(c, &g, recorded, step);
-				recorded = step;
+				record_rows(c, &c->g, c->recorded, step);
+				c->recorded = step;
 				last_record = sd_now();
 			}
 		}
@@ -1215,30 +1251,36 @@ static int train_main(void *arg)
 	}
 	int32_t word = SD_EXIT_OK;
 	if (bs->rank == 0) {
-		record_rows(c, &g, recorded, g.done);
-		word = status == SD_EXIT_ENV && !g.job
+		record_rows(c, &c->g, c->recorded, c->g.done);
+		word = status == SD_EXIT_ENV && !c->g.job
 			       ? SD_EXIT_ENV
-			       : finish(c, &g, loop_status, why, uuid,
-					floor_loss);
+			       : finish(c, &c->g, loop_status, why, c->uuid,
+					c->floor_loss);
 	}
 	/* every rank returns rank 0's word */
 	if (bs->bcast(bs, &word, sizeof(word), 0)) {
 		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
 							     "broadcast failed"));
-		status = SD_EXIT_ENV;
-		goto out;
+		return SD_EXIT_ENV;
 	}
 	status = word;
 	sd_train_rec_close(c->rec);
 	c->rec = NULL;
-out:
+	return status;
+}
+
+/* The record of a run stopped before rank 0 could finish, and the
+ * teardown.  Returns the exit status, or stdout's failure. */
+static int close_rank(struct train_ctx *c, int status)
+{
+	char err[1024] = "";
 	if (c->rec) {
 		/* stopped before rank 0 could finish (a lost rank, a broken
 		 * bootstrap): the record says so, with the steps done */
-		record_rows(c, &g, recorded, g.done);
+		record_rows(c, &c->g, c->recorded, c->g.done);
 		char msg[200];
 		snprintf(msg, sizeof(msg), "the run stopped early: %s; see its "
-			 "message", lost ? "a rank was lost"
+			 "message", c->lost ? "a rank was lost"
 					 : "the ranks could not go on");
 		struct sd_train_end e = { .status = "error",
 					  .exit_status = status ? status
@@ -1248,9 +1290,9 @@ out:
 		sd_train_rec_finish(c->rec, &e, err, sizeof(err));
 		sd_train_rec_close(c->rec);
 		c->rec = NULL;
-		if (lost)
+		if (c->lost)
 			fprintf(stderr, "shakedown train: a rank was lost after "
-				"%ld steps; they are recorded\n", g.done);
+				"%ld steps; they are recorded\n", c->g.done);
 	}
 	if (c->gm)
 		c->gpu->destroy(c->gm);
@@ -1258,21 +1300,32 @@ out:
 	free(c->gpu_tensors);
 	c->gpu_tensors = NULL;
 	sd_job_close(&c->boot, &c->plugin, &c->comm);
-	sd_gpt_destroy(model);
-	sd_data_close(data);
+	sd_gpt_destroy(c->model);
+	sd_data_close(c->data);
 	sd_train_ref_free(&c->ref);
-	free(inputs);
-	free(targets);
-	free(ddp);
-	free(all);
-	free(ranks);
-	free(g.job);
-	free(g.reps);
-	free(g.compute_mean);
-	free(g.slow);
-	free(g.slow_hosts);
+	free(c->inputs);
+	free(c->targets);
+	free(c->ddp);
+	free(c->all);
+	free(c->ranks);
+	free(c->g.job);
+	free(c->g.reps);
+	free(c->g.compute_mean);
+	free(c->g.slow);
+	free(c->g.slow_hosts);
 	int out_rc = sd_finish_stdout();
 	return status ? status : out_rc;
+}
+
+static int train_main(void *arg)
+{
+	struct train_ctx *c = arg;
+	int status = start_rank(c);
+	if (status)
+		return status;
+	if (!(status = open_workload(c)) && !(status = begin_record(c)))
+		status = run_steps(c);
+	return close_rank(c, status);
 }
 
 int cmd_train(int argc, char **argv)
