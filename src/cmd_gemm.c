@@ -64,6 +64,18 @@ struct gemm_options {
 	int timeout_ms;
 };
 
+/* What rank 0 knows at the end, for printing and recording. */
+struct gemm_outcome {
+	const struct sd_rank_info *ranks;
+	int nranks;
+	struct sd_gemm_row *rows;
+	size_t nrows;
+	struct sd_gemm_verdict *v;
+	size_t nv;
+	int failed, wrong_math, measured;
+	char *bad_hosts;         /* Slurm hostlist of the failing devices */
+};
+
 struct gemm_ctx {
 	struct gemm_options opt;
 	struct sd_fault fault;
@@ -73,6 +85,17 @@ struct gemm_ctx {
 	struct sd_comm *comm;
 	struct sd_sinks sinks;
 	int db_sink;             /* index in sinks, or -1 */
+	/* what gemm_main's phases share */
+	char uuid[37];
+	struct sd_gemm_shape shapes[SD_GEMM_MAX_SHAPES];
+	int nshapes;
+	struct sd_rank_info *ranks;  /* every rank, in rank order */
+	struct sd_gemm_row *mine;    /* this rank's rows */
+	size_t nmine;
+	char *all_rows;              /* every rank's, gathered */
+	size_t *lens, *offs;
+	struct gemm_outcome g;       /* rank 0 */
+	struct sd_buf text;          /* the sweep as recorded text */
 };
 
 static volatile sig_atomic_t cancel_flag;
@@ -477,17 +500,6 @@ static void print_verdict_json(const char *uuid,
 	sd_buf_free(&b);
 }
 
-/* What rank 0 knows at the end, for printing and recording. */
-struct gemm_outcome {
-	const struct sd_rank_info *ranks;
-	int nranks;
-	struct sd_gemm_row *rows;
-	size_t nrows;
-	struct sd_gemm_verdict *v;
-	size_t nv;
-	int failed, wrong_math, measured;
-	char *bad_hosts;         /* Slurm hostlist of the failing devices */
-};
 
 static void print_text(struct gemm_ctx *c, const struct gemm_outcome *g)
 {
@@ -938,21 +950,12 @@ static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
 	return SD_EXIT_OK;
 }
 
-static int gemm_main(void *arg)
+/* Signals, the writers' defaults, the bootstrap and a planted start-up
+ * fault.  0, or the exit status (nothing to tear down yet). */
+static int start_rank(struct gemm_ctx *c)
 {
-	struct gemm_ctx *c = arg;
-	struct gemm_options *o = &c->opt;
-	char err[1024] = "", uuid[37] = "";
-	int rc, status = SD_EXIT_ENV, nshapes = 0;
-	struct sd_gemm_shape shapes[SD_GEMM_MAX_SHAPES];
-	struct sd_rank_info me, *ranks = NULL;
-	struct sd_gemm_row *mine = NULL;
-	char *all_rows = NULL;
-	size_t *lens = NULL, *offs = NULL, nmine = 0;
-	struct gemm_outcome g = { 0 };
-	struct sd_buf text = { 0 };
-	const char *why = NULL;
-
+	char err[1024] = "";
+	int rc;
 	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
@@ -966,40 +969,52 @@ static int gemm_main(void *arg)
 		sd_rank_error(NULL, "bootstrap", err);
 		return SD_EXIT_ENV;
 	}
-	struct sd_bootstrap *bs = &c->boot->bs;
-	if (sd_fault_at_start(&c->fault, bs->rank))
+	if (sd_fault_at_start(&c->fault, c->boot->bs.rank))
 		sd_fault_act(&c->fault);
+	return 0;
+}
 
+/* The backend, the sweep (the same on every rank; the backend says
+ * where it runs) with the planted fault's fit, and who is who: a device
+ * without a gemm slot refused.  0, or the exit status every rank stops
+ * with. */
+static int open_sweep(struct gemm_ctx *c)
+{
+	struct gemm_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc, status = SD_EXIT_ENV;
+	struct sd_rank_info me;
 	/* the backend and its world communicator, as `run` builds them */
 	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
 				      .iface = o->iface };
 	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg, NULL,
 					  NULL, &c->plugin, &c->comm)))
-		goto out;
+		return status;
 
 	/* the sweep: the same on every rank (the backend says where) */
 	apply_defaults(o, c->plugin.ops->gemm != NULL);
-	nshapes = sd_gemm_shapes(o->sizes, o->nsizes, o->width, o->tokens,
-				 shapes, SD_GEMM_MAX_SHAPES);
+	c->nshapes = sd_gemm_shapes(o->sizes, o->nsizes, o->width, o->tokens,
+				 c->shapes, SD_GEMM_MAX_SHAPES);
 	rc = SD_OK;
-	if (nshapes <= 0) {
+	if (c->nshapes <= 0) {
 		if (bs->rank == 0)
-			fprintf(stderr, "shakedown gemm: %s\n", nshapes < 0
+			fprintf(stderr, "shakedown gemm: %s\n", c->nshapes < 0
 				? "a shape is too large: keep every side of "
 				  "--sizes, --width x 4 and --tokens at most "
 				  "65536"
 				: "nothing to measure: give --sizes or --width");
 		rc = SD_ERR_INVALID;
 	} else if (sd_fault_fits(&c->fault, SD_FAULT_IN_GEMM, bs->size,
-				 sd_gemm_check_count(shapes[0].m, shapes[0].n,
-						     shapes[0].k),
+				 sd_gemm_check_count(c->shapes[0].m, c->shapes[0].n,
+						     c->shapes[0].k),
 				 err, sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
 		rc = SD_ERR_INVALID;
 	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+		return status;
 
 	/* who is who */
 	sd_job_describe(c->boot, &c->plugin, c->comm, &me);
@@ -1020,16 +1035,72 @@ static int gemm_main(void *arg)
 			 sd_gemm_cpu_impl());
 	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
-	if (!(ranks = sd_job_exchange(c->boot, &me))) {
-		status = SD_EXIT_ENV;
-		goto out;
+		return status;
+	if (!(c->ranks = sd_job_exchange(c->boot, &me))) {
+		return SD_EXIT_ENV;
 	}
+	return 0;
+}
 
+/* Rank 0's header of a text run: where, what multiplies, the sweep. */
+static void print_header(struct gemm_ctx *c)
+{
+	const struct gemm_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+		char *hl = NULL;
+		const char **hn = calloc((size_t)bs->size, sizeof(*hn));
+		for (int r = 0; hn && r < bs->size; r++)
+			hn[r] = c->ranks[r].host;
+		hl = hn ? sd_hostlist_compress(hn, bs->size) : NULL;
+		printf("# shakedown gemm: %d rank%s on %s, backend %s: "
+		       "%s\n", bs->size, bs->size == 1 ? "" : "s",
+		       hl ? hl : "?", c->plugin.ops->name,
+		       c->plugin.ops->gemm
+			       ? "each rank's device, through the "
+				 "backend's gemm slot"
+			       : c->ranks[0].dev.transport);
+		printf("# sweep:");
+		for (int t = 0, n = 0; t < SD_GEMM_TYPE_COUNT; t++)
+			if (o->types & (1u << t))
+				printf("%s%s", n++ ? "," : " ",
+				       sd_gemm_type_name(
+					       (enum sd_gemm_type)t));
+		int sq = 0;
+		for (int i = 0; i < c->nshapes; i++)
+			if (strcmp(c->shapes[i].name, "square") == 0)
+				printf("%s %llu", sq++ ? "" : "; square",
+				       (unsigned long long)c->shapes[i].m);
+		if (o->width)
+			printf("; width %llu over %llu tokens:",
+			       (unsigned long long)o->width,
+			       (unsigned long long)o->tokens);
+		for (int i = 0, n = 0; i < c->nshapes; i++)
+			if (strcmp(c->shapes[i].name, "square") != 0)
+				printf("%s %s %llux%llux%llu",
+				       n++ ? "," : "", c->shapes[i].name,
+				       (unsigned long long)c->shapes[i].m,
+				       (unsigned long long)c->shapes[i].n,
+				       (unsigned long long)c->shapes[i].k);
+		printf("\n# each product (m x n x k): %ld warm-up and "
+		       "%ld timed calls, their median; checked against "
+		       "a reference in double\n", o->warmup, o->iters);
+		fflush(stdout);
+		free(hl);
+		free(hn);
+}
+
+/* Rank 0's writer and the run's first record, every rank agreeing, and
+ * the header of a text run.  0, or the exit status. */
+static int begin_record(struct gemm_ctx *c)
+{
+	struct gemm_options *o = &c->opt;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	int rc, status = SD_EXIT_ENV;
 	/* rank 0's writer, before anything is measured */
 	rc = SD_OK;
-	sd_uuid4(uuid);
-	sweep_text(o, shapes, nshapes, c->plugin.ops->name, &text);
+	sd_uuid4(c->uuid);
+	sweep_text(o, c->shapes, c->nshapes, c->plugin.ops->name, &c->text);
 	if (bs->rank == 0) {
 		struct sd_sink *next = &c->sinks.v[c->sinks.n];
 		rc = sd_db_sink_open(o->db, c->cmdline, next, err, sizeof(err));
@@ -1041,19 +1112,19 @@ static int gemm_main(void *arg)
 				fprintf(stderr, "shakedown: note: %s\n", note);
 			c->db_sink = c->sinks.n++;
 		}
-		if (!text.data)
+		if (!c->text.data)
 			rc = SD_ERR_NOMEM;
 	}
 	if ((status = sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0)))
-		goto out;
+		return status;
 	if (bs->rank == 0) {
 		char hash[17];
 		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)
-			 sd_fnv1a(SD_FNV_INIT, text.data, text.len));
+			 sd_fnv1a(SD_FNV_INIT, c->text.data, c->text.len));
 		struct sd_run_info info = {
 			.started_at = sd_wall_now(),
 			.command_line = c->cmdline,
-			.plan_text = text.data,
+			.plan_text = c->text.data,
 			.plan_hash = hash,
 			.tool_version = PACKAGE_VERSION,
 			.backend = c->plugin.ops->name,
@@ -1062,69 +1133,38 @@ static int gemm_main(void *arg)
 			.user = sd_job_user(),
 			.nranks = bs->size,
 			.job = &c->boot->job,
-			.ranks = ranks,
+			.ranks = c->ranks,
 			.plan_name = "gemm",
 			.run_kind = "gemm",
 		};
-		sd_strlcpy(info.uuid, uuid, sizeof(info.uuid));
+		sd_strlcpy(info.uuid, c->uuid, sizeof(info.uuid));
 		struct sd_event ev = { .kind = SD_EVENT_RUN_BEGIN, .run = &info };
 		sd_sinks_emit(&c->sinks, &ev);
-		if (o->format == GEMM_TEXT) {
-			char *hl = NULL;
-			const char **hn = calloc((size_t)bs->size, sizeof(*hn));
-			for (int r = 0; hn && r < bs->size; r++)
-				hn[r] = ranks[r].host;
-			hl = hn ? sd_hostlist_compress(hn, bs->size) : NULL;
-			printf("# shakedown gemm: %d rank%s on %s, backend %s: "
-			       "%s\n", bs->size, bs->size == 1 ? "" : "s",
-			       hl ? hl : "?", c->plugin.ops->name,
-			       c->plugin.ops->gemm
-				       ? "each rank's device, through the "
-					 "backend's gemm slot"
-				       : ranks[0].dev.transport);
-			printf("# sweep:");
-			for (int t = 0, n = 0; t < SD_GEMM_TYPE_COUNT; t++)
-				if (o->types & (1u << t))
-					printf("%s%s", n++ ? "," : " ",
-					       sd_gemm_type_name(
-						       (enum sd_gemm_type)t));
-			int sq = 0;
-			for (int i = 0; i < nshapes; i++)
-				if (strcmp(shapes[i].name, "square") == 0)
-					printf("%s %llu", sq++ ? "" : "; square",
-					       (unsigned long long)shapes[i].m);
-			if (o->width)
-				printf("; width %llu over %llu tokens:",
-				       (unsigned long long)o->width,
-				       (unsigned long long)o->tokens);
-			for (int i = 0, n = 0; i < nshapes; i++)
-				if (strcmp(shapes[i].name, "square") != 0)
-					printf("%s %s %llux%llux%llu",
-					       n++ ? "," : "", shapes[i].name,
-					       (unsigned long long)shapes[i].m,
-					       (unsigned long long)shapes[i].n,
-					       (unsigned long long)shapes[i].k);
-			printf("\n# each product (m x n x k): %ld warm-up and "
-			       "%ld timed calls, their median; checked against "
-			       "a reference in double\n", o->warmup, o->iters);
-			fflush(stdout);
-			free(hl);
-			free(hn);
-		}
+		if (o->format == GEMM_TEXT)
+			print_header(c);
 	}
+	return 0;
+}
 
+/* The sweep, every rank at once; rank 0 gathers every rank's rows,
+ * judges, prints and records; every rank returns rank 0's word.  Returns
+ * the exit status. */
+static int run_sweep(struct gemm_ctx *c)
+{
+	struct sd_bootstrap *bs = &c->boot->bs;
+	char err[1024] = "";
+	const char *why = NULL;
 	/* the sweep, every rank at once */
-	size_t cap = (size_t)nshapes * SD_GEMM_TYPE_COUNT;
-	mine = calloc(cap ? cap : 1, sizeof(*mine));
+	size_t cap = (size_t)c->nshapes * SD_GEMM_TYPE_COUNT;
+	c->mine = calloc(cap ? cap : 1, sizeof(*c->mine));
 	int lost = 0;
-	int sweep_status = mine ? sweep(c, shapes, nshapes, mine, &nmine,
+	int sweep_status = c->mine ? sweep(c, c->shapes, c->nshapes, c->mine, &c->nmine,
 					&lost, err, sizeof(err))
 				: SD_EXIT_ENV;
-	if (!mine)
+	if (!c->mine)
 		sd_rank_error(bs, "gemm", "out of memory");
 	if (lost) {
-		status = sweep_status;
-		goto out;
+		return sweep_status;
 	}
 	if (sweep_status == SD_EXIT_CANCELLED)
 		why = "cancelled by a signal; completed measurements are kept";
@@ -1133,27 +1173,26 @@ static int gemm_main(void *arg)
 		      "measurements are kept";
 
 	/* rank 0 gathers every rank's rows, whatever the sweep's end */
-	if (sd_bootstrap_allgatherv(bs, mine ? (const void *)mine : "",
-				    nmine * sizeof(*mine), &all_rows, &lens,
-				    &offs)) {
+	if (sd_bootstrap_allgatherv(bs, c->mine ? (const void *)c->mine : "",
+				    c->nmine * sizeof(*c->mine), &c->all_rows, &c->lens,
+				    &c->offs)) {
 		sd_rank_error(bs, "bootstrap: gathering the results",
 			      sd_boot_error(c->boot, "failed"));
-		status = SD_EXIT_ENV;
-		goto out;
+		return SD_EXIT_ENV;
 	}
 	int32_t word = SD_EXIT_OK;
 	if (bs->rank == 0) {
 		size_t total = 0;
 		for (int r = 0; r < bs->size; r++)
-			total += lens[r] / sizeof(struct sd_gemm_row);
-		g.ranks = ranks;
-		g.nranks = bs->size;
-		g.rows = calloc(total + 1, sizeof(*g.rows));
-		for (int r = 0; g.rows && r < bs->size; r++) {
-			memcpy(g.rows + g.nrows, all_rows + offs[r], lens[r]);
-			g.nrows += lens[r] / sizeof(struct sd_gemm_row);
+			total += c->lens[r] / sizeof(struct sd_gemm_row);
+		c->g.ranks = c->ranks;
+		c->g.nranks = bs->size;
+		c->g.rows = calloc(total + 1, sizeof(*c->g.rows));
+		for (int r = 0; c->g.rows && r < bs->size; r++) {
+			memcpy(c->g.rows + c->g.nrows, c->all_rows + c->offs[r], c->lens[r]);
+			c->g.nrows += c->lens[r] / sizeof(struct sd_gemm_row);
 		}
-		if (!g.rows) {
+		if (!c->g.rows) {
 			sweep_status = SD_EXIT_ENV;
 			why = "out of memory gathering the results";
 		}
@@ -1162,17 +1201,21 @@ static int gemm_main(void *arg)
 			why = "cancelled by a signal; completed measurements "
 			      "are kept";
 		}
-		word = finish(c, &g, sweep_status, why, uuid);
+		word = finish(c, &c->g, sweep_status, why, c->uuid);
 	}
 	/* every rank returns rank 0's word */
 	if (bs->bcast(bs, &word, sizeof(word), 0)) {
 		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
 							     "broadcast failed"));
-		status = SD_EXIT_ENV;
-		goto out;
+		return SD_EXIT_ENV;
 	}
-	status = word;
-out:
+	return word;
+}
+
+/* The record of a run stopped before rank 0 could finish, and the
+ * teardown.  Returns the exit status, or stdout's failure. */
+static int close_rank(struct gemm_ctx *c, int status)
+{
 	if (c->db_sink >= 0) {
 		/* stopped before rank 0 could finish (a lost rank, a broken
 		 * bootstrap): the record says so; after finish() this is
@@ -1193,17 +1236,28 @@ out:
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
 	sd_job_close(&c->boot, &c->plugin, &c->comm);
-	free(ranks);
-	free(mine);
-	free(all_rows);
-	free(lens);
-	free(offs);
-	free(g.rows);
-	free(g.v);
-	free(g.bad_hosts);
-	sd_buf_free(&text);
+	free(c->ranks);
+	free(c->mine);
+	free(c->all_rows);
+	free(c->lens);
+	free(c->offs);
+	free(c->g.rows);
+	free(c->g.v);
+	free(c->g.bad_hosts);
+	sd_buf_free(&c->text);
 	int out_rc = sd_finish_stdout();
 	return status ? status : out_rc;
+}
+
+static int gemm_main(void *arg)
+{
+	struct gemm_ctx *c = arg;
+	int status = start_rank(c);
+	if (status)
+		return status;
+	if (!(status = open_sweep(c)) && !(status = begin_record(c)))
+		status = run_sweep(c);
+	return close_rank(c, status);
 }
 
 int cmd_gemm(int argc, char **argv)
