@@ -954,24 +954,9 @@ static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
  * fault.  0, or the exit status (nothing to tear down yet). */
 static int start_rank(struct gemm_ctx *c)
 {
-	char err[1024] = "";
-	int rc;
-	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
 	c->db_sink = -1;
 	c->sinks.warn = sd_job_warn;
-	c->fault.exit_fn = sd_job_fault_exit;
-
-	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
-	if (rc) {
-		sd_rank_error(NULL, "bootstrap", err);
-		return SD_EXIT_ENV;
-	}
-	if (sd_fault_at_start(&c->fault, c->boot->bs.rank))
-		sd_fault_act(&c->fault);
-	return 0;
+	return sd_job_rank_open(&c->boot, on_cancel, &c->fault, &c->fault);
 }
 
 /* The backend, the sweep (the same on every rank; the backend says

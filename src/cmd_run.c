@@ -591,29 +591,14 @@ static int check_plan(const struct sd_backend_ops *ops, void *plan,
  * tear down yet). */
 static int start_rank(struct run_ctx *c)
 {
-	char err[1024] = "";
-	int rc;
 	sem_init(&cancel_sem, 0, 0);
-	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
 	pthread_t watch;
 	if (pthread_create(&watch, NULL, cancel_watch, c) == 0)
 		pthread_detach(watch);
 	c->db_sink = -1;
 	c->json_sink = -1;
 	c->sinks.warn = sd_job_warn;
-	c->fault.exit_fn = sd_job_fault_exit;
-
-	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
-	if (rc) {
-		sd_rank_error(NULL, "bootstrap", err);
-		return SD_EXIT_ENV;
-	}
-	if (sd_fault_at_start(&c->fault, c->boot->bs.rank))
-		sd_fault_act(&c->fault);
-	return 0;
+	return sd_job_rank_open(&c->boot, on_cancel, &c->fault, &c->fault);
 }
 
 /* The plan built from the file and options, -J's path and the planted

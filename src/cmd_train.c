@@ -949,23 +949,13 @@ static int open_gpu_model(struct train_ctx *c, char *err, size_t errlen)
  * identity.  0, or the exit status (nothing to tear down yet). */
 static int start_rank(struct train_ctx *c)
 {
-	char err[1024] = "";
-	int rc;
 	c->floor_loss = NAN;
-	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	c->fault.exit_fn = sd_job_fault_exit;
-
-	rc = sd_bootstrap_open(&c->boot, err, sizeof(err));
-	if (rc) {
-		sd_rank_error(NULL, "bootstrap", err);
-		return SD_EXIT_ENV;
-	}
-	config_string(&c->opt, c->boot->bs.size, c->config,
-		      sizeof(c->config));
-	return 0;
+	/* a training run has no start-up fault (sd_fault_fits refuses it) */
+	int status = sd_job_rank_open(&c->boot, on_cancel, &c->fault, NULL);
+	if (!status)
+		config_string(&c->opt, c->boot->bs.size, c->config,
+			      sizeof(c->config));
+	return status;
 }
 
 /* The backend, the model (on the CPU, or the backend's GPU table), the

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,25 @@ void sd_job_fault_exit(int code)
 	fflush(stdout);
 	fflush(stderr);
 	_exit(code);
+}
+
+int sd_job_rank_open(struct sd_bootstrap_impl **boot, void (*on_signal)(int),
+		     struct sd_fault *fault, struct sd_fault *start_fault)
+{
+	char err[1024] = "";
+	struct sigaction sa = { .sa_handler = on_signal,
+				.sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	fault->exit_fn = sd_job_fault_exit;
+	if (sd_bootstrap_open(boot, err, sizeof(err))) {
+		sd_rank_error(NULL, "bootstrap", err);
+		return SD_EXIT_ENV;
+	}
+	if (start_fault && sd_fault_at_start(start_fault, (*boot)->bs.rank))
+		sd_fault_act(start_fault);
+	return 0;
 }
 
 void sd_job_warn(void *arg, const char *msg)
