@@ -1032,46 +1032,41 @@ static void print_header(struct gemm_ctx *c)
 {
 	const struct gemm_options *o = &c->opt;
 	struct sd_bootstrap *bs = &c->boot->bs;
-		char *hl = NULL;
-		const char **hn = calloc((size_t)bs->size, sizeof(*hn));
-		for (int r = 0; hn && r < bs->size; r++)
-			hn[r] = c->ranks[r].host;
-		hl = hn ? sd_hostlist_compress(hn, bs->size) : NULL;
-		printf("# shakedown gemm: %d rank%s on %s, backend %s: "
-		       "%s\n", bs->size, bs->size == 1 ? "" : "s",
-		       hl ? hl : "?", c->plugin.ops->name,
-		       c->plugin.ops->gemm
-			       ? "each rank's device, through the "
-				 "backend's gemm slot"
-			       : c->ranks[0].dev.transport);
-		printf("# sweep:");
-		for (int t = 0, n = 0; t < SD_GEMM_TYPE_COUNT; t++)
-			if (o->types & (1u << t))
-				printf("%s%s", n++ ? "," : " ",
-				       sd_gemm_type_name(
-					       (enum sd_gemm_type)t));
-		int sq = 0;
-		for (int i = 0; i < c->nshapes; i++)
-			if (strcmp(c->shapes[i].name, "square") == 0)
-				printf("%s %llu", sq++ ? "" : "; square",
-				       (unsigned long long)c->shapes[i].m);
-		if (o->width)
-			printf("; width %llu over %llu tokens:",
-			       (unsigned long long)o->width,
-			       (unsigned long long)o->tokens);
-		for (int i = 0, n = 0; i < c->nshapes; i++)
-			if (strcmp(c->shapes[i].name, "square") != 0)
-				printf("%s %s %llux%llux%llu",
-				       n++ ? "," : "", c->shapes[i].name,
-				       (unsigned long long)c->shapes[i].m,
-				       (unsigned long long)c->shapes[i].n,
-				       (unsigned long long)c->shapes[i].k);
-		printf("\n# each product (m x n x k): %ld warm-up and "
-		       "%ld timed calls, their median; checked against "
-		       "a reference in double\n", o->warmup, o->iters);
-		fflush(stdout);
-		free(hl);
-		free(hn);
+	char *hl = sd_job_hostlist(c->ranks, bs->size);
+	printf("# shakedown gemm: %d rank%s on %s, backend %s: "
+	       "%s\n", bs->size, bs->size == 1 ? "" : "s",
+	       hl ? hl : "?", c->plugin.ops->name,
+	       c->plugin.ops->gemm
+		       ? "each rank's device, through the "
+			 "backend's gemm slot"
+		       : c->ranks[0].dev.transport);
+	printf("# sweep:");
+	for (int t = 0, n = 0; t < SD_GEMM_TYPE_COUNT; t++)
+		if (o->types & (1u << t))
+			printf("%s%s", n++ ? "," : " ",
+			       sd_gemm_type_name(
+				       (enum sd_gemm_type)t));
+	int sq = 0;
+	for (int i = 0; i < c->nshapes; i++)
+		if (strcmp(c->shapes[i].name, "square") == 0)
+			printf("%s %llu", sq++ ? "" : "; square",
+			       (unsigned long long)c->shapes[i].m);
+	if (o->width)
+		printf("; width %llu over %llu tokens:",
+		       (unsigned long long)o->width,
+		       (unsigned long long)o->tokens);
+	for (int i = 0, n = 0; i < c->nshapes; i++)
+		if (strcmp(c->shapes[i].name, "square") != 0)
+			printf("%s %s %llux%llux%llu",
+			       n++ ? "," : "", c->shapes[i].name,
+			       (unsigned long long)c->shapes[i].m,
+			       (unsigned long long)c->shapes[i].n,
+			       (unsigned long long)c->shapes[i].k);
+	printf("\n# each product (m x n x k): %ld warm-up and "
+	       "%ld timed calls, their median; checked against "
+	       "a reference in double\n", o->warmup, o->iters);
+	fflush(stdout);
+	free(hl);
 }
 
 /* Rank 0's writer and the run's first record, every rank agreeing, and

@@ -1111,46 +1111,41 @@ static void print_header(struct train_ctx *c)
 {
 	const struct train_options *o = &c->opt;
 	struct sd_bootstrap *bs = &c->boot->bs;
-		char *hl = NULL;
-		const char **hn = calloc((size_t)bs->size, sizeof(*hn));
-		for (int r = 0; hn && r < bs->size; r++)
-			hn[r] = c->ranks[r].host;
-		hl = hn ? sd_hostlist_compress(hn, bs->size) : NULL;
-		const struct sd_gpt_config *k = &o->cfg;
-		printf("# shakedown train: %d rank%s on %s, backend %s "
-		       "(%s), config %s%s\n", bs->size,
-		       bs->size == 1 ? "" : "s", hl ? hl : "?",
-		       c->plugin.ops->name,
-		       c->ranks[0].dev.name[0] ? c->ranks[0].dev.name : "CPU",
-		       o->config_name, o->overridden ? " (changed)"
-						     : "");
-		printf("# model: %d layers, width %d, %d heads, seq %d, "
-		       "vocab %d: %zu parameters, %.4g FLOPs/token; "
-		       "%d x %d samples a step on each rank, %d "
-		       "gradient bucket%s\n", k->layers, k->width,
-		       k->heads, k->seq_len, k->vocab,
-		       sd_gpt_param_count(k),
-		       sd_gpt_flops_per_token(k), k->accum_steps,
-		       k->micro_batch, c->ddp->nb, c->ddp->nb == 1 ? "" : "s");
-		if (c->gm)
-			printf("# GPU path: bf16 GEMMs through cuBLAS "
-			       "(fp32 compute), fp32 master weights, "
-			       "gradients and AdamW\n");
-		if (o->data)
-			printf("# data: bytes of %s, seed %ld\n", o->data,
-			       o->seed);
-		else
-			printf("# data: Markov source of order %d, "
-			       "branching %d (loss floor %.4f), seed "
-			       "%ld\n", SD_MARKOV_ORDER_DEFAULT,
-			       SD_MARKOV_BRANCHING_DEFAULT, c->floor_loss,
-			       o->seed);
-		printf("# %ld steps, %ld warm-up; reference: %s\n",
-		       o->steps, o->warmup,
-		       c->have_ref ? c->ref_label : c->ref_note);
-		fflush(stdout);
-		free(hl);
-		free(hn);
+	char *hl = sd_job_hostlist(c->ranks, bs->size);
+	const struct sd_gpt_config *k = &o->cfg;
+	printf("# shakedown train: %d rank%s on %s, backend %s "
+	       "(%s), config %s%s\n", bs->size,
+	       bs->size == 1 ? "" : "s", hl ? hl : "?",
+	       c->plugin.ops->name,
+	       c->ranks[0].dev.name[0] ? c->ranks[0].dev.name : "CPU",
+	       o->config_name, o->overridden ? " (changed)"
+					     : "");
+	printf("# model: %d layers, width %d, %d heads, seq %d, "
+	       "vocab %d: %zu parameters, %.4g FLOPs/token; "
+	       "%d x %d samples a step on each rank, %d "
+	       "gradient bucket%s\n", k->layers, k->width,
+	       k->heads, k->seq_len, k->vocab,
+	       sd_gpt_param_count(k),
+	       sd_gpt_flops_per_token(k), k->accum_steps,
+	       k->micro_batch, c->ddp->nb, c->ddp->nb == 1 ? "" : "s");
+	if (c->gm)
+		printf("# GPU path: bf16 GEMMs through cuBLAS "
+		       "(fp32 compute), fp32 master weights, "
+		       "gradients and AdamW\n");
+	if (o->data)
+		printf("# data: bytes of %s, seed %ld\n", o->data,
+		       o->seed);
+	else
+		printf("# data: Markov source of order %d, "
+		       "branching %d (loss floor %.4f), seed "
+		       "%ld\n", SD_MARKOV_ORDER_DEFAULT,
+		       SD_MARKOV_BRANCHING_DEFAULT, c->floor_loss,
+		       o->seed);
+	printf("# %ld steps, %ld warm-up; reference: %s\n",
+	       o->steps, o->warmup,
+	       c->have_ref ? c->ref_label : c->ref_note);
+	fflush(stdout);
+	free(hl);
 }
 
 /* The steps, every rank at once, each reported to all; rank 0 prints,

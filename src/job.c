@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "hostlist.h"
 #include "job.h"
 #include "launcher.h"
 #include "ranks.h"
@@ -201,6 +202,18 @@ struct sd_rank_info *sd_job_exchange(struct sd_bootstrap_impl *boot,
 		return NULL;
 	}
 	return ranks;
+}
+
+char *sd_job_hostlist(const struct sd_rank_info *ranks, int n)
+{
+	const char **names = calloc((size_t)n + 1, sizeof(*names));
+	if (!names)
+		return NULL;
+	for (int r = 0; r < n; r++)
+		names[r] = ranks[r].host;
+	char *list = sd_hostlist_compress(names, n);
+	free(names);
+	return list;
 }
 
 void sd_job_close(struct sd_bootstrap_impl **boot, struct sd_plugin *plugin,

@@ -90,6 +90,10 @@ void sd_job_describe(struct sd_bootstrap_impl *boot,
 struct sd_rank_info *sd_job_exchange(struct sd_bootstrap_impl *boot,
 				     const struct sd_rank_info *me);
 
+/* The hosts of n ranks as a Slurm hostlist ("node[1-4]"), for a
+ * header; malloc'd, NULL when out of memory. */
+char *sd_job_hostlist(const struct sd_rank_info *ranks, int n);
+
 /* Tear down what sd_bootstrap_open() and sd_job_backend_open() made;
  * each may be missing; the pointers are cleared.  A caller that leaves
  * the communicator and the plugin to the process's exit clears *comm and
