@@ -110,34 +110,42 @@ bad:
 int sd_fault_fits(const struct sd_fault *f, enum sd_fault_workload w,
 		  int nranks, uint64_t elements, char *err, size_t errlen)
 {
+	/* what each workload takes: the kinds to plant instead of a gradient
+	 * fault (train takes those), the selectors it has no use for, and
+	 * what an index past `elements` is past */
+	static const struct {
+		const char *plant, *unused, *past;
+	} fit[] = {
+		[SD_FAULT_IN_RUN] = { "corrupt, stall, exit, kill or slow", NULL,
+				      "past every buffer of the plan (at most "
+				      "%llu elements)" },
+		[SD_FAULT_IN_GEMM] = { "slow, corrupt, stall, exit or kill",
+				       "op, size and in_place do not apply to "
+				       "gemm; plant rank=R,kind=slow|corrupt|"
+				       "stall|exit|kill",
+				       "past the %llu elements checked of the "
+				       "first product" },
+		[SD_FAULT_IN_TRAIN] = { NULL,
+					"op, size, in_place, at=start and kind "
+					"corrupt do not apply to train; plant "
+					"rank=R,kind=slow|grad_corrupt|grad_nan"
+					"|stall|exit|kill",
+					"past the %llu gradients of the model" },
+	};
 	int grad = f->kind == SD_FAULT_GRAD_CORRUPT ||
 		   f->kind == SD_FAULT_GRAD_NAN;
+	int selects = f->op >= 0 || f->size || f->in_place >= 0;
 	if (f->kind == SD_FAULT_NONE)
 		return 0;
-	if (w == SD_FAULT_IN_RUN && grad) {
+	if (grad && fit[w].plant) {
 		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
-			 "'shakedown train'; plant corrupt, stall, exit, kill "
-			 "or slow here");
+			 "'shakedown train'; plant %s here", fit[w].plant);
 		return 1;
 	}
-	if (w == SD_FAULT_IN_GEMM && grad) {
-		snprintf(err, errlen, "kind grad_corrupt and grad_nan are for "
-			 "'shakedown train'; plant slow, corrupt, stall, exit "
-			 "or kill here");
-		return 1;
-	}
-	if (w == SD_FAULT_IN_GEMM &&
-	    (f->op >= 0 || f->size || f->in_place >= 0)) {
-		snprintf(err, errlen, "op, size and in_place do not apply to "
-			 "gemm; plant rank=R,kind=slow|corrupt|stall|exit|kill");
-		return 1;
-	}
-	if (w == SD_FAULT_IN_TRAIN &&
-	    (f->op >= 0 || f->size || f->in_place >= 0 || f->at_start ||
-	     f->kind == SD_FAULT_CORRUPT)) {
-		snprintf(err, errlen, "op, size, in_place, at=start and kind "
-			 "corrupt do not apply to train; plant rank=R,kind="
-			 "slow|grad_corrupt|grad_nan|stall|exit|kill");
+	if (fit[w].unused &&
+	    (selects || (w == SD_FAULT_IN_TRAIN &&
+			 (f->at_start || f->kind == SD_FAULT_CORRUPT)))) {
+		snprintf(err, errlen, "%s", fit[w].unused);
 		return 1;
 	}
 	if (f->rank < 0 || f->rank >= nranks) {
@@ -149,26 +157,10 @@ int sd_fault_fits(const struct sd_fault *f, enum sd_fault_workload w,
 					     : f->kind == SD_FAULT_CORRUPT;
 	if (!indexed || !elements || f->index < elements)
 		return 0;
-	switch (w) {
-	case SD_FAULT_IN_RUN:
-		snprintf(err, errlen, "index=%llu is past every buffer of the "
-			 "plan (at most %llu elements); use a smaller index",
-			 (unsigned long long)f->index,
-			 (unsigned long long)elements);
-		break;
-	case SD_FAULT_IN_GEMM:
-		snprintf(err, errlen, "index=%llu is past the %llu elements "
-			 "checked of the first product; use a smaller index",
-			 (unsigned long long)f->index,
-			 (unsigned long long)elements);
-		break;
-	case SD_FAULT_IN_TRAIN:
-		snprintf(err, errlen, "index=%llu is past the %llu gradients "
-			 "of the model; use a smaller index",
-			 (unsigned long long)f->index,
-			 (unsigned long long)elements);
-		break;
-	}
+	char past[160];
+	snprintf(past, sizeof(past), fit[w].past, (unsigned long long)elements);
+	snprintf(err, errlen, "index=%llu is %s; use a smaller index",
+		 (unsigned long long)f->index, past);
 	return 1;
 }
 

@@ -594,6 +594,14 @@ int sd_gemm_judge(struct sd_gemm_row *rows, size_t n,
 	return SD_OK;
 }
 
+int sd_gemm_sweep_entries(const struct sd_gemm_sweep *s)
+{
+	int n = 0;
+	for (int t = 0; t < SD_GEMM_TYPE_COUNT; t++)
+		n += (s->types & (1u << t)) ? s->nshapes : 0;
+	return n;
+}
+
 int sd_gemm_sweep_next(struct sd_gemm_sweep *s, struct sd_gemm_row *row,
 		       int *rc, char *err, size_t errlen)
 {
@@ -602,9 +610,6 @@ int sd_gemm_sweep_next(struct sd_gemm_sweep *s, struct sd_gemm_row *row,
 		   !f->at_start;
 	if (!s->started) {
 		s->started = 1;
-		s->t = 0;
-		s->i = 0;
-		memset(&s->planted, 0, sizeof(s->planted));
 		if (mine && f->kind == SD_FAULT_SLOW)
 			s->planted.delay_us = f->delay_us;
 		if (mine && f->kind == SD_FAULT_CORRUPT) {

@@ -201,7 +201,8 @@ int sd_gemm_judge(struct sd_gemm_row *rows, size_t n,
 /*
  * The sweep of one rank, entry by entry: every type of `types` (1u <<
  * enum sd_gemm_type) over every shape, in that order.  The caller sets
- * the fields above the line, then calls sd_gemm_sweep_next() until it
+ * the fields above the line and zeroes the rest (a designated
+ * initialiser does), then calls sd_gemm_sweep_next() until it
  * returns 0, agreeing with the other ranks after each entry.  A type the
  * device does not have is asked once: its later shapes copy that answer.
  * A planted fault of this rank (lib/fault.h) acts: slow and corrupt in
@@ -222,6 +223,9 @@ struct sd_gemm_sweep {
 	struct sd_gemm_fault planted;
 	int started;
 };
+
+/* How many entries the sweep has: its types times its shapes. */
+int sd_gemm_sweep_entries(const struct sd_gemm_sweep *s);
 
 /* The next entry into *row (rank and shape set): 1 with *rc its status
  * (SD_OK, or fn's or memory's with err), 0 when the sweep is done. */

@@ -20,9 +20,9 @@
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "util.h"
-/* env: is NCCL's: which of its variables a test may set is the NCCL
- * plugin's table, built into the core too so that a plan check needs
- * no backend */
+/* env: is NCCL's: which of its variables a test may set is the table of
+ * lib/nccl_env.c, which the NCCL plugin builds in too, so that a plan
+ * check needs no backend */
 #include "shakedown/nccl_env.h"
 
 const char sd_default_plan[] =

@@ -321,9 +321,6 @@ static int by_host(const void *a, const void *b)
 	return c ? c : x->rank - y->rank;
 }
 
-/* Host indices 0.. of every rank, numbered in order of each host's first
- * rank (for the node and rail scopes); malloc'd, NULL when out of memory.
- * Sorting keeps it O(n log n) for tens of thousands of ranks. */
 int *sd_number_hosts(const struct sd_rank_info *ranks, int n)
 {
 	struct on_host *v = malloc((size_t)n * sizeof(*v));

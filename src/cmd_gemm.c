@@ -901,21 +901,19 @@ static int agree_entry(struct gemm_ctx *c, int mine, int *lost)
 
 /* Every rank's sweep, at the same moment; the rows of this rank.  *lost:
  * a rank was lost (the ranks can no longer exchange anything). */
-static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
-		 int nshapes, struct sd_gemm_row *mine, size_t *nmine,
-		 int *lost, char *err, size_t errlen)
+static int sweep(struct gemm_ctx *c, int *lost, char *err, size_t errlen)
 {
 	const struct gemm_options *o = &c->opt;
 	struct sd_bootstrap *bs = &c->boot->bs;
 	struct sd_gemm_sweep sw = {
-		.shapes = shapes, .nshapes = nshapes, .types = o->types,
+		.shapes = c->shapes, .nshapes = c->nshapes, .types = o->types,
 		.base = { .seed = GEMM_SEED, .warmup_iters = (int)o->warmup,
 			  .iters = (int)o->iters,
 			  .timeout_ms = o->timeout_ms },
 		.fn = c->plugin.ops->gemm ? backend_gemm : sd_gemm_cpu,
 		.ctx = c->plugin.ops->gemm ? (void *)c : NULL,
 		.fault = &c->fault, .rank = bs->rank };
-	*nmine = 0;
+	c->nmine = 0;
 	if (bs->barrier(bs)) {
 		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
 							     "barrier failed"));
@@ -924,18 +922,16 @@ static int sweep(struct gemm_ctx *c, const struct sd_gemm_shape *shapes,
 	}
 	/* every rank walks the same entries, each agreed on, so that a
 	 * rank that was cancelled meets the others at the same entry */
-	int entries = 0;
-	for (int t = 0; t < SD_GEMM_TYPE_COUNT; t++)
-		entries += (o->types & (1u << t)) ? nshapes : 0;
+	int entries = sd_gemm_sweep_entries(&sw);
 	for (int e = 0; e < entries; e++) {
 		int rc = SD_OK;
-		struct sd_gemm_row *row = &mine[*nmine];
+		struct sd_gemm_row *row = &c->mine[c->nmine];
 		if (cancel_flag)
 			rc = SD_ERR_CANCELLED;
 		else if (!sd_gemm_sweep_next(&sw, row, &rc, err, errlen))
 			break;
 		if (!rc)
-			(*nmine)++;
+			c->nmine++;
 		else if (rc != SD_ERR_CANCELLED)
 			sd_rank_error(bs, "gemm", err);
 		int mine_status = rc == SD_ERR_CANCELLED ? SD_EXIT_CANCELLED
@@ -956,7 +952,7 @@ static int start_rank(struct gemm_ctx *c)
 {
 	c->db_sink = -1;
 	c->sinks.warn = sd_job_warn;
-	return sd_job_rank_open(&c->boot, on_cancel, &c->fault, &c->fault);
+	return sd_job_rank_open(&c->boot, on_cancel, &c->fault);
 }
 
 /* The backend, the sweep (the same on every rank; the backend says
@@ -1138,9 +1134,8 @@ static int run_sweep(struct gemm_ctx *c)
 	size_t cap = (size_t)c->nshapes * SD_GEMM_TYPE_COUNT;
 	c->mine = calloc(cap ? cap : 1, sizeof(*c->mine));
 	int lost = 0;
-	int sweep_status = c->mine ? sweep(c, c->shapes, c->nshapes, c->mine, &c->nmine,
-					&lost, err, sizeof(err))
-				: SD_EXIT_ENV;
+	int sweep_status = c->mine ? sweep(c, &lost, err, sizeof(err))
+				   : SD_EXIT_ENV;
 	if (!c->mine)
 		sd_rank_error(bs, "gemm", "out of memory");
 	if (lost) {

@@ -337,19 +337,15 @@ static void print_text(const struct ingest_options *o,
 	       "for %ld steps (the first row never, then %.0f warm-up "
 	       "steps)\n", s->rows, s->first_step, s->last_step,
 	       s->timed_rows, s->timed_steps, g->facts.warmup_steps.value);
-	char peak_note[128] = "";
-	if (s->peak.part[0])
-		snprintf(peak_note, sizeof(peak_note), ": %s", s->peak.part);
 	struct sd_train_print p = {
 		.devices = g->facts.devices.value,
-		.peak_note = peak_note,
+		.peak_part = s->peak.part,
 		.logged_tflops = g->logged_tflops,
 		.floor_loss = NAN,
 		.cmp = g->compared ? &g->cmp : NULL,
 		.ref_label = g->ref_label,
 		.ref_note = g->ref_note,
 	};
-	fflush(stdout);
 	sd_train_summary_print(stdout, s, &p);
 }
 

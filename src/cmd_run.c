@@ -598,7 +598,7 @@ static int start_rank(struct run_ctx *c)
 	c->db_sink = -1;
 	c->json_sink = -1;
 	c->sinks.warn = sd_job_warn;
-	return sd_job_rank_open(&c->boot, on_cancel, &c->fault, &c->fault);
+	return sd_job_rank_open(&c->boot, on_cancel, &c->fault);
 }
 
 /* The plan built from the file and options, -J's path and the planted

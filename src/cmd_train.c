@@ -557,9 +557,9 @@ static void print_summary_text(struct train_ctx *c, struct train_outcome *g,
 	       "warm-up)\n", g->done, s->timed_rows, o->warmup);
 	struct sd_train_print p = {
 		.devices = g->nranks,
-		.peak_note = c->peak_origin == SD_TRAIN_MEASURED
-				     ? ": fp32 sgemm 512x512x512 on rank 0's "
-				       "CPU core"
+		.peak_part = c->peak_origin == SD_TRAIN_MEASURED
+				     ? "fp32 sgemm 512x512x512 on rank 0's CPU "
+				       "core"
 				     : NULL,
 		.logged_tflops = NAN,
 		.floor_loss = floor_loss,
@@ -567,7 +567,6 @@ static void print_summary_text(struct train_ctx *c, struct train_outcome *g,
 		.ref_label = c->ref_label,
 		.ref_note = c->ref_note,
 	};
-	fflush(stdout);
 	sd_train_summary_print(stdout, s, &p);
 	if (g->compute_median > 0) {
 		printf("  ranks          compute per step vs the median "
@@ -951,7 +950,7 @@ static int start_rank(struct train_ctx *c)
 {
 	c->floor_loss = NAN;
 	/* a training run has no start-up fault (sd_fault_fits refuses it) */
-	int status = sd_job_rank_open(&c->boot, on_cancel, &c->fault, NULL);
+	int status = sd_job_rank_open(&c->boot, on_cancel, NULL);
 	if (!status)
 		config_string(&c->opt, c->boot->bs.size, c->config,
 			      sizeof(c->config));

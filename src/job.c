@@ -38,7 +38,7 @@ void sd_job_fault_exit(int code)
 }
 
 int sd_job_rank_open(struct sd_bootstrap_impl **boot, void (*on_signal)(int),
-		     struct sd_fault *fault, struct sd_fault *start_fault)
+		     struct sd_fault *start_fault)
 {
 	char err[1024] = "";
 	struct sigaction sa = { .sa_handler = on_signal,
@@ -46,7 +46,6 @@ int sd_job_rank_open(struct sd_bootstrap_impl **boot, void (*on_signal)(int),
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	fault->exit_fn = sd_job_fault_exit;
 	if (sd_bootstrap_open(boot, err, sizeof(err))) {
 		sd_rank_error(NULL, "bootstrap", err);
 		return SD_EXIT_ENV;

@@ -27,14 +27,13 @@ void sd_job_fault_exit(int code);
 
 /*
  * A rank's start: on_signal handles SIGTERM and SIGINT (restarting
- * interrupted calls), fault's exit ends the process at once
- * (sd_job_fault_exit), the bootstrap opens (its failure said,
+ * interrupted calls), the bootstrap opens (its failure said,
  * SD_EXIT_ENV), and start_fault acts if it is a start-up fault (at=start)
- * of this rank (a command that has none passes NULL).  0, or the exit
- * status (nothing to tear down).
+ * of this rank (a command that has none passes NULL; sd_job_fault() gave
+ * the fault its exit).  0, or the exit status (nothing to tear down).
  */
 int sd_job_rank_open(struct sd_bootstrap_impl **boot, void (*on_signal)(int),
-		     struct sd_fault *fault, struct sd_fault *start_fault);
+		     struct sd_fault *start_fault);
 
 /* The sinks' warning writer: "shakedown: warning: MSG" on stderr. */
 void sd_job_warn(void *arg, const char *msg);

@@ -53,10 +53,11 @@ void sd_train_summary_print(FILE *out, const struct sd_train_summary *s,
 			"timed rows, by the framework's formula; shown, not "
 			"used)\n", p->logged_tflops);
 	if (isfinite(s->mfu))
-		fprintf(out, "  MFU            %.2f%% of %.4g TFLOPs (%s%s)\n",
+		fprintf(out, "  MFU            %.2f%% of %.4g TFLOPs (%s%s%s)\n",
 			100 * s->mfu, s->peak.tflops,
 			sd_train_origin_name(s->peak.origin),
-			p->peak_note ? p->peak_note : "");
+			p->peak_part && *p->peak_part ? ": " : "",
+			p->peak_part ? p->peak_part : "");
 	else
 		fprintf(out, "  MFU            - (%s)\n", s->mfu_why);
 	if (isfinite(s->step_s_mean)) {

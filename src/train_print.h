@@ -14,9 +14,9 @@
 
 struct sd_train_print {
 	double devices;        /* the job's devices (tokens/s line) */
-	const char *peak_note; /* after the peak's origin in MFU's
-				  parentheses (": NVIDIA H100 SXM5"), or
-				  NULL */
+	const char *peak_part; /* what the peak is of, after its origin in
+				  MFU's parentheses ("NVIDIA H100 SXM5"),
+				  or NULL or "" */
 	double logged_tflops;  /* the log's own TFLOP/s, NaN: none */
 	double floor_loss;     /* the data's loss floor, NaN: none */
 	const struct sd_train_comparison *cmp; /* NULL: not compared */

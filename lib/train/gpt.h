@@ -33,7 +33,6 @@
  * GPU path's table (shakedown/train_gpu.h) takes them */
 #include "shakedown/train_gpu.h"
 
-
 /*
  * The built-in default: 100 steps on 4 data-parallel ranks on a 2-core
  * host take about a minute of compute.  3.26M parameters, 21.1 MFLOP per
@@ -86,7 +85,6 @@
  * set, or SD_ERR_INVALID with err listing the names. */
 int sd_gpt_config_named(const char *name, struct sd_gpt_config *out,
 			char *err, size_t errlen);
-
 
 /* GPT-2-like defaults for the built-in workload. */
 #define SD_ADAMW_DEFAULT                                                     \

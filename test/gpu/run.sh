@@ -158,8 +158,10 @@ if [ -z "$dry" ] && echo "$libs" | grep -q '^cuda-driver *missing'; then
 fi
 
 # -- closure -------------------------------------------------------------
-sh "$kit/closure.sh" "$B" | sed 's/^/run: /'
-sh "$kit/closure.sh" "$B" >/dev/null 2>&1 ||
+closure_rc=0
+closure=$(sh "$kit/closure.sh" "$B" 2>&1) || closure_rc=$?
+echo "$closure" | sed 's/^/run: /'
+[ "$closure_rc" = 0 ] ||
 	refuse "the bundle's libraries do not all resolve here (closure lines above)"
 
 # -- the checks ----------------------------------------------------------
