@@ -70,9 +70,10 @@
  * 60.8M); sequence 2048, 2 x 2048 tokens a micro-batch, accumulated 4
  * times: 16,384 tokens a step and rank.  1.011B parameters (the byte
  * vocabulary's embedding is 0.5M of them), 7.08 GFLOP per token.  On the
- * GPU path it takes about 50 GB: fp32 weights, gradients and both AdamW
- * moments (16 GB), a bf16 copy, and per layer the activations and the
- * materialised 2 x 32 x 2048 x 2048 attention (fp32 and bf16, 1.6 GB).
+ * GPU path its allocations add up to about 60 GB (counted, not measured):
+ * fp32 weights, gradients and both AdamW moments (16 GB), a bf16 copy
+ * (2 GB), and per layer 0.5 GB of activations and the materialised
+ * 2 x 32 x 2048 x 2048 attention (fp32 and bf16, 1.6 GB).
  * Synthetic weights and data, as every config: tgs and MFU are measured
  * where an operator's model would be measured; its loss has no shipped
  * reference.
