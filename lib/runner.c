@@ -33,7 +33,8 @@ static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const event_names[] = {
 	"run_begin", "test_begin", "measurement", "test_end", "run_end",
-	"verdicts", "suspects", "gemm_results", "gemm_devices"
+	"verdicts", "suspects", "gemm_results", "gemm_devices", "train_steps",
+	"train_end"
 };
 
 int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
@@ -93,6 +94,15 @@ int sd_sinks_emit(struct sd_sinks *s, const struct sd_event *ev)
 							       ev->gemm_devices,
 							       ev->n)
 					     : SD_OK;
+			break;
+		case SD_EVENT_TRAIN_STEPS:
+			rc = o->train_steps ? o->train_steps(self, ev->steps,
+							     ev->n)
+					    : SD_OK;
+			break;
+		case SD_EVENT_TRAIN_END:
+			rc = o->train_end ? o->train_end(self, ev->train)
+					  : SD_OK;
 			break;
 		}
 		if (rc && !first)

@@ -4,8 +4,9 @@
  * A run is a stream of events delivered to every open sink: the printers
  * (text table, DeepSpeed table, JSON lines; src/sink_text.c), nccl-tests'
  * JSON document of -J (src/sink_ncclj.c) and the SQLite recorder
- * (lib/db/sink_db.c); `shakedown gemm` uses the recorder alone.  Only
- * rank 0 has sinks.  Callbacks return
+ * (lib/db/sink_db.c), the one recorder of every kind of run: `shakedown
+ * gemm` and the training runs of `train` and `ingest` (lib/db/train_db.h)
+ * use it alone.  Only rank 0 has sinks.  Callbacks return
  * SD_OK or an sd_status; a failing sink is reported through the set's warn
  * callback and the others go on, so a result is never lost because one
  * writer failed.  sd_sinks_emit() is the one fan-out; it serialises calls,
@@ -34,6 +35,33 @@ struct sd_host_env {
 	char *json; /* JSON object: kernel, versions, NCCL_*, CUDA_VISIBLE_DEVICES, SHAKEDOWN_* */
 };
 
+struct sd_train_facts;
+struct sd_train_step;
+struct sd_train_summary;
+struct sd_train_comparison;
+struct sd_train_metric;
+
+/* What a training run is beyond any run (runs.run_kind "train" or
+ * "ingest"): its train_runs row. */
+struct sd_train_begin {
+	const char *config;          /* the workload's identity (required) */
+	const char *log_path;        /* ingest: the log; NULL otherwise */
+	const char *log_format;      /* ingest: megatron, deepspeed, hf, ... */
+	const struct sd_train_facts *facts; /* required */
+};
+
+/* What a training run found, once, before its run_end. */
+struct sd_train_outcome {
+	const struct sd_train_summary *summary; /* NULL: no metrics */
+	const struct sd_train_comparison *cmp;  /* NULL: not judged */
+	const char *reference_name;  /* the reference of cmp */
+	long lines_unparsed;         /* ingest: lines that did not parse;
+					-1: not a log */
+	const struct sd_train_metric *extra; /* more rows (per rank or
+						host), or NULL */
+	size_t nextra;
+};
+
 struct sd_run_info {
 	char uuid[37];
 	double started_at;        /* seconds since the epoch */
@@ -50,8 +78,9 @@ struct sd_run_info {
 	int nhosts;
 	const struct sd_host_env *hosts;
 	const char *plan_name;    /* "default", or the plan file */
-	const char *run_kind;     /* runs.run_kind: "gemm", or NULL for
-				     "collectives" */
+	const char *run_kind;     /* runs.run_kind: "gemm", "train",
+				     "ingest", or NULL for "collectives" */
+	const struct sd_train_begin *train; /* a training run's; else NULL */
 };
 
 struct sd_test_info {
@@ -183,6 +212,12 @@ struct sd_sink_ops {
 			    size_t n);
 	int (*gemm_devices)(void *self, const struct sd_gemm_device_info *v,
 			    size_t n);
+	/* a training run: its steps, in step order per rank, as often as
+	 * new ones come; then its outcome, once, before run_end; may be
+	 * NULL */
+	int (*train_steps)(void *self, const struct sd_train_step *s,
+			   size_t n);
+	int (*train_end)(void *self, const struct sd_train_outcome *o);
 };
 
 struct sd_sink {
@@ -201,6 +236,8 @@ enum sd_event_kind {
 	SD_EVENT_SUSPECTS,
 	SD_EVENT_GEMM_RESULTS,
 	SD_EVENT_GEMM_DEVICES,
+	SD_EVENT_TRAIN_STEPS,
+	SD_EVENT_TRAIN_END,
 };
 
 struct sd_event {
@@ -214,8 +251,10 @@ struct sd_event {
 	const struct sd_suspect_info *suspects; /* SUSPECTS */
 	const struct sd_gemm_result_info *gemm_results; /* GEMM_RESULTS */
 	const struct sd_gemm_device_info *gemm_devices; /* GEMM_DEVICES */
-	size_t n;                          /* VERDICTS, SUSPECTS, GEMM_*:
-					      how many */
+	const struct sd_train_step *steps; /* TRAIN_STEPS */
+	const struct sd_train_outcome *train; /* TRAIN_END */
+	size_t n;                          /* VERDICTS, SUSPECTS, GEMM_*,
+					      TRAIN_STEPS: how many */
 };
 
 /* The open sinks of a run. */

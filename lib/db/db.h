@@ -121,18 +121,31 @@ void sd_db_iso_time(double t, char out[32]);
 const char *sd_db_network_fs_name(long f_type);
 
 /*
- * The recording sink (sink_db.c).  Resolves the path (sd_db_resolve_path),
- * opens or creates the database with every check of sd_db_open() done
- * before any test runs, and fills *out.  For "none" it returns SD_OK with
- * out->ops == NULL: nothing is recorded.  `cmdline` is kept as the run's
- * command line when run_begin gives none.  Errors: SD_ERR_IO with one line
- * in err (the caller exits 3).  Each test's rows are committed at its
- * test_end; run_begin inserts the run as 'running'; a thread refreshes
- * runs.heartbeat_at every 10 seconds; run_end may come from any thread.
- * out->ops->destroy() closes everything.
+ * The recording sink (sink_db.c), the one recorder of every kind of run.
+ * Resolves the path (sd_db_resolve_path), opens or creates the database
+ * with every check of sd_db_open() done before any test runs, replays a
+ * journal left there (sd_db_sink_note says so), and fills *out.  For
+ * "none" it returns SD_OK with out->ops == NULL: nothing is recorded.
+ * `cmdline` is kept as the run's command line when run_begin gives none.
+ * Errors: SD_ERR_IO with one line in err (the caller exits 3).
+ * run_begin inserts the run as 'running'; each test's rows are committed
+ * at its test_end, each batch and each call of train_steps when it comes,
+ * a training run's outcome with the run's end; what fails is kept and
+ * written with the next write; a thread refreshes runs.heartbeat_at every
+ * 10 seconds; run_end may come from any thread.  out->ops->destroy()
+ * closes everything.
  */
 int sd_db_sink_open(const char *path_or_null, const char *cmdline,
 		    struct sd_sink *out, char *err, size_t errlen);
+
+/* Write nothing before run_end, then the whole run in one transaction:
+ * in the database entirely or not at all (`shakedown ingest`).  Call
+ * before run_begin; a sink of "none" is left as it is. */
+void sd_db_sink_set_atomic(const struct sd_sink *s);
+
+/* Why the sink's last event failed (one line; "" when none): what could
+ * not be written now and is kept, a step out of order. */
+const char *sd_db_sink_error(const struct sd_sink *s);
 
 /* The resolved database path of a sink from sd_db_sink_open() (owned by
  * the sink), for the upload. */
@@ -140,9 +153,9 @@ const char *sd_db_sink_path(const struct sd_sink *s);
 
 /*
  * Whether what the run said could not all be written (a lock held past
- * the busy timeout, a full disk, a damaged file; tests that failed were
- * written again at the run's end): 1 with msg naming what is missing, why
- * and what to do, else 0.  Call after the run's end.
+ * the busy timeout, a full disk, a damaged file; what failed was written
+ * again with each later write and at the run's end): 1 with msg naming
+ * what is missing, why, where it is kept and what to do, else 0.
  */
 int sd_db_sink_incomplete(const struct sd_sink *s, char *msg, size_t len);
 

@@ -138,9 +138,9 @@ static char *read_journal(const char *path, int *absent, char *err,
 	return text;
 }
 
-/* A journal holds only what a run writes: rows of its own tables and its
- * run's end; a training run (train_db.c) also its own run, job and ranks
- * rows, which it may not have written at its start. */
+/* A journal holds only what a run writes: rows of its own tables, its
+ * run's end, and its beginning (run, job, ranks, host environments),
+ * which it may not have written at its start (sink_db.c). */
 static int allowed(const char *sql)
 {
 	static const char *const ok[] = {
@@ -149,6 +149,7 @@ static int allowed(const char *sql)
 		"INSERT INTO gemm_results ", "INSERT INTO gemm_devices ",
 		"UPDATE runs SET ",
 		"INSERT INTO runs ", "INSERT INTO jobs ", "INSERT INTO ranks ",
+		"INSERT OR REPLACE INTO host_env ",
 		"INSERT INTO train_runs ", "INSERT INTO train_steps ",
 		"INSERT INTO train_metrics ", "UPDATE train_runs SET ",
 	};

@@ -1,19 +1,39 @@
 /*
- * sink_db.c - the recording sink: every run into the results database.
+ * sink_db.c - the one recorder: every kind of run into the results
+ * database (collectives of `run`, `gemm`, the training runs of `train`
+ * and `ingest`).
  *
- * Rank 0 of `shakedown run` (and of `shakedown gemm`) opens it before any
- * test (sd_db_sink_open in db.h), so a bad database stops the run before
- * it costs anything.  The
- * run row is inserted as 'running' at run_begin, together with its job,
- * ranks and host environments.  A test's measurements are kept in memory
- * and written with the test in one short transaction at test_end, so a
- * write lock is never held while a test runs (several jobs may share the
- * file) and a crash loses at most the test in progress.  A thread
- * refreshes runs.heartbeat_at every SD_DB_HEARTBEAT_S seconds so that
- * the next process to open the file can tell a dead run (sd_db_open marks
- * it 'aborted').  run_end may arrive from the watchdog thread or a signal
- * path while the main thread is in another callback: one mutex guards
- * everything, and events after run_end are ignored.
+ * Rank 0 opens it before any work (sd_db_sink_open in db.h), so a bad
+ * database stops the run before it costs anything.  Everything a run says
+ * is kept until it is in the database: its beginning (the runs row with
+ * its job, ranks, host environments and, for a training run, its
+ * train_runs row), each test with its measurements, each batch of rows
+ * (verdicts, suspects, gemm results, training steps), a training run's
+ * outcome and the run's end.  A write puts everything kept into the
+ * database in one short transaction (BEGIN IMMEDIATE ... COMMIT), in the
+ * order it was said, and then no longer keeps it; a write that fails (a
+ * lock held past the busy timeout, a full disk, a damaged page) keeps it
+ * all for the next write.  So a write lock is never held while a test or
+ * a step runs (several jobs may share the file), a crash loses at most
+ * what was said since the last write, and what still cannot be written
+ * at the run's end is appended to the journal (DB.pending.sql, else a
+ * file in $TMPDIR) as the very statements the database would have run,
+ * built by the same code on an in-memory copy of the schema; the next
+ * run into the database or `shakedown db recover` replays it.  Rows find
+ * their run by its UUID, never by runs.id, so that a journal lands
+ * whether or not the run's own row made it in before.
+ *
+ * Incremental mode (the default): the beginning is written at run_begin,
+ * each test at its test_end, each batch when it comes; a thread refreshes
+ * runs.heartbeat_at every SD_DB_HEARTBEAT_S seconds so that the next
+ * process to open the file can tell a dead run (sd_db_open marks it
+ * 'aborted').  Atomic mode (sd_db_sink_set_atomic, `shakedown ingest`):
+ * nothing is written before run_end, which writes the whole run in one
+ * transaction: it is in the database entirely or not at all.
+ *
+ * run_end may arrive from the watchdog thread or a signal path while the
+ * main thread is in another callback: one mutex guards everything, and
+ * events after run_end are ignored.
  */
 #include "config.h"
 
@@ -28,13 +48,95 @@
 #include "db/db.h"
 #include "db/db_internal.h"
 #include "names.h"
+#include "train/metrics.h"
 #include "util.h"
 
 #define SD_DB_HEARTBEAT_S 10
 
+/* Every row names its run by UUID (?1). */
+#define RUN_BY_UUID "(SELECT id FROM runs WHERE uuid = ?1)"
+
 struct meas {
 	struct sd_measurement m;
 	char algo[64];
+};
+
+/* A test as kept until it is written. */
+struct ktest {
+	struct sd_test_info test;
+	char name[64], scope[128], algo[64], members[64];
+	char started_at[32], status[16];
+	char *message;
+	struct meas *meas;
+	size_t nmeas, capmeas;
+};
+
+/* fill(st, uuid, rows, i) binds row i of a batch. */
+typedef void (*fill_fn)(sqlite3_stmt *st, const char *uuid, const void *rows,
+			size_t i);
+
+/* A batch of rows as kept: a deep copy of what was given. */
+struct pbatch {
+	const char *sql;
+	fill_fn fill;
+	size_t n, size;
+	void *rows;
+	char **strs;
+	size_t nstrs;
+	int steps;   /* training steps (said as steps, not as a batch) */
+};
+
+/* The run's beginning as kept: a deep copy of sd_run_info. */
+struct kbegin {
+	char started[32];
+	char *command_line, *plan_text, *plan_hash, *tool_version, *backend;
+	char *backend_version, *user, *run_kind;
+	int nranks, has_job, nhosts;
+	struct sd_job_info job;
+	struct sd_rank_info *ranks;
+	struct sd_host_env *hosts;
+	int train;
+	char *config, *log_path, *log_format;
+	struct sd_train_facts facts;
+};
+
+/* A step as kept: the row, the steps it stands for (-1: the first of its
+ * rank's series) and whether it is timed. */
+struct kstep {
+	struct sd_train_step s;
+	long span;
+	int timed;
+};
+
+/* The series of one rank (-1: the job's), to mark steps timed. */
+struct rank_state {
+	int rank;
+	struct sd_train_step first, prev;
+};
+
+struct kmetric {
+	char name[64], unit[32], host[64];
+	int has_host, rank;
+	double value;
+};
+
+/* A training run's outcome as kept. */
+struct ktrain {
+	int have_summary, have_cmp;
+	struct sd_train_summary summary;
+	struct sd_train_comparison cmp;
+	char *reference_name;
+	long lines_unparsed;
+	struct kmetric *metrics;
+	size_t nmetrics;
+};
+
+/* The run's end as kept. */
+struct kend {
+	const char *status;      /* one of run_status()'s */
+	int exit_status;
+	char *message;
+	char finished[32];
 };
 
 struct db_sink {
@@ -44,80 +146,129 @@ struct db_sink {
 	char *path;
 	char *cmdline;
 	char note[512];
-	int64_t run_id;          /* 0 before run_begin */
-	int ended;               /* run_end seen */
-	/* the test in progress */
+	int atomic;              /* write nothing before run_end */
+	char hostname[256];
+	/* the run */
+	int begun, ended, train;
+	char uuid[37];
+	int64_t run_id;          /* runs.id once its row is in; else 0 */
+	/* what is said and not written yet, in the order written */
+	struct kbegin *begin;
+	struct ktest cur;        /* the test in progress */
 	int test_open;
-	struct sd_test_info test;
-	char test_name[64], test_scope[128], test_algo[64], test_members[64];
-	char test_started_at[32];
-	struct meas *meas;
-	size_t nmeas, capmeas;
-	/* what could not be written (locked, full, damaged): tests kept to
-	 * be written again at the run's end; the rest counted, for the
-	 * end's word on what the record lacks */
-	struct pending {
-		struct sd_test_info test;
-		char name[64], scope[128], algo[64], members[64];
-		char started_at[32], status[16];
-		char *message;
-		struct meas *meas;
-		size_t nmeas;
-	} *pending;
-	size_t npending, cappending;
-	struct pbatch *pbatch;      /* verdicts and suspects, likewise */
-	size_t npbatch, cappbatch;
-	int lost_begin, lost_end;
-	long lost_tests, lost_batches;
-	char lost_why[160];
+	struct ktest *tests;
+	size_t ntests, captests;
+	struct pbatch *pb;
+	size_t npb, cappb;
+	struct ktrain *tend;
+	struct kend *end;
+	/* a training run's series, to check order and mark timed steps */
+	struct rank_state *rs;
+	size_t nrs;
+	double warmup;
+	/* what could not even be kept (out of memory) */
+	int lost_begin;
+	long lost_tests, lost_batches, lost_steps;
+	/* why writing failed: the database's words, once */
+	char lost_why[256];
 	int lost_code;           /* SQLite's primary code for lost_why */
-	/* what was kept in the journal instead (DB.pending.sql, or a file
-	 * in $TMPDIR when that cannot be written) */
-	char journal[4096];
-	long jn_tests, jn_batches;
-	int jn_end;
-	char jn_why[256];        /* why the journal could not be written */
-	long run_number;         /* runs.id, for the journal's name */
-	/* statements */
-	sqlite3_stmt *ins_test, *ins_meas, *heartbeat;
+	/* where what was not written is kept at the end; jn_done: all of it
+	 * (nothing is written after) */
+	char journal[4200];
+	char jn_why[256];
+	int jn_done;
+	char err[640];           /* why the last event failed */
 	/* heartbeat thread */
 	pthread_t hb;
 	int hb_started, hb_stop;
 };
 
+/* Where statements go: stepped on db, or their text (values written
+ * out) appended to out. */
+struct emit {
+	sqlite3 *db;
+	sqlite3_str *out;
+};
+
+static const char ins_run_sql[] =
+	"INSERT INTO runs (uuid, started_at, heartbeat_at, status, "
+	" command_line, plan_text, plan_hash, tool_version, backend, "
+	" backend_version, user, hostname, pid, nranks, run_kind) "
+	"VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+	" ?12, ?13, ?14)";
+
+static const char ins_job_sql[] =
+	"INSERT INTO jobs (run_id, launcher, cluster, job_id, step_id, "
+	" nodelist, nnodes, tasks_per_node) "
+	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+static const char ins_rank_sql[] =
+	"INSERT INTO ranks (run_id, rank, host, local_rank, pid, device_name, "
+	" pci_bus_id, device_uuid, mem_total_bytes, mem_free_bytes, "
+	" transport) "
+	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+
+/* Keep the row even when a host sent something that is not JSON: wrap
+ * it. */
+static const char ins_host_env_sql[] =
+	"INSERT OR REPLACE INTO host_env (run_id, host, env_json) "
+	"VALUES (" RUN_BY_UUID ", ?2, iif(json_valid(?3), json(?3), "
+	" json_object('unparsed', ?3)))";
+
+static const char ins_train_run_sql[] =
+	"INSERT INTO train_runs (run_id, config, log_path, log_format, "
+	" device_name, devices, seq_len, tokens_per_step, params, layers, "
+	" width, flops_per_token, warmup_steps, precision, peak_tflops, "
+	" fact_origins) "
+	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+	" ?12, ?13, ?14, ?15, json(?16))";
+
 static const char ins_test_sql[] =
 	"INSERT INTO tests (run_id, test_index, name, op, dtype, redop, root, "
 	" scope, algo, nranks, status, message, started_at, finished_at, "
 	" members) "
-	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-	" ?15)";
+	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+	" ?12, ?13, ?14, ?15)";
 
-#define MEAS_INSERT \
-	"INSERT INTO measurements (test_id, size_bytes, count, in_place, " \
-	" iters, warmup_iters, time_us, time_us_min, time_us_avg, " \
-	" time_us_max, iter_us_min, iter_us_p50, iter_us_p99, iter_us_max, " \
-	" algbw_gbs, busbw_gbs, ds_size_bytes, ds_description, " \
-	" ds_throughput_gbps, ds_busbw_gbps, checked, wrong, " \
-	" first_wrong_rank, first_wrong_index, first_wrong_expected, " \
+/* A measurement finds its test by run and index (?1, ?28). */
+static const char ins_meas_sql[] =
+	"INSERT INTO measurements (test_id, size_bytes, count, in_place, "
+	" iters, warmup_iters, time_us, time_us_min, time_us_avg, "
+	" time_us_max, iter_us_min, iter_us_p50, iter_us_p99, iter_us_max, "
+	" algbw_gbs, busbw_gbs, ds_size_bytes, ds_description, "
+	" ds_throughput_gbps, ds_busbw_gbps, checked, wrong, "
+	" first_wrong_rank, first_wrong_index, first_wrong_expected, "
 	" first_wrong_got, algo) "
-#define MEAS_VALUES \
-	", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, " \
-	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+	"VALUES ((SELECT id FROM tests WHERE run_id = " RUN_BY_UUID " AND "
+	" test_index = ?28), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+	" ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, "
+	" ?26, ?27)";
 
-static const char ins_meas_sql[] = MEAS_INSERT "VALUES (?1" MEAS_VALUES;
+static const char ins_step_sql[] =
+	"INSERT INTO train_steps (run_id, step, rank, span_steps, loss, "
+	" loss_nonfinite, step_s, tokens, compute_s, comm_s, optim_s, timed) "
+	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+	" ?12)";
 
-/* In the journal a measurement finds its test by run and index (?28,
- * ?29): the test's id is the one the replay gives it. */
-static const char journal_meas_sql[] =
-	MEAS_INSERT "VALUES ((SELECT id FROM tests WHERE run_id = ?28 AND "
-	" test_index = ?29)" MEAS_VALUES;
+static const char upd_train_run_sql[] =
+	"UPDATE train_runs SET flops_per_token = ?2, peak_tflops = ?3, "
+	" peak_part = ?4, fact_origins = json_patch(fact_origins, ?5), "
+	" reference_name = ?6, reference_id = (SELECT id FROM "
+	" train_references WHERE name = ?6), rel_tol = ?7, abs_tol = ?8, "
+	" var_tol = ?9, verdict = ?10, verdict_reason = ?11, "
+	" nonfinite_step = ?12, lines_unparsed = ?13 "
+	"WHERE run_id = " RUN_BY_UUID;
+
+static const char ins_metric_sql[] =
+	"INSERT INTO train_metrics (run_id, name, unit, value, host, rank) "
+	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6)";
 
 static const char run_end_sql[] =
 	"UPDATE runs SET status = ?2, exit_status = ?3, message = ?4, "
-	" finished_at = ?5, heartbeat_at = ?6 WHERE id = ?1";
+	" finished_at = ?5, heartbeat_at = ?6 WHERE uuid = ?1";
 
 static const char heartbeat_sql[] =
-	"UPDATE runs SET heartbeat_at = ?2 WHERE id = ?1 "
+	"UPDATE runs SET heartbeat_at = ?2 WHERE uuid = ?1 "
 	"AND status = 'running'";
 
 static void now_iso(char out[32])
@@ -131,7 +282,27 @@ static void bind_real0(sqlite3_stmt *st, int i, double v)
 	sqlite3_bind_double(st, i, isfinite(v) ? v : 0.0);
 }
 
-static void write_pending_batches(struct db_sink *s);
+/* Bind a known fact: as an integer when `whole`, else a real. */
+static void bind_fact(sqlite3_stmt *st, int i, const struct sd_train_fact *f,
+		      int whole)
+{
+	if (f->origin == SD_TRAIN_UNKNOWN || !isfinite(f->value))
+		sqlite3_bind_null(st, i);
+	else if (whole)
+		sqlite3_bind_int64(st, i, (sqlite3_int64)llround(f->value));
+	else
+		sqlite3_bind_double(st, i, f->value);
+}
+
+static char *dup_str(const char *s, int *bad)
+{
+	if (!s)
+		return NULL;
+	char *c = strdup(s);
+	if (!c)
+		*bad = 1;
+	return c;
+}
 
 /* The database's words for the last failure, kept once. */
 static void note_loss(struct db_sink *s)
@@ -139,16 +310,35 @@ static void note_loss(struct db_sink *s)
 	if (!s->lost_why[0]) {
 		snprintf(s->lost_why, sizeof(s->lost_why), "%s",
 			 sqlite3_errmsg(s->db));
-		s->lost_code = sqlite3_errcode(s->db);
+		s->lost_code = sqlite3_errcode(s->db) & 0xff;
 	}
 }
 
-static int step_done(sqlite3_stmt *st)
+/* Run or record one bound statement, then reset it.  SD_OK or
+ * SD_ERR_IO. */
+static int emit(struct emit *em, sqlite3_stmt *st)
 {
-	int rc = sqlite3_step(st);
+	int rc = SD_OK;
+	if (em->out) {
+		char *sql = sqlite3_expanded_sql(st);
+		if (sql)
+			sqlite3_str_appendf(em->out, "%s;\n", sql);
+		else
+			rc = SD_ERR_IO;
+		sqlite3_free(sql);
+	} else if (sqlite3_step(st) != SQLITE_DONE) {
+		rc = SD_ERR_IO;
+	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	return rc == SQLITE_DONE ? SD_OK : SD_ERR_IO;
+	return rc;
+}
+
+static int prepare(struct emit *em, const char *sql, sqlite3_stmt **st)
+{
+	*st = NULL;
+	return sqlite3_prepare_v2(em->db, sql, -1, st, NULL) == SQLITE_OK
+		       ? SD_OK : SD_ERR_IO;
 }
 
 static int exec(sqlite3 *db, const char *sql)
@@ -157,220 +347,154 @@ static int exec(sqlite3 *db, const char *sql)
 								    : SD_ERR_IO;
 }
 
-static void *heartbeat_main(void *arg)
+/* ---- the rows, bound by one set of functions for the database and the
+ * journal alike ---- */
+
+/* The origins of the known facts as a JSON object. */
+static int origins_json(const struct sd_train_facts *f, struct sd_buf *b)
 {
-	struct db_sink *s = arg;
-	pthread_mutex_lock(&s->mu);
-	while (!s->hb_stop && !s->ended) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += SD_DB_HEARTBEAT_S;
-		int rc = 0;
-		while (!s->hb_stop && !s->ended && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-		if (s->hb_stop || s->ended)
-			break;
-		char now[32];
-		now_iso(now);
-		sqlite3_bind_int64(s->heartbeat, 1, s->run_id);
-		sqlite3_bind_text(s->heartbeat, 2, now, -1, SQLITE_TRANSIENT);
-		step_done(s->heartbeat); /* a missed beat is harmless */
+	int n = 0, bad = sd_buf_printf(b, "{");
+	for (size_t i = 0; i < SD_TRAIN_NFACTS && !bad; i++) {
+		const struct sd_train_fact *x = sd_train_fact_get(f, i);
+		if (x->origin == SD_TRAIN_UNKNOWN)
+			continue;
+		bad = sd_buf_printf(b, "%s\"%s\":\"%s\"", n++ ? "," : "",
+				    sd_train_fact_fields[i].name,
+				    sd_train_origin_name(x->origin));
 	}
-	pthread_mutex_unlock(&s->mu);
-	return NULL;
+	enum sd_train_origin dno = f->device_name_origin;
+	if (!bad && f->device_name[0] && dno != SD_TRAIN_UNKNOWN)
+		bad = sd_buf_printf(b, "%s\"device_name\":\"%s\"",
+				    n ? "," : "", sd_train_origin_name(dno));
+	return bad || sd_buf_printf(b, "}");
 }
 
-static int db_run_begin(void *self, const struct sd_run_info *run)
+static int write_run_row(struct emit *em, const struct db_sink *s,
+			 const struct kbegin *b)
 {
-	struct db_sink *s = self;
-	sqlite3_stmt *st = NULL;
-	char started[32], now[32], host[256] = "";
-	int rc = SD_ERR_IO;
-
-	pthread_mutex_lock(&s->mu);
-	if (s->run_id || s->ended) {
-		rc = SD_OK;
-		goto unlock;
-	}
-	sd_db_iso_time(run->started_at > 0 ? run->started_at : sd_wall_now(),
-		       started);
+	sqlite3_stmt *st;
+	char now[32];
 	now_iso(now);
-	gethostname(host, sizeof(host) - 1);
-	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK)
-		goto unlock;
-	if (sqlite3_prepare_v2(s->db,
-		"INSERT INTO runs (uuid, started_at, heartbeat_at, status, "
-		" command_line, plan_text, plan_hash, tool_version, backend, "
-		" backend_version, user, hostname, pid, nranks, run_kind) "
-		"VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-		" ?11, ?12, ?13, ?14)", -1, &st, NULL) != SQLITE_OK)
-		goto rollback;
-	sd_db_bind_str(st, 1, run->uuid);
-	sd_db_bind_str(st, 2, started);
+	if (prepare(em, ins_run_sql, &st) != SD_OK)
+		return SD_ERR_IO;
+	sd_db_bind_str(st, 1, s->uuid);
+	sd_db_bind_str(st, 2, b->started);
 	sd_db_bind_str(st, 3, now);
-	sd_db_bind_str(st, 4, run->command_line ? run->command_line : s->cmdline);
-	sd_db_bind_str(st, 5, run->plan_text);
-	sd_db_bind_str(st, 6, run->plan_hash);
-	sd_db_bind_str(st, 7, run->tool_version);
-	sd_db_bind_str(st, 8, run->backend);
-	sd_db_bind_str(st, 9, run->backend_version);
-	sd_db_bind_str(st, 10, run->user);
-	sd_db_bind_str(st, 11, host);
+	sd_db_bind_str(st, 4, b->command_line);
+	sd_db_bind_str(st, 5, b->plan_text);
+	sd_db_bind_str(st, 6, b->plan_hash);
+	sd_db_bind_str(st, 7, b->tool_version);
+	sd_db_bind_str(st, 8, b->backend);
+	sd_db_bind_str(st, 9, b->backend_version);
+	sd_db_bind_str(st, 10, b->user);
+	sd_db_bind_str(st, 11, s->hostname);
 	sqlite3_bind_int(st, 12, (int)getpid());
-	sqlite3_bind_int(st, 13, run->nranks);
-	sd_db_bind_str(st, 14, run->run_kind ? run->run_kind : "collectives");
-	if (step_done(st) != SD_OK)
-		goto rollback;
+	sqlite3_bind_int(st, 13, b->nranks);
+	sd_db_bind_str(st, 14, b->run_kind ? b->run_kind : "collectives");
+	int rc = emit(em, st);
 	sqlite3_finalize(st);
-	st = NULL;
-	s->run_id = sqlite3_last_insert_rowid(s->db);
-
-	if (run->job) {
-		const struct sd_job_info *j = run->job;
-		if (sqlite3_prepare_v2(s->db,
-			"INSERT INTO jobs (run_id, launcher, cluster, job_id, "
-			" step_id, nodelist, nnodes, tasks_per_node) "
-			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &st,
-			NULL) != SQLITE_OK)
-			goto rollback;
-		sqlite3_bind_int64(st, 1, s->run_id);
-		sd_db_bind_str(st, 2, j->launcher);
-		sd_db_bind_str(st, 3, j->cluster);
-		sd_db_bind_str(st, 4, j->job_id);
-		sd_db_bind_str(st, 5, j->step_id);
-		sd_db_bind_str(st, 6, j->nodelist);
-		sqlite3_bind_int(st, 7, j->nnodes);
-		sqlite3_bind_int(st, 8, j->tasks_per_node);
-		if (step_done(st) != SD_OK)
-			goto rollback;
-		sqlite3_finalize(st);
-		st = NULL;
-	}
-	if (run->ranks && run->nranks > 0) {
-		if (sqlite3_prepare_v2(s->db,
-			"INSERT INTO ranks (run_id, rank, host, local_rank, pid, "
-			" device_name, pci_bus_id, device_uuid, "
-			" mem_total_bytes, mem_free_bytes, transport) "
-			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-			-1, &st, NULL) != SQLITE_OK)
-			goto rollback;
-		for (int i = 0; i < run->nranks; i++) {
-			const struct sd_rank_info *r = &run->ranks[i];
-			sqlite3_bind_int64(st, 1, s->run_id);
-			sqlite3_bind_int(st, 2, r->rank);
-			sqlite3_bind_text(st, 3, r->host, -1,
-					  SQLITE_TRANSIENT);
-			sqlite3_bind_int(st, 4, r->local_rank);
-			sqlite3_bind_int(st, 5, r->pid);
-			sd_db_bind_str(st, 6, r->dev.name);
-			sd_db_bind_str(st, 7, r->dev.pci_bus_id);
-			sd_db_bind_str(st, 8, r->dev.uuid);
-			sqlite3_bind_int64(st, 9,
-					   (sqlite3_int64)r->dev.mem_total_bytes);
-			sqlite3_bind_int64(st, 10,
-					   (sqlite3_int64)r->dev.mem_free_bytes);
-			sd_db_bind_str(st, 11, r->dev.transport);
-			if (step_done(st) != SD_OK)
-				goto rollback;
-		}
-		sqlite3_finalize(st);
-		st = NULL;
-	}
-	if (run->hosts && run->nhosts > 0) {
-		/* Keep the row even when a host sent something that is not
-		 * JSON: wrap it. */
-		if (sqlite3_prepare_v2(s->db,
-			"INSERT OR REPLACE INTO host_env (run_id, host, env_json) "
-			"VALUES (?1, ?2, iif(json_valid(?3), json(?3), "
-			" json_object('unparsed', ?3)))", -1, &st, NULL) !=
-		    SQLITE_OK)
-			goto rollback;
-		for (int i = 0; i < run->nhosts; i++) {
-			sqlite3_bind_int64(st, 1, s->run_id);
-			sqlite3_bind_text(st, 2, run->hosts[i].host, -1,
-					  SQLITE_TRANSIENT);
-			sd_db_bind_str(st, 3, run->hosts[i].json ? run->hosts[i].json
-							   : "{}");
-			if (step_done(st) != SD_OK)
-				goto rollback;
-		}
-		sqlite3_finalize(st);
-		st = NULL;
-	}
-	if (exec(s->db, "COMMIT") != SD_OK)
-		goto rollback;
-	if (pthread_create(&s->hb, NULL, heartbeat_main, s) == 0)
-		s->hb_started = 1;
-	rc = SD_OK;
-	goto unlock;
-rollback:
-	note_loss(s);
+	if (rc != SD_OK || !b->has_job)
+		return rc;
+	const struct sd_job_info *j = &b->job;
+	if (prepare(em, ins_job_sql, &st) != SD_OK)
+		return SD_ERR_IO;
+	sd_db_bind_str(st, 1, s->uuid);
+	sd_db_bind_str(st, 2, j->launcher);
+	sd_db_bind_str(st, 3, j->cluster);
+	sd_db_bind_str(st, 4, j->job_id);
+	sd_db_bind_str(st, 5, j->step_id);
+	sd_db_bind_str(st, 6, j->nodelist);
+	sqlite3_bind_int(st, 7, j->nnodes);
+	sqlite3_bind_int(st, 8, j->tasks_per_node);
+	rc = emit(em, st);
 	sqlite3_finalize(st);
-	exec(s->db, "ROLLBACK");
-	s->run_id = 0;
-unlock:
-	if (rc != SD_OK) {
-		note_loss(s);
-		s->lost_begin = 1;
-	}
-	pthread_mutex_unlock(&s->mu);
 	return rc;
 }
 
-static int db_test_begin(void *self, const struct sd_test_info *test)
+static int write_ranks(struct emit *em, const struct db_sink *s,
+		       const struct kbegin *b)
 {
-	struct db_sink *s = self;
-	pthread_mutex_lock(&s->mu);
-	s->test_open = 1;
-	s->test = *test;
-	sd_strlcpy(s->test_name, test->name ? test->name : "",
-		   sizeof(s->test_name));
-	sd_strlcpy(s->test_scope, test->scope ? test->scope : "world",
-		   sizeof(s->test_scope));
-	sd_strlcpy(s->test_algo, test->algo ? test->algo : "",
-		   sizeof(s->test_algo));
-	s->test.name = s->test_name;
-	s->test.scope = s->test_scope;
-	s->test.algo = s->test_algo;
-	sd_strlcpy(s->test_members, test->members ? test->members : "",
-		   sizeof(s->test_members));
-	s->test.members = s->test_members;
-	now_iso(s->test_started_at);
-	s->nmeas = 0;
-	pthread_mutex_unlock(&s->mu);
-	return SD_OK;
-}
-
-static int db_measurement(void *self, const struct sd_test_info *test,
-			  const struct sd_measurement *m)
-{
-	struct db_sink *s = self;
+	sqlite3_stmt *st;
 	int rc = SD_OK;
-	pthread_mutex_lock(&s->mu);
-	if (s->ended)
-		goto out;
-	if (!s->test_open) {
-		pthread_mutex_unlock(&s->mu);
-		db_test_begin(self, test);
-		pthread_mutex_lock(&s->mu);
+	if (!b->ranks || b->nranks <= 0)
+		return SD_OK;
+	if (prepare(em, ins_rank_sql, &st) != SD_OK)
+		return SD_ERR_IO;
+	for (int i = 0; i < b->nranks && rc == SD_OK; i++) {
+		const struct sd_rank_info *r = &b->ranks[i];
+		const struct sd_device_info *d = &r->dev;
+		sd_db_bind_str(st, 1, s->uuid);
+		sqlite3_bind_int(st, 2, r->rank);
+		sqlite3_bind_text(st, 3, r->host, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 4, r->local_rank);
+		sqlite3_bind_int(st, 5, r->pid);
+		sd_db_bind_str(st, 6, d->name);
+		sd_db_bind_str(st, 7, d->pci_bus_id);
+		sd_db_bind_str(st, 8, d->uuid);
+		sqlite3_bind_int64(st, 9, (sqlite3_int64)d->mem_total_bytes);
+		sqlite3_bind_int64(st, 10, (sqlite3_int64)d->mem_free_bytes);
+		sd_db_bind_str(st, 11, d->transport);
+		rc = emit(em, st);
 	}
-	if (s->nmeas == s->capmeas) {
-		size_t ncap = s->capmeas ? s->capmeas * 2 : 64;
-		struct meas *n = realloc(s->meas, ncap * sizeof(*n));
-		if (!n) {
-			rc = SD_ERR_NOMEM;
-			goto out;
-		}
-		s->meas = n;
-		s->capmeas = ncap;
+	sqlite3_finalize(st);
+	if (rc != SD_OK || !b->hosts || b->nhosts <= 0)
+		return rc;
+	if (prepare(em, ins_host_env_sql, &st) != SD_OK)
+		return SD_ERR_IO;
+	for (int i = 0; i < b->nhosts && rc == SD_OK; i++) {
+		sd_db_bind_str(st, 1, s->uuid);
+		sqlite3_bind_text(st, 2, b->hosts[i].host, -1,
+				  SQLITE_TRANSIENT);
+		sd_db_bind_str(st, 3, b->hosts[i].json ? b->hosts[i].json
+						       : "{}");
+		rc = emit(em, st);
 	}
-	struct meas *x = &s->meas[s->nmeas++];
-	x->m = *m;
-	sd_strlcpy(x->algo, m->algo ? m->algo : "", sizeof(x->algo));
-	x->m.algo = x->algo;
-out:
-	pthread_mutex_unlock(&s->mu);
+	sqlite3_finalize(st);
 	return rc;
+}
+
+static int write_train_run(struct emit *em, const struct db_sink *s,
+			   const struct kbegin *b)
+{
+	sqlite3_stmt *st = NULL;
+	struct sd_buf ob = { 0 };
+	const struct sd_train_facts *f = &b->facts;
+	int rc = SD_ERR_IO;
+	if (!b->train)
+		return SD_OK;
+	if (origins_json(f, &ob) || prepare(em, ins_train_run_sql, &st))
+		goto out;
+	sd_db_bind_str(st, 1, s->uuid);
+	sd_db_bind_str(st, 2, b->config);
+	sd_db_bind_str(st, 3, b->log_path);
+	sd_db_bind_str(st, 4, b->log_format);
+	sd_db_bind_str(st, 5, f->device_name);
+	bind_fact(st, 6, &f->devices, 1);
+	bind_fact(st, 7, &f->seq_len, 1);
+	bind_fact(st, 8, &f->tokens_per_step, 0);
+	bind_fact(st, 9, &f->params, 0);
+	bind_fact(st, 10, &f->layers, 1);
+	bind_fact(st, 11, &f->width, 1);
+	bind_fact(st, 12, &f->flops_per_token, 0);
+	bind_fact(st, 13, &f->warmup_steps, 1);
+	sd_db_bind_str(st, 14, sd_train_precision_name(f->precision));
+	bind_fact(st, 15, &f->peak_tflops, 0);
+	sd_db_bind_str(st, 16, ob.data);
+	rc = emit(em, st);
+out:
+	sd_buf_free(&ob);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int write_begin(struct emit *em, const struct db_sink *s)
+{
+	const struct kbegin *b = s->begin;
+	if (!b)
+		return SD_OK;
+	if (write_run_row(em, s, b) != SD_OK || write_ranks(em, s, b) != SD_OK)
+		return SD_ERR_IO;
+	return write_train_run(em, s, b);
 }
 
 /* status when it is one of the n values the schema allows, else "error". */
@@ -390,38 +514,47 @@ static const char *test_status(const char *status)
 	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
 }
 
-/* Bind the open test's row (ins_test_sql). */
-static void bind_test(sqlite3_stmt *st, struct db_sink *s, const char *status,
-		      const char *message, const char *now)
+static const char *run_status(const char *status)
 {
-	const struct sd_test_info *t = &s->test;
-	sqlite3_bind_int64(st, 1, s->run_id);
+	static const char *const ok[] = { "passed", "failed", "error",
+					  "cancelled", "aborted" };
+	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
+}
+
+/* Bind a kept test's row (ins_test_sql). */
+static void bind_test(sqlite3_stmt *st, const char *uuid,
+		      const struct ktest *k, const char *now)
+{
+	const struct sd_test_info *t = &k->test;
+	const char *message = k->message;
+	sd_db_bind_str(st, 1, uuid);
 	sqlite3_bind_int(st, 2, t->index);
-	sd_db_bind_str(st, 3, t->name);
+	sd_db_bind_str(st, 3, k->name);
 	sd_db_bind_str(st, 4, sd_op_name(t->op));
 	sd_db_bind_str(st, 5, sd_dtype_name(t->dtype));
 	if (t->has_redop)
 		sd_db_bind_str(st, 6, sd_redop_name(t->redop));
 	if (t->root >= 0)
 		sqlite3_bind_int(st, 7, t->root);
-	sd_db_bind_str(st, 8, t->scope && *t->scope ? t->scope : "world");
-	sd_db_bind_str(st, 9, t->algo);
+	sd_db_bind_str(st, 8, k->scope[0] ? k->scope : "world");
+	sd_db_bind_str(st, 9, k->algo);
 	sqlite3_bind_int(st, 10, t->nranks);
-	const char *known = test_status(status);
+	const char *known = test_status(k->status);
 	sd_db_bind_str(st, 11, known);
-	if (status && strcmp(known, status) != 0 && !message)
-		message = status; /* keep what the runner said */
+	if (strcmp(known, k->status) != 0 && !message)
+		message = k->status; /* keep what the runner said */
 	sd_db_bind_str(st, 12, message);
-	sd_db_bind_str(st, 13, s->test_started_at);
+	sd_db_bind_str(st, 13, k->started_at);
 	sd_db_bind_str(st, 14, now);
-	sd_db_bind_str(st, 15, t->members && *t->members ? t->members : NULL);
+	sd_db_bind_str(st, 15, k->members[0] ? k->members : NULL);
 }
 
-/* Bind a measurement's row (ins_meas_sql, journal_meas_sql). */
-static void bind_meas(sqlite3_stmt *st, int64_t test_id,
+/* Bind a measurement's row (ins_meas_sql) of the test with index `index`. */
+static void bind_meas(sqlite3_stmt *st, const char *uuid, int index,
 		      const struct sd_measurement *m)
 {
-	sqlite3_bind_int64(st, 1, test_id);
+	sd_db_bind_str(st, 1, uuid);
+	sqlite3_bind_int(st, 28, index);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)m->size_bytes);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)m->count);
 	sqlite3_bind_int(st, 4, m->in_place ? 1 : 0);
@@ -454,288 +587,265 @@ static void bind_meas(sqlite3_stmt *st, int64_t test_id,
 	sd_db_bind_str(st, 27, m->algo);
 }
 
-/* Write the open test and its measurements; the caller holds mu. */
-static int write_test_once(struct db_sink *s, const char *status,
-			   const char *message)
+static int write_tests(struct emit *em, const struct db_sink *s,
+		       const char *now)
 {
-	char now[32];
-	int rc = SD_ERR_IO;
-
-	if (!s->run_id || !s->test_open)
-		return SD_OK;
-	now_iso(now);
-	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK) {
-		note_loss(s);
-		return SD_ERR_IO;
-	}
-	sqlite3_stmt *st = s->ins_test;
-	bind_test(st, s, status, message, now);
-	if (step_done(st) != SD_OK)
-		goto rollback;
-	int64_t test_id = sqlite3_last_insert_rowid(s->db);
-	st = s->ins_meas;
-	for (size_t i = 0; i < s->nmeas; i++) {
-		bind_meas(st, test_id, &s->meas[i].m);
-		if (step_done(st) != SD_OK)
-			goto rollback;
-	}
-	sqlite3_bind_int64(s->heartbeat, 1, s->run_id);
-	sqlite3_bind_text(s->heartbeat, 2, now, -1, SQLITE_TRANSIENT);
-	if (step_done(s->heartbeat) != SD_OK)
-		goto rollback;
-	if (exec(s->db, "COMMIT") != SD_OK)
-		goto rollback;
-	rc = SD_OK;
-	goto out;
-rollback:
-	note_loss(s); /* the database's words, before the rollback's */
-	exec(s->db, "ROLLBACK");
-out:
-	s->test_open = 0;
-	s->nmeas = 0;
-	return rc;
-}
-
-/* Keep the open test to be written again at the run's end. */
-static void keep_pending(struct db_sink *s, const char *status,
-			 const char *message)
-{
-	if (s->npending == s->cappending) {
-		size_t cap = s->cappending ? s->cappending * 2 : 8;
-		void *p = realloc(s->pending, cap * sizeof(*s->pending));
-		if (!p) {
-			s->lost_tests++;
-			return;
-		}
-		s->pending = p;
-		s->cappending = cap;
-	}
-	struct pending *x = &s->pending[s->npending];
-	memset(x, 0, sizeof(*x));
-	x->test = s->test;
-	sd_strlcpy(x->name, s->test_name, sizeof(x->name));
-	sd_strlcpy(x->scope, s->test_scope, sizeof(x->scope));
-	sd_strlcpy(x->algo, s->test_algo, sizeof(x->algo));
-	sd_strlcpy(x->members, s->test_members, sizeof(x->members));
-	sd_strlcpy(x->started_at, s->test_started_at, sizeof(x->started_at));
-	sd_strlcpy(x->status, status ? status : "error", sizeof(x->status));
-	x->message = message ? strdup(message) : NULL;
-	x->meas = malloc((s->nmeas ? s->nmeas : 1) * sizeof(*x->meas));
-	if (!x->meas) {
-		free(x->message);
-		s->lost_tests++;
-		return;
-	}
-	memcpy(x->meas, s->meas, s->nmeas * sizeof(*x->meas));
-	for (size_t i = 0; i < s->nmeas; i++)
-		x->meas[i].m.algo = x->meas[i].algo;
-	x->nmeas = s->nmeas;
-	s->npending++;
-}
-
-/* Write the open test; what fails is kept for the run's end. */
-static int write_test(struct db_sink *s, const char *status,
-		      const char *message)
-{
-	if (!s->test_open)
-		return SD_OK;
-	if (!s->run_id) {
-		/* the run's own row could not be written */
-		s->lost_tests++;
-		s->test_open = 0;
-		s->nmeas = 0;
-		return SD_ERR_IO;
-	}
-	size_t n = s->nmeas; /* write_test_once empties it */
-	int rc = write_test_once(s, status, message);
-	if (rc != SD_OK) {
-		note_loss(s);
-		s->nmeas = n;
-		keep_pending(s, status, message);
-		s->test_open = 0;
-		s->nmeas = 0;
-	}
-	return rc;
-}
-
-/* Make the kept test x the open one (the caller puts s->meas back). */
-static void load_pending(struct db_sink *s, const struct pending *x)
-{
-	s->test = x->test;
-	sd_strlcpy(s->test_name, x->name, sizeof(s->test_name));
-	sd_strlcpy(s->test_scope, x->scope, sizeof(s->test_scope));
-	sd_strlcpy(s->test_algo, x->algo, sizeof(s->test_algo));
-	sd_strlcpy(s->test_members, x->members, sizeof(s->test_members));
-	sd_strlcpy(s->test_started_at, x->started_at,
-		   sizeof(s->test_started_at));
-	s->test.name = s->test_name;
-	s->test.scope = s->test_scope;
-	s->test.algo = s->test_algo;
-	s->test.members = s->test_members;
-	s->meas = x->meas;
-	s->nmeas = x->nmeas;
-	s->test_open = 1;
-}
-
-/* At the run's end: the tests that could not be written, again. */
-static void write_pending(struct db_sink *s)
-{
-	size_t kept = 0;
-	for (size_t i = 0; i < s->npending; i++) {
-		struct pending *x = &s->pending[i];
-		struct meas *cur = s->meas;
-		size_t ncur = s->nmeas;
-		load_pending(s, x);
-		int rc = write_test_once(s, x->status, x->message);
-		s->meas = cur;
-		s->nmeas = ncur;
-		s->test_open = 0;
-		if (rc == SD_OK) {
-			free(x->meas);
-			free(x->message);
-		} else {
-			s->pending[kept++] = *x;
-		}
-	}
-	s->npending = kept;
-}
-
-static int db_test_end(void *self, const struct sd_test_info *test,
-		       const char *status, const char *message)
-{
-	struct db_sink *s = self;
+	sqlite3_stmt *t, *m;
 	int rc = SD_OK;
-	pthread_mutex_lock(&s->mu);
-	if (!s->ended) {
-		if (!s->test_open) {
-			pthread_mutex_unlock(&s->mu);
-			db_test_begin(self, test);
-			pthread_mutex_lock(&s->mu);
-		}
-		rc = write_test(s, status, message);
+	if (!s->ntests)
+		return SD_OK;
+	if (prepare(em, ins_test_sql, &t) != SD_OK)
+		return SD_ERR_IO;
+	if (prepare(em, ins_meas_sql, &m) != SD_OK) {
+		sqlite3_finalize(t);
+		return SD_ERR_IO;
 	}
-	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; i < s->ntests && rc == SD_OK; i++) {
+		const struct ktest *k = &s->tests[i];
+		bind_test(t, s->uuid, k, now);
+		rc = emit(em, t);
+		for (size_t j = 0; j < k->nmeas && rc == SD_OK; j++) {
+			bind_meas(m, s->uuid, k->test.index, &k->meas[j].m);
+			rc = emit(em, m);
+		}
+	}
+	sqlite3_finalize(t);
+	sqlite3_finalize(m);
 	return rc;
 }
 
-static const char *run_status(const char *status)
+static int write_batches(struct emit *em, const struct db_sink *s)
 {
-	static const char *const ok[] = { "passed", "failed", "error",
-					  "cancelled", "aborted" };
-	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
+	int rc = SD_OK;
+	for (size_t i = 0; i < s->npb && rc == SD_OK; i++) {
+		const struct pbatch *b = &s->pb[i];
+		sqlite3_stmt *st;
+		if (prepare(em, b->sql, &st) != SD_OK)
+			return SD_ERR_IO;
+		for (size_t k = 0; k < b->n && rc == SD_OK; k++) {
+			b->fill(st, s->uuid, b->rows, k);
+			rc = emit(em, st);
+		}
+		sqlite3_finalize(st);
+	}
+	return rc;
 }
 
-static void bind_run_end(sqlite3_stmt *st, int64_t run_id, const char *status,
-			 const struct sd_run_end *end, const char *finished,
-			 const char *now)
+/* The facts as used (flops per token, the peak) and the verdict. */
+static int write_train_verdict(struct emit *em, const struct db_sink *s)
 {
-	sqlite3_bind_int64(st, 1, run_id);
-	sd_db_bind_str(st, 2, status);
-	sqlite3_bind_int(st, 3, end->exit_status);
-	sd_db_bind_str(st, 4, end->message);
-	sd_db_bind_str(st, 5, finished);
+	const struct ktrain *t = s->tend;
+	const struct sd_train_summary *sum = t->have_summary ? &t->summary
+							     : NULL;
+	const struct sd_train_comparison *c = t->have_cmp ? &t->cmp : NULL;
+	sqlite3_stmt *st = NULL;
+	struct sd_buf ob = { 0 };
+	int rc = SD_ERR_IO, n = 0;
+	int bad = sd_buf_printf(&ob, "{");
+	if (!bad && sum && sum->flops_origin != SD_TRAIN_UNKNOWN)
+		bad = sd_buf_printf(&ob, "\"flops_per_token\":\"%s\"",
+				    sd_train_origin_name(sum->flops_origin)) ||
+		      (n++, 0);
+	if (!bad && sum && sum->peak.origin != SD_TRAIN_UNKNOWN)
+		bad = sd_buf_printf(&ob, "%s\"peak_tflops\":\"%s\"",
+				    n ? "," : "",
+				    sd_train_origin_name(sum->peak.origin));
+	if (bad || sd_buf_printf(&ob, "}") ||
+	    prepare(em, upd_train_run_sql, &st) != SD_OK)
+		goto out;
+	sd_db_bind_str(st, 1, s->uuid);
+	if (sum) {
+		sd_db_bind_real(st, 2, sum->flops_per_token);
+		sd_db_bind_real(st, 3, sum->peak.tflops);
+		sd_db_bind_str(st, 4, sum->peak.part);
+	}
+	sd_db_bind_str(st, 5, ob.data);
+	if (c) {
+		sd_db_bind_str(st, 6, t->reference_name);
+		sd_db_bind_real(st, 7, c->tol.rel_tol);
+		sd_db_bind_real(st, 8, c->tol.abs_tol);
+		sd_db_bind_real(st, 9, c->tol.var_tol);
+		sd_db_bind_str(st, 10, sd_train_verdict_name(c->verdict));
+		sd_db_bind_str(st, 11, c->reason);
+		if (c->nonfinite_step >= 0)
+			sqlite3_bind_int64(st, 12, c->nonfinite_step);
+	} else if (sum && sum->nonfinite_step >= 0) {
+		sqlite3_bind_int64(st, 12, sum->nonfinite_step);
+	}
+	if (t->lines_unparsed >= 0)
+		sqlite3_bind_int64(st, 13, t->lines_unparsed);
+	rc = emit(em, st);
+out:
+	sd_buf_free(&ob);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* A training run's outcome: its verdict, then its metric rows. */
+static int write_train_end(struct emit *em, const struct db_sink *s)
+{
+	const struct ktrain *t = s->tend;
+	sqlite3_stmt *st;
+	int rc = SD_OK;
+	if (!t)
+		return SD_OK;
+	if (write_train_verdict(em, s) != SD_OK)
+		return SD_ERR_IO;
+	if (!t->nmetrics)
+		return SD_OK;
+	if (prepare(em, ins_metric_sql, &st) != SD_OK)
+		return SD_ERR_IO;
+	for (size_t i = 0; i < t->nmetrics && rc == SD_OK; i++) {
+		const struct kmetric *m = &t->metrics[i];
+		sd_db_bind_str(st, 1, s->uuid);
+		sd_db_bind_str(st, 2, m->name);
+		sd_db_bind_str(st, 3, m->unit);
+		sqlite3_bind_double(st, 4, m->value);
+		if (m->has_host)
+			sd_db_bind_str(st, 5, m->host);
+		if (m->rank >= 0)
+			sqlite3_bind_int(st, 6, m->rank);
+		rc = emit(em, st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int write_end(struct emit *em, const struct db_sink *s,
+		     const char *now)
+{
+	const struct kend *e = s->end;
+	sqlite3_stmt *st;
+	if (!e)
+		return SD_OK;
+	if (prepare(em, run_end_sql, &st) != SD_OK)
+		return SD_ERR_IO;
+	sd_db_bind_str(st, 1, s->uuid);
+	sd_db_bind_str(st, 2, e->status);
+	sqlite3_bind_int(st, 3, e->exit_status);
+	sd_db_bind_str(st, 4, e->message);
+	sd_db_bind_str(st, 5, e->finished);
 	sd_db_bind_str(st, 6, now);
-}
-
-static void write_journal(struct db_sink *s, const char *status,
-			  const struct sd_run_end *end, const char *finished,
-			  const char *now);
-
-static int db_run_end(void *self, const struct sd_run_end *end)
-{
-	struct db_sink *s = self;
-	sqlite3_stmt *st = NULL;
-	char finished[32], now[32];
-	int rc = SD_ERR_IO;
-
-	pthread_mutex_lock(&s->mu);
-	if (s->ended || !s->run_id) {
-		s->ended = 1;
-		rc = SD_OK;
-		goto out;
-	}
-	const char *status = run_status(end->status);
-	/* what could not be written before, now that a lock may be gone */
-	write_pending(s);
-	write_pending_batches(s);
-	if (s->test_open) {
-		char why[128];
-		snprintf(why, sizeof(why), "interrupted: the run %s",
-			 strcmp(status, "cancelled") == 0 ? "was cancelled"
-							  : "ended early");
-		write_test(s, strcmp(status, "cancelled") == 0 ? "cancelled"
-							       : "error",
-			   why);
-	}
-	now_iso(now);
-	sd_db_iso_time(end->finished_at > 0 ? end->finished_at : sd_wall_now(),
-		       finished);
-	if (sqlite3_prepare_v2(s->db, run_end_sql, -1, &st, NULL) !=
-	    SQLITE_OK) {
-		note_loss(s);
-		s->lost_end = 1;
-	} else {
-		bind_run_end(st, s->run_id, status, end, finished, now);
-		rc = step_done(st);
-		if (rc != SD_OK) {
-			note_loss(s);
-			s->lost_end = 1;
-		}
-	}
-	s->ended = 1;
-	/* what still could not be written is kept beside the database */
-	if (s->npending || s->npbatch || s->lost_end)
-		write_journal(s, status, end, finished, now);
-	pthread_cond_broadcast(&s->cv);
-out:
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->mu);
-	return rc;
-}
-
-typedef void (*fill_fn)(sqlite3_stmt *st, int64_t run_id, const void *rows,
-			size_t i);
-
-/* Run a batch of inserts in one transaction: fill(st, i) binds row i;
- * the caller holds mu.  SD_OK, or SD_ERR_IO (nothing written). */
-static int write_batch_locked(struct db_sink *s, const char *sql, size_t n,
-			      fill_fn fill, const void *rows)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = SD_ERR_IO;
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    exec(s->db, "BEGIN IMMEDIATE") != SD_OK) {
-		note_loss(s);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		fill(st, s->run_id, rows, i);
-		if (step_done(st) != SD_OK) {
-			note_loss(s);
-			exec(s->db, "ROLLBACK");
-			goto out;
-		}
-	}
-	if (exec(s->db, "COMMIT") != SD_OK) {
-		note_loss(s);
-		exec(s->db, "ROLLBACK");
-		goto out;
-	}
-	rc = SD_OK;
-out:
+	int rc = emit(em, st);
 	sqlite3_finalize(st);
 	return rc;
 }
 
-/* A batch that could not be written, kept (a deep copy) for the end. */
-struct pbatch {
-	const char *sql;
-	fill_fn fill;
-	size_t n, size;
-	void *rows;
-	char **strs;
-	size_t nstrs;
-};
+static int write_heartbeat(struct emit *em, const struct db_sink *s,
+			   const char *now)
+{
+	sqlite3_stmt *st;
+	if (prepare(em, heartbeat_sql, &st) != SD_OK)
+		return SD_ERR_IO;
+	sd_db_bind_str(st, 1, s->uuid);
+	sd_db_bind_str(st, 2, now);
+	int rc = emit(em, st);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Everything kept, in the order it is written. */
+static int write_kept(struct emit *em, const struct db_sink *s,
+		      const char *now)
+{
+	if (write_begin(em, s) != SD_OK || write_tests(em, s, now) != SD_OK ||
+	    write_batches(em, s) != SD_OK || write_train_end(em, s) != SD_OK)
+		return SD_ERR_IO;
+	return write_end(em, s, now);
+}
+
+/* ---- what is kept ---- */
+
+static void begin_free(struct kbegin *b)
+{
+	if (!b)
+		return;
+	free(b->command_line);
+	free(b->plan_text);
+	free(b->plan_hash);
+	free(b->tool_version);
+	free(b->backend);
+	free(b->backend_version);
+	free(b->user);
+	free(b->run_kind);
+	free(b->ranks);
+	for (int i = 0; b->hosts && i < b->nhosts; i++)
+		free(b->hosts[i].json);
+	free(b->hosts);
+	free(b->config);
+	free(b->log_path);
+	free(b->log_format);
+	free(b);
+}
+
+/* A deep copy of the run's beginning; NULL when out of memory. */
+static struct kbegin *begin_copy(const struct db_sink *s,
+				 const struct sd_run_info *run)
+{
+	struct kbegin *b = calloc(1, sizeof(*b));
+	int bad = !b;
+	if (bad)
+		return NULL;
+	sd_db_iso_time(run->started_at > 0 ? run->started_at : sd_wall_now(),
+		       b->started);
+	b->command_line = dup_str(run->command_line ? run->command_line
+						    : s->cmdline, &bad);
+	b->plan_text = dup_str(run->plan_text, &bad);
+	b->plan_hash = dup_str(run->plan_hash, &bad);
+	b->tool_version = dup_str(run->tool_version, &bad);
+	b->backend = dup_str(run->backend, &bad);
+	b->backend_version = dup_str(run->backend_version, &bad);
+	b->user = dup_str(run->user, &bad);
+	b->run_kind = dup_str(run->run_kind, &bad);
+	b->nranks = run->nranks;
+	if (run->job) {
+		b->has_job = 1;
+		b->job = *run->job;
+	}
+	if (run->ranks && run->nranks > 0) {
+		size_t sz = (size_t)run->nranks * sizeof(*b->ranks);
+		if ((b->ranks = malloc(sz)))
+			memcpy(b->ranks, run->ranks, sz);
+		else
+			bad = 1;
+	}
+	if (run->hosts && run->nhosts > 0) {
+		b->hosts = calloc((size_t)run->nhosts, sizeof(*b->hosts));
+		bad |= !b->hosts;
+		for (int i = 0; b->hosts && i < run->nhosts; i++) {
+			b->hosts[i] = run->hosts[i];
+			b->hosts[i].json = dup_str(run->hosts[i].json, &bad);
+			b->nhosts = i + 1;
+		}
+	}
+	if (run->train) {
+		b->train = 1;
+		b->config = dup_str(run->train->config, &bad);
+		b->log_path = dup_str(run->train->log_path, &bad);
+		b->log_format = dup_str(run->train->log_format, &bad);
+		b->facts = *run->train->facts;
+	}
+	if (bad) {
+		begin_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static void test_free(struct ktest *k)
+{
+	free(k->message);
+	free(k->meas);
+	memset(k, 0, sizeof(*k));
+}
+
+static void pbatch_free(struct pbatch *b)
+{
+	for (size_t i = 0; i < b->nstrs; i++)
+		free(b->strs[i]);
+	free(b->strs);
+	free(b->rows);
+}
 
 static char *keep_str(struct pbatch *b, const char *s)
 {
@@ -747,61 +857,393 @@ static char *keep_str(struct pbatch *b, const char *s)
 	return c;
 }
 
-static void pbatch_free(struct pbatch *b)
+static void train_free(struct ktrain *t)
 {
-	for (size_t i = 0; i < b->nstrs; i++)
-		free(b->strs[i]);
-	free(b->strs);
-	free(b->rows);
+	if (!t)
+		return;
+	free(t->reference_name);
+	free(t->metrics);
+	free(t);
 }
 
-/* Keep a failed batch of n rows of `size` bytes with `nstr` strings per
- * row (copied by copy()). */
-static void keep_batch(struct db_sink *s, const char *sql, fill_fn fill,
-		       const void *rows, size_t n, size_t size, int nstr,
-		       void (*copy)(struct pbatch *b, void *row))
+static void end_free(struct kend *e)
 {
-	struct pbatch b = { sql, fill, n, size, NULL, NULL, 0 };
-	b.rows = malloc((n ? n : 1) * size);
-	b.strs = calloc((n ? n : 1) * (size_t)nstr, sizeof(char *));
-	void *p = s->npbatch == s->cappbatch
-			  ? realloc(s->pbatch, (s->cappbatch ? s->cappbatch * 2
-							     : 8) *
-						     sizeof(*s->pbatch))
-			  : s->pbatch;
-	if (!b.rows || !b.strs || !p) {
-		pbatch_free(&b);
-		s->lost_batches++;
+	if (e)
+		free(e->message);
+	free(e);
+}
+
+/* Forget what is now in the database. */
+static void forget_written(struct db_sink *s)
+{
+	begin_free(s->begin);
+	s->begin = NULL;
+	for (size_t i = 0; i < s->ntests; i++)
+		test_free(&s->tests[i]);
+	s->ntests = 0;
+	for (size_t i = 0; i < s->npb; i++)
+		pbatch_free(&s->pb[i]);
+	s->npb = 0;
+	train_free(s->tend);
+	s->tend = NULL;
+	end_free(s->end);
+	s->end = NULL;
+}
+
+static int kept_any(const struct db_sink *s)
+{
+	return s->begin || s->ntests || s->npb || s->tend || s->end;
+}
+
+/* runs.id of the run, once its row is in (the journal's name in $TMPDIR
+ * says it). */
+static void find_run_id(struct db_sink *s)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE uuid = ?1",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sd_db_bind_str(st, 1, s->uuid);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			s->run_id = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+}
+
+/* One transaction of what write() emits; SD_OK, or SD_ERR_IO with
+ * nothing written.  The caller holds mu. */
+static int transaction(struct db_sink *s,
+		       int (*write)(struct emit *em, const struct db_sink *s,
+				    const char *now))
+{
+	struct emit em = { s->db, NULL };
+	char now[32];
+	now_iso(now);
+	if (exec(s->db, "BEGIN IMMEDIATE") != SD_OK) {
+		note_loss(s);
+		return SD_ERR_IO;
+	}
+	if (write(&em, s, now) != SD_OK || exec(s->db, "COMMIT") != SD_OK) {
+		note_loss(s); /* the database's words, before the rollback's */
+		exec(s->db, "ROLLBACK");
+		return SD_ERR_IO;
+	}
+	return SD_OK;
+}
+
+/* Everything kept and, before the end, the heartbeat. */
+static int write_now(struct emit *em, const struct db_sink *s,
+		     const char *now)
+{
+	if (write_kept(em, s, now) != SD_OK)
+		return SD_ERR_IO;
+	return s->end ? SD_OK : write_heartbeat(em, s, now);
+}
+
+/* Write everything kept in one transaction (in atomic mode only at the
+ * end); what is written is no longer kept, what fails stays kept.  The
+ * caller holds mu. */
+static int flush(struct db_sink *s, int at_end)
+{
+	if (!s->begun || s->jn_done || (s->atomic && !at_end) || !kept_any(s))
+		return SD_OK;
+	int had_begin = s->begin != NULL;
+	if (transaction(s, write_now) != SD_OK)
+		return SD_ERR_IO;
+	forget_written(s);
+	if (had_begin)
+		find_run_id(s);
+	return SD_OK;
+}
+
+/* ---- the journal ---- */
+
+/* What is kept, as the journal's SQL text (sqlite3_free), built by the
+ * same code on an empty in-memory copy of the schema (the database
+ * itself may be locked, full or damaged); NULL with jn_why. */
+static char *journal_text(struct db_sink *s)
+{
+	sqlite3 *mem = NULL;
+	struct emit em = { NULL, NULL };
+	char now[32];
+	char *text = NULL;
+	now_iso(now);
+	if (sqlite3_open(":memory:", &mem) != SQLITE_OK ||
+	    sqlite3_exec(mem, sd_db_schema_sql, NULL, NULL, NULL) !=
+		    SQLITE_OK) {
+		snprintf(s->jn_why, sizeof(s->jn_why), "cannot build it: %s",
+			 mem ? sqlite3_errmsg(mem) : "out of memory");
+		goto out;
+	}
+	em.db = mem;
+	em.out = sqlite3_str_new(mem);
+	sqlite3_str_appendf(em.out, "-- run %s, ended %s: what its database "
+			    "did not take (%s)\n", s->uuid, now,
+			    s->lost_why[0] ? s->lost_why : "write failed");
+	if (write_kept(&em, s, now) != SD_OK ||
+	    sqlite3_str_errcode(em.out) != SQLITE_OK) {
+		snprintf(s->jn_why, sizeof(s->jn_why), "cannot build it: %s",
+			 sqlite3_errmsg(mem));
+		goto out;
+	}
+	text = sqlite3_str_finish(em.out);
+	em.out = NULL;
+out:
+	sqlite3_free(sqlite3_str_finish(em.out));
+	sqlite3_close(mem);
+	return text;
+}
+
+/* At the end, mu held: keep in the journal what still could not be
+ * written, beside the database or, when that fails too (the disk is
+ * full), in $TMPDIR.  A row the database refused on its own terms (a
+ * constraint) is not kept: replayed, it would be refused again and hold
+ * back the whole journal. */
+static void write_journal(struct db_sink *s)
+{
+	if (!kept_any(s) || s->jn_done)
+		return;
+	if (s->lost_code == SQLITE_CONSTRAINT) {
+		snprintf(s->jn_why, sizeof(s->jn_why), "the database refused "
+			 "the rows themselves");
 		return;
 	}
-	if (s->npbatch == s->cappbatch)
-		s->cappbatch = s->cappbatch ? s->cappbatch * 2 : 8;
-	s->pbatch = p;
-	memcpy(b.rows, rows, n * size);
-	for (size_t i = 0; i < n; i++)
-		copy(&b, (char *)b.rows + i * size);
-	s->pbatch[s->npbatch++] = b;
-}
-
-/* At the end: the batches that could not be written, again (after the
- * tests they refer to); the caller holds mu. */
-static void write_pending_batches(struct db_sink *s)
-{
-	if (s->npending)
-		return; /* their tests are not in yet */
-	size_t kept = 0;
-	for (size_t i = 0; i < s->npbatch; i++) {
-		struct pbatch *b = &s->pbatch[i];
-		if (write_batch_locked(s, b->sql, b->n, b->fill, b->rows) ==
-		    SD_OK)
-			pbatch_free(b);
+	char *text = journal_text(s);
+	if (!text)
+		return;
+	char err[4400];
+	sd_db_journal_path(s->path, s->journal, sizeof(s->journal));
+	if (sd_db_journal_append(s->journal, text, err, sizeof(err)) != SD_OK) {
+		sd_strlcpy(s->jn_why, err, sizeof(s->jn_why));
+		const char *tmp = getenv("TMPDIR");
+		const char *base = strrchr(s->path, '/');
+		tmp = tmp && *tmp ? tmp : "/tmp";
+		base = base ? base + 1 : s->path;
+		if (s->run_id)
+			snprintf(s->journal, sizeof(s->journal),
+				 "%s/%s.run%lld.pending.sql", tmp, base,
+				 (long long)s->run_id);
 		else
-			s->pbatch[kept++] = *b;
+			snprintf(s->journal, sizeof(s->journal),
+				 "%s/%s.run-%.8s.pending.sql", tmp, base,
+				 s->uuid);
+		if (sd_db_journal_append(s->journal, text, err, sizeof(err)) !=
+		    SD_OK) {
+			s->journal[0] = '\0';
+			sqlite3_free(text);
+			return;
+		}
 	}
-	s->npbatch = kept;
+	sqlite3_free(text);
+	s->jn_done = 1;
 }
 
-/* A batch now, or kept for the end when it cannot be written. */
+/* ---- the events ---- */
+
+static void *heartbeat_main(void *arg)
+{
+	struct db_sink *s = arg;
+	pthread_mutex_lock(&s->mu);
+	while (!s->hb_stop && !s->ended) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += SD_DB_HEARTBEAT_S;
+		int rc = 0;
+		while (!s->hb_stop && !s->ended && rc != ETIMEDOUT)
+			rc = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+		if (s->hb_stop || s->ended || s->begin)
+			continue;
+		struct emit em = { s->db, NULL };
+		char now[32];
+		now_iso(now);
+		write_heartbeat(&em, s, now); /* a missed beat is harmless */
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* A write that failed: kept, and said so. */
+static int kept_for_later(struct db_sink *s, const char *what)
+{
+	snprintf(s->err, sizeof(s->err), "%s: %s could not be written now "
+		 "(%s); kept and written again later", s->path, what,
+		 s->lost_why[0] ? s->lost_why : "write failed");
+	return SD_ERR_IO;
+}
+
+static int db_run_begin(void *self, const struct sd_run_info *run)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (s->begun || s->ended)
+		goto out;
+	s->begun = 1;
+	if (run->uuid[0])
+		sd_strlcpy(s->uuid, run->uuid, sizeof(s->uuid));
+	else
+		sd_uuid4(s->uuid);
+	s->train = run->train != NULL;
+	if (run->train && run->train->facts &&
+	    run->train->facts->warmup_steps.origin != SD_TRAIN_UNKNOWN)
+		s->warmup = run->train->facts->warmup_steps.value;
+	s->begin = begin_copy(s, run);
+	if (!s->begin) {
+		s->lost_begin = 1;
+		snprintf(s->err, sizeof(s->err), "out of memory recording "
+			 "the run");
+		rc = SD_ERR_NOMEM;
+		goto out;
+	}
+	if (!s->atomic && pthread_create(&s->hb, NULL, heartbeat_main, s) == 0)
+		s->hb_started = 1;
+	if (flush(s, 0) != SD_OK)
+		rc = kept_for_later(s, "the run");
+out:
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static int db_test_begin(void *self, const struct sd_test_info *test)
+{
+	struct db_sink *s = self;
+	pthread_mutex_lock(&s->mu);
+	struct ktest *k = &s->cur;
+	s->test_open = 1;
+	k->test = *test;
+	sd_strlcpy(k->name, test->name ? test->name : "", sizeof(k->name));
+	sd_strlcpy(k->scope, test->scope ? test->scope : "world",
+		   sizeof(k->scope));
+	sd_strlcpy(k->algo, test->algo ? test->algo : "", sizeof(k->algo));
+	sd_strlcpy(k->members, test->members ? test->members : "",
+		   sizeof(k->members));
+	k->test.name = k->name;
+	k->test.scope = k->scope;
+	k->test.algo = k->algo;
+	k->test.members = k->members;
+	sd_db_iso_time(sd_wall_now(), k->started_at);
+	k->nmeas = 0;
+	pthread_mutex_unlock(&s->mu);
+	return SD_OK;
+}
+
+static int db_measurement(void *self, const struct sd_test_info *test,
+			  const struct sd_measurement *m)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (!s->test_open) {
+		pthread_mutex_unlock(&s->mu);
+		db_test_begin(self, test);
+		pthread_mutex_lock(&s->mu);
+	}
+	struct ktest *k = &s->cur;
+	if (s->ended)
+		goto out;
+	if (k->nmeas == k->capmeas) {
+		size_t ncap = k->capmeas ? k->capmeas * 2 : 64;
+		struct meas *n = realloc(k->meas, ncap * sizeof(*n));
+		if (!n) {
+			rc = SD_ERR_NOMEM;
+			goto out;
+		}
+		k->meas = n;
+		k->capmeas = ncap;
+	}
+	struct meas *x = &k->meas[k->nmeas++];
+	x->m = *m;
+	sd_strlcpy(x->algo, m->algo ? m->algo : "", sizeof(x->algo));
+	x->m.algo = x->algo;
+out:
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/* The open test, ended: kept (its measurements move with it) to be
+ * written with the next write; the caller holds mu. */
+static void end_test(struct db_sink *s, const char *status,
+		     const char *message)
+{
+	struct ktest *k = &s->cur;
+	s->test_open = 0;
+	sd_strlcpy(k->status, status ? status : "error", sizeof(k->status));
+	if (s->ntests == s->captests) {
+		size_t cap = s->captests ? s->captests * 2 : 8;
+		void *p = realloc(s->tests, cap * sizeof(*s->tests));
+		if (!p) {
+			s->lost_tests++;
+			k->nmeas = 0;
+			return;
+		}
+		s->tests = p;
+		s->captests = cap;
+	}
+	int bad = 0;
+	k->message = dup_str(message, &bad);
+	struct ktest *x = &s->tests[s->ntests++];
+	*x = *k;
+	x->test.name = x->name;
+	x->test.scope = x->scope;
+	x->test.algo = x->algo;
+	x->test.members = x->members;
+	for (size_t i = 0; i < x->nmeas; i++)
+		x->meas[i].m.algo = x->meas[i].algo;
+	memset(k, 0, sizeof(*k)); /* the next test gets its own buffer */
+}
+
+static int db_test_end(void *self, const struct sd_test_info *test,
+		       const char *status, const char *message)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (!s->test_open) {
+		pthread_mutex_unlock(&s->mu);
+		db_test_begin(self, test);
+		pthread_mutex_lock(&s->mu);
+	}
+	if (!s->ended && s->begun) {
+		end_test(s, status, message);
+		if (flush(s, 0) != SD_OK)
+			rc = kept_for_later(s, "a test");
+	} else if (!s->ended) {
+		s->lost_tests++; /* no run to put it in */
+		s->test_open = 0;
+		rc = SD_ERR_IO;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/* Keep a batch of n rows of `size` bytes with `nstr` strings per row
+ * (copied by copy(), NULL when none); 0, or -1 when out of memory. */
+static int keep_batch(struct db_sink *s, const char *sql, fill_fn fill,
+		      const void *rows, size_t n, size_t size, int nstr,
+		      void (*copy)(struct pbatch *b, void *row))
+{
+	struct pbatch b = { sql, fill, n, size, NULL, NULL, 0, 0 };
+	b.rows = malloc(n * size);
+	b.strs = calloc(n * (size_t)nstr + 1, sizeof(char *));
+	if (s->npb == s->cappb) {
+		size_t cap = s->cappb ? s->cappb * 2 : 8;
+		void *p = realloc(s->pb, cap * sizeof(*s->pb));
+		if (p) {
+			s->pb = p;
+			s->cappb = cap;
+		}
+	}
+	if (!b.rows || !b.strs || s->npb == s->cappb) {
+		pbatch_free(&b);
+		return -1;
+	}
+	memcpy(b.rows, rows, n * size);
+	for (size_t i = 0; copy && i < n; i++)
+		copy(&b, (char *)b.rows + i * size);
+	s->pb[s->npb++] = b;
+	return 0;
+}
+
+/* A batch: kept, then written with everything before it. */
 static int write_batch(struct db_sink *s, const char *sql, size_t n,
 		       fill_fn fill, const void *rows, size_t size, int nstr,
 		       void (*copy)(struct pbatch *b, void *row))
@@ -810,25 +1252,24 @@ static int write_batch(struct db_sink *s, const char *sql, size_t n,
 	pthread_mutex_lock(&s->mu);
 	if (s->ended || !n) {
 		/* after the end: dropped, as every sink drops it */
-	} else if (!s->run_id) {
-		s->lost_batches++; /* the run's row is not there */
+	} else if (!s->begun ||
+		   keep_batch(s, sql, fill, rows, n, size, nstr, copy)) {
+		s->lost_batches++;
+		snprintf(s->err, sizeof(s->err), "%s: a batch of rows could "
+			 "not be kept (%s)", s->path, s->begun ? "out of memory"
+			 : "before the run's beginning");
 		rc = SD_ERR_IO;
-	} else if (s->npending || s->npbatch) {
-		/* after the tests it refers to, which wait too; in order */
-		keep_batch(s, sql, fill, rows, n, size, nstr, copy);
-		rc = SD_ERR_IO;
-	} else if ((rc = write_batch_locked(s, sql, n, fill, rows)) != SD_OK) {
-		keep_batch(s, sql, fill, rows, n, size, nstr, copy);
+	} else if (flush(s, 0) != SD_OK) {
+		rc = kept_for_later(s, "a batch of rows");
 	}
 	pthread_mutex_unlock(&s->mu);
 	return rc;
 }
-
-static void fill_verdict(sqlite3_stmt *st, int64_t run_id, const void *rows,
+static void fill_verdict(sqlite3_stmt *st, const char *uuid, const void *rows,
 			 size_t i)
 {
 	const struct sd_verdict_info *v = (const struct sd_verdict_info *)rows + i;
-	sqlite3_bind_int64(st, 1, run_id);
+	sd_db_bind_str(st, 1, uuid);
 	sqlite3_bind_int(st, 2, v->test_index);
 	sd_db_bind_str(st, 3, v->subject_kind);
 	sd_db_bind_str(st, 4, v->subject);
@@ -862,17 +1303,18 @@ static int db_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
 	return write_batch(self,
 		"INSERT INTO verdicts (run_id, test_id, subject_kind, subject, "
 		" hosts, expectation, size_bytes, measured, threshold, unit, "
-		" status, reason, attempts) VALUES (?1, (SELECT id FROM tests "
-		" WHERE run_id = ?1 AND test_index = ?2), ?3, ?4, ?5, ?6, ?7, "
+		" status, reason, attempts) VALUES (" RUN_BY_UUID ", (SELECT id "
+		" FROM tests WHERE run_id = " RUN_BY_UUID " AND test_index = "
+		" ?2), ?3, ?4, ?5, ?6, ?7, "
 		" ?8, ?9, ?10, ?11, ?12, ?13)", n, fill_verdict, v, sizeof(*v), 7,
 		copy_verdict);
 }
 
-static void fill_suspect(sqlite3_stmt *st, int64_t run_id, const void *rows,
+static void fill_suspect(sqlite3_stmt *st, const char *uuid, const void *rows,
 			 size_t i)
 {
 	const struct sd_suspect_info *v = (const struct sd_suspect_info *)rows + i;
-	sqlite3_bind_int64(st, 1, run_id);
+	sd_db_bind_str(st, 1, uuid);
 	sd_db_bind_str(st, 2, v->kind);
 	sd_db_bind_str(st, 3, v->subject);
 	sqlite3_bind_text(st, 4, v->hosts ? v->hosts : "", -1,
@@ -895,16 +1337,16 @@ static int db_suspects(void *self, const struct sd_suspect_info *v, size_t n)
 {
 	return write_batch(self,
 		"INSERT OR REPLACE INTO suspects (run_id, kind, subject, hosts, "
-		" bad_node, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", n,
+		" bad_node, reason) VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6)", n,
 		fill_suspect, v, sizeof(*v), 4, copy_suspect);
 }
 
-static void fill_gemm_result(sqlite3_stmt *st, int64_t run_id,
+static void fill_gemm_result(sqlite3_stmt *st, const char *uuid,
 			     const void *rows, size_t i)
 {
 	const struct sd_gemm_result_info *v =
 		(const struct sd_gemm_result_info *)rows + i;
-	sqlite3_bind_int64(st, 1, run_id);
+	sd_db_bind_str(st, 1, uuid);
 	sqlite3_bind_int(st, 2, v->rank);
 	sqlite3_bind_text(st, 3, v->host ? v->host : "", -1, SQLITE_TRANSIENT);
 	sd_db_bind_str(st, 4, v->device);
@@ -944,17 +1386,17 @@ static int db_gemm_results(void *self, const struct sd_gemm_result_info *v,
 		"INSERT INTO gemm_results (run_id, rank, host, device, dtype, "
 		" shape, m, n, k, iters, warmup_iters, time_us, time_us_min, "
 		" time_us_max, tflops, checked, wrong, max_error, tolerance, "
-		" best, impl) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+		" best, impl) VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
 		" ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)", n,
 		fill_gemm_result, v, sizeof(*v), 5, copy_gemm_result);
 }
 
-static void fill_gemm_device(sqlite3_stmt *st, int64_t run_id,
+static void fill_gemm_device(sqlite3_stmt *st, const char *uuid,
 			     const void *rows, size_t i)
 {
 	const struct sd_gemm_device_info *v =
 		(const struct sd_gemm_device_info *)rows + i;
-	sqlite3_bind_int64(st, 1, run_id);
+	sd_db_bind_str(st, 1, uuid);
 	sqlite3_bind_int(st, 2, v->rank);
 	sqlite3_bind_text(st, 3, v->host ? v->host : "", -1, SQLITE_TRANSIENT);
 	sd_db_bind_str(st, 4, v->device);
@@ -985,138 +1427,282 @@ static int db_gemm_devices(void *self, const struct sd_gemm_device_info *v,
 	return write_batch(self,
 		"INSERT INTO gemm_devices (run_id, rank, host, device, dtype, "
 		" status, best_tflops, best_shape, peer_median_tflops, peers, "
-		" peak_tflops, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+		" peak_tflops, reason) VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
 		" ?9, ?10, ?11, ?12)", n, fill_gemm_device, v, sizeof(*v), 6,
 		copy_gemm_device);
 }
 
-/* Append st's statement, its values written out, then reset it. */
-static int add_stmt(sqlite3_str *out, sqlite3_stmt *st)
+static void fill_step(sqlite3_stmt *st, const char *uuid, const void *rows,
+		      size_t i)
 {
-	char *sql = sqlite3_expanded_sql(st);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	if (!sql)
-		return -1;
-	sqlite3_str_appendf(out, "%s;\n", sql);
-	sqlite3_free(sql);
-	return 0;
+	const struct kstep *x = (const struct kstep *)rows + i;
+	const struct sd_train_step *s = &x->s;
+	sd_db_bind_str(st, 1, uuid);
+	sqlite3_bind_int64(st, 2, s->step);
+	if (s->rank >= 0)
+		sqlite3_bind_int(st, 3, s->rank);
+	if (x->span >= 0)
+		sqlite3_bind_int64(st, 4, x->span);
+	if (s->has & SD_STEP_LOSS) {
+		if (isfinite(s->loss))
+			sqlite3_bind_double(st, 5, s->loss);
+		else
+			sd_db_bind_str(st, 6, isnan(s->loss) ? "nan"
+					      : s->loss > 0 ? "inf" : "-inf");
+	}
+	if (s->has & SD_STEP_TIME)
+		sd_db_bind_real(st, 7, s->step_s);
+	if (s->has & SD_STEP_TOKENS)
+		sd_db_bind_real(st, 8, s->tokens);
+	if (s->has & SD_STEP_COMPUTE)
+		sd_db_bind_real(st, 9, s->compute_s);
+	if (s->has & SD_STEP_COMM)
+		sd_db_bind_real(st, 10, s->comm_s);
+	if (s->has & SD_STEP_OPTIM)
+		sd_db_bind_real(st, 11, s->optim_s);
+	sqlite3_bind_int(st, 12, x->timed);
 }
 
-/* Build the journal's block: the same statements, bound by the same
- * code, prepared on an empty in-memory copy of the schema (the database
- * itself may be locked, full or damaged). */
-static char *journal_text(struct db_sink *s, const char *status,
-			  const struct sd_run_end *end, const char *finished,
-			  const char *now)
+/* The series state of `rank`, made when new; NULL when out of memory. */
+static struct rank_state *rank_state(struct db_sink *s, int rank, int *fresh)
 {
-	sqlite3 *mem = NULL;
-	sqlite3_stmt *t = NULL, *m = NULL, *e = NULL;
-	sqlite3_str *out = NULL;
-	char *text = NULL;
-	int bad = 0;
-	if (sqlite3_open(":memory:", &mem) != SQLITE_OK ||
-	    sqlite3_exec(mem, sd_db_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(mem, ins_test_sql, -1, &t, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(mem, journal_meas_sql, -1, &m, NULL) !=
-		    SQLITE_OK ||
-	    sqlite3_prepare_v2(mem, run_end_sql, -1, &e, NULL) != SQLITE_OK) {
-		snprintf(s->jn_why, sizeof(s->jn_why), "cannot build it: %s",
-			 mem ? sqlite3_errmsg(mem) : "out of memory");
-		goto out;
-	}
-	out = sqlite3_str_new(mem);
-	sqlite3_str_appendf(out, "-- run %lld, ended %s: what its database "
-			    "did not take (%s)\n", (long long)s->run_id, now,
-			    s->lost_why[0] ? s->lost_why : "write failed");
-	struct meas *cur = s->meas;
-	size_t ncur = s->nmeas;
-	for (size_t i = 0; i < s->npending && !bad; i++) {
-		const struct pending *x = &s->pending[i];
-		load_pending(s, x);
-		bind_test(t, s, x->status, x->message, now);
-		bad |= add_stmt(out, t);
-		for (size_t j = 0; j < x->nmeas && !bad; j++) {
-			bind_meas(m, 0, &x->meas[j].m);
-			sqlite3_bind_int64(m, 28, s->run_id);
-			sqlite3_bind_int(m, 29, x->test.index);
-			bad |= add_stmt(out, m);
+	*fresh = 0;
+	for (size_t i = 0; i < s->nrs; i++)
+		if (s->rs[i].rank == rank)
+			return &s->rs[i];
+	void *p = realloc(s->rs, (s->nrs + 1) * sizeof(*s->rs));
+	if (!p)
+		return NULL;
+	s->rs = p;
+	*fresh = 1;
+	struct rank_state *x = &s->rs[s->nrs++];
+	memset(x, 0, sizeof(*x));
+	x->rank = rank;
+	return x;
+}
+
+/* Whether steps follow each other and what came before, per rank; the
+ * first that does not is said in s->err. */
+static int steps_in_order(struct db_sink *s, const struct sd_train_step *v,
+			  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rank = v[i].rank < 0 ? -1 : v[i].rank;
+		long prev = -1;
+		for (size_t k = i; k-- > 0;)
+			if ((v[k].rank < 0 ? -1 : v[k].rank) == rank) {
+				prev = v[k].step;
+				break;
+			}
+		for (size_t k = 0; prev < 0 && k < s->nrs; k++)
+			if (s->rs[k].rank == rank)
+				prev = s->rs[k].prev.step;
+		if (v[i].step < 0 || v[i].step <= prev) {
+			snprintf(s->err, sizeof(s->err), "step %ld%s follows "
+				 "step %ld: steps must increase", v[i].step,
+				 rank >= 0 ? " of a rank" : "", prev);
+			return 0;
 		}
 	}
-	s->meas = cur;
-	s->nmeas = ncur;
-	s->test_open = 0;
-	for (size_t i = 0; i < s->npbatch && !bad; i++) {
-		const struct pbatch *b = &s->pbatch[i];
-		sqlite3_stmt *st = NULL;
-		if (sqlite3_prepare_v2(mem, b->sql, -1, &st, NULL) != SQLITE_OK)
-			bad = 1;
-		for (size_t k = 0; k < b->n && !bad; k++) {
-			b->fill(st, s->run_id, b->rows, k);
-			bad |= add_stmt(out, st);
+	return 1;
+}
+
+/* The steps as kept: each marked timed as sd_train_step_timed() marks it
+ * in its rank's series with the run's warm-up; NULL when out of memory. */
+static struct kstep *mark_steps(struct db_sink *s,
+				const struct sd_train_step *v, size_t n)
+{
+	struct kstep *out = calloc(n, sizeof(*out));
+	for (size_t i = 0; out && i < n; i++) {
+		int fresh;
+		struct sd_train_step x = v[i];
+		if (x.rank < 0)
+			x.rank = -1;
+		struct rank_state *rs = rank_state(s, x.rank, &fresh);
+		if (!rs) {
+			free(out);
+			return NULL;
 		}
-		sqlite3_finalize(st);
+		out[i].s = x;
+		if (fresh) {
+			rs->first = x;
+			out[i].span = -1;
+		} else {
+			/* the rule of sd_train_step_timed() on the series
+			 * (first, ..., previous, this) */
+			struct sd_train_step three[3] = { rs->first, rs->prev,
+							  x };
+			out[i].span = x.step - rs->prev.step;
+			out[i].timed = sd_train_step_timed(three, 2, s->warmup);
+		}
+		rs->prev = x;
 	}
-	if (s->lost_end && !bad) {
-		bind_run_end(e, s->run_id, status, end, finished, now);
-		bad |= add_stmt(out, e);
-	}
-	if (bad || sqlite3_str_errcode(out) != SQLITE_OK) {
-		snprintf(s->jn_why, sizeof(s->jn_why), "cannot build it: %s",
-			 bad ? sqlite3_errmsg(mem) : "out of memory");
+	return out;
+}
+
+static int db_train_steps(void *self, const struct sd_train_step *v,
+			  size_t n)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (s->ended || !n)
+		goto out;
+	if (!s->begun || !s->train) {
+		snprintf(s->err, sizeof(s->err), "steps of a training run %s",
+			 s->begun ? "in a run that is not one"
+				  : "before its beginning");
+		rc = SD_ERR_INVALID;
 		goto out;
 	}
-	text = sqlite3_str_finish(out);
-	out = NULL;
+	if (!steps_in_order(s, v, n)) {
+		rc = SD_ERR_INVALID;
+		goto out;
+	}
+	struct kstep *k = mark_steps(s, v, n);
+	if (!k || keep_batch(s, ins_step_sql, fill_step, k, n, sizeof(*k), 0,
+			     NULL)) {
+		s->lost_steps += (long)n;
+		snprintf(s->err, sizeof(s->err), "out of memory keeping %zu "
+			 "steps", n);
+		rc = SD_ERR_NOMEM;
+	} else {
+		s->pb[s->npb - 1].steps = 1;
+		if (flush(s, 0) != SD_OK) {
+			char what[64];
+			size_t kept = 0;
+			for (size_t i = 0; i < s->npb; i++)
+				kept += s->pb[i].steps ? s->pb[i].n : 0;
+			snprintf(what, sizeof(what), "%zu step%s", kept,
+				 kept == 1 ? "" : "s");
+			rc = kept_for_later(s, what);
+		}
+	}
+	free(k);
 out:
-	sqlite3_free(sqlite3_str_finish(out));
-	sqlite3_finalize(t);
-	sqlite3_finalize(m);
-	sqlite3_finalize(e);
-	sqlite3_close(mem);
-	return text;
+	pthread_mutex_unlock(&s->mu);
+	return rc;
 }
 
-/* At the end, mu held: keep in the journal what still could not be
- * written, beside the database or, when that fails too (the disk is
- * full), in $TMPDIR; what is kept is no longer pending. */
-static void write_journal(struct db_sink *s, const char *status,
-			  const struct sd_run_end *end, const char *finished,
-			  const char *now)
+static void copy_metric(struct kmetric *d, const struct sd_train_metric *m)
 {
-	char *text = journal_text(s, status, end, finished, now);
-	if (!text)
-		return;
-	char err[4200];
-	sd_db_journal_path(s->path, s->journal, sizeof(s->journal));
-	if (sd_db_journal_append(s->journal, text, err, sizeof(err)) != SD_OK) {
-		sd_strlcpy(s->jn_why, err, sizeof(s->jn_why));
-		const char *tmp = getenv("TMPDIR");
-		const char *base = strrchr(s->path, '/');
-		base = base ? base + 1 : s->path;
-		snprintf(s->journal, sizeof(s->journal),
-			 "%s/%s.run%lld.pending.sql", tmp && *tmp ? tmp : "/tmp",
-			 base, (long long)s->run_id);
-		if (sd_db_journal_append(s->journal, text, err, sizeof(err)) !=
-		    SD_OK) {
-			s->journal[0] = '\0';
-			sqlite3_free(text);
-			return;
-		}
+	memset(d, 0, sizeof(*d));
+	sd_strlcpy(d->name, m->name ? m->name : "", sizeof(d->name));
+	sd_strlcpy(d->unit, m->unit ? m->unit : "", sizeof(d->unit));
+	if (m->host) {
+		d->has_host = 1;
+		sd_strlcpy(d->host, m->host, sizeof(d->host));
 	}
-	sqlite3_free(text);
-	s->jn_tests += (long)s->npending;
-	s->jn_batches += (long)s->npbatch;
-	s->jn_end = s->lost_end;
-	for (size_t i = 0; i < s->npending; i++) {
-		free(s->pending[i].meas);
-		free(s->pending[i].message);
+	d->rank = m->rank < 0 ? -1 : m->rank;
+	d->value = m->value;
+}
+
+/* A deep copy of a training run's outcome with its metric rows
+ * (sd_train_metric_rows() and the extra ones); NULL when out of memory. */
+static struct ktrain *train_copy(const struct sd_train_outcome *o)
+{
+	struct ktrain *t = calloc(1, sizeof(*t));
+	struct sd_train_metric rows[SD_TRAIN_MAX_METRICS];
+	int bad = !t;
+	if (bad)
+		return NULL;
+	if (o->summary) {
+		t->have_summary = 1;
+		t->summary = *o->summary;
 	}
-	s->npending = 0;
-	for (size_t i = 0; i < s->npbatch; i++)
-		pbatch_free(&s->pbatch[i]);
-	s->npbatch = 0;
-	s->lost_end = 0;
+	if (o->cmp) {
+		t->have_cmp = 1;
+		t->cmp = *o->cmp;
+		t->reference_name = dup_str(o->reference_name, &bad);
+	}
+	t->lines_unparsed = o->lines_unparsed;
+	size_t nr = sd_train_metric_rows(o->summary, o->cmp, rows,
+					 SD_TRAIN_MAX_METRICS);
+	t->metrics = calloc(nr + o->nextra + 1, sizeof(*t->metrics));
+	bad |= !t->metrics;
+	for (size_t i = 0; t->metrics && i < nr; i++)
+		copy_metric(&t->metrics[t->nmetrics++], &rows[i]);
+	for (size_t i = 0; t->metrics && o->extra && i < o->nextra; i++)
+		if (isfinite(o->extra[i].value) && o->extra[i].name)
+			copy_metric(&t->metrics[t->nmetrics++], &o->extra[i]);
+	if (bad) {
+		train_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Kept, to be written with the run's end. */
+static int db_train_end(void *self, const struct sd_train_outcome *o)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (!s->ended && s->begun && s->train && !s->tend &&
+	    !(s->tend = train_copy(o))) {
+		snprintf(s->err, sizeof(s->err), "out of memory keeping the "
+			 "training run's outcome");
+		rc = SD_ERR_NOMEM;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/* The run's end as kept; NULL when out of memory. */
+static struct kend *end_copy(const struct sd_run_end *end)
+{
+	struct kend *e = calloc(1, sizeof(*e));
+	int bad = !e;
+	if (bad)
+		return NULL;
+	e->status = run_status(end->status);
+	e->exit_status = end->exit_status;
+	/* keep what was said when the schema has no word for it */
+	e->message = dup_str(end->message ? end->message
+			     : strcmp(e->status, end->status ? end->status
+							      : "error")
+				       ? end->status : NULL, &bad);
+	sd_db_iso_time(end->finished_at > 0 ? end->finished_at
+					    : sd_wall_now(), e->finished);
+	if (bad) {
+		end_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static int db_run_end(void *self, const struct sd_run_end *end)
+{
+	struct db_sink *s = self;
+	int rc = SD_OK;
+	pthread_mutex_lock(&s->mu);
+	if (s->ended || !s->begun) {
+		s->ended = 1;
+		goto out;
+	}
+	if (s->test_open) {
+		int cancelled = end->status && strcmp(end->status,
+						      "cancelled") == 0;
+		end_test(s, cancelled ? "cancelled" : "error",
+			 cancelled ? "interrupted: the run was cancelled"
+				   : "interrupted: the run ended early");
+	}
+	s->end = end_copy(end);
+	s->ended = 1;
+	/* when what comes before the end cannot be written but the run's
+	 * row is in, the end alone: its status is then not left 'running' */
+	if (flush(s, 1) != SD_OK && s->end && !s->begin && !s->atomic &&
+	    transaction(s, write_end) == SD_OK) {
+		end_free(s->end);
+		s->end = NULL;
+	}
+	rc = s->end ? SD_ERR_IO : SD_OK;
+	/* what still could not be written is kept beside the database */
+	write_journal(s);
+	pthread_cond_broadcast(&s->cv);
+out:
+	pthread_mutex_unlock(&s->mu);
+	return rc;
 }
 
 static void db_destroy(void *self)
@@ -1130,21 +1716,14 @@ static void db_destroy(void *self)
 	pthread_mutex_unlock(&s->mu);
 	if (s->hb_started)
 		pthread_join(s->hb, NULL);
-	sqlite3_finalize(s->ins_test);
-	sqlite3_finalize(s->ins_meas);
-	sqlite3_finalize(s->heartbeat);
 	sd_db_close(s->db);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
-	for (size_t i = 0; i < s->npending; i++) {
-		free(s->pending[i].meas);
-		free(s->pending[i].message);
-	}
-	free(s->pending);
-	for (size_t i = 0; i < s->npbatch; i++)
-		pbatch_free(&s->pbatch[i]);
-	free(s->pbatch);
-	free(s->meas);
+	forget_written(s);
+	free(s->tests);
+	free(s->pb);
+	test_free(&s->cur);
+	free(s->rs);
 	free(s->path);
 	free(s->cmdline);
 	free(s);
@@ -1162,6 +1741,8 @@ static const struct sd_sink_ops db_sink_ops = {
 	.suspects = db_suspects,
 	.gemm_results = db_gemm_results,
 	.gemm_devices = db_gemm_devices,
+	.train_steps = db_train_steps,
+	.train_end = db_train_end,
 };
 
 int sd_db_sink_open(const char *path_or_null, const char *cmdline,
@@ -1181,6 +1762,7 @@ int sd_db_sink_open(const char *path_or_null, const char *cmdline,
 	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	gethostname(s->hostname, sizeof(s->hostname) - 1);
 	s->path = strdup(path);
 	s->cmdline = cmdline ? strdup(cmdline) : NULL;
 	if (!s->path || (cmdline && !s->cmdline)) {
@@ -1209,20 +1791,16 @@ int sd_db_sink_open(const char *path_or_null, const char *cmdline,
 			 "statements)%s%s", nl ? "; " : "", jpath, path, ntests,
 			 ntests == 1 ? "" : "s", nst,
 			 jerr[0] ? "; " : "", jerr);
-	if (sqlite3_prepare_v2(s->db, ins_test_sql, -1, &s->ins_test, NULL) !=
-		    SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, ins_meas_sql, -1, &s->ins_meas, NULL) !=
-		    SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, heartbeat_sql, -1, &s->heartbeat,
-			       NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: preparing statements: %s", path,
-			 sqlite3_errmsg(s->db));
-		db_destroy(s);
-		return SD_ERR_IO;
-	}
 	out->ops = &db_sink_ops;
 	out->self = s;
 	return SD_OK;
+}
+
+void sd_db_sink_set_atomic(const struct sd_sink *sink)
+{
+	struct db_sink *s = sink->ops == &db_sink_ops ? sink->self : NULL;
+	if (s)
+		s->atomic = 1;
 }
 
 const char *sd_db_sink_path(const struct sd_sink *s)
@@ -1232,16 +1810,21 @@ const char *sd_db_sink_path(const struct sd_sink *s)
 	return ((const struct db_sink *)s->self)->path;
 }
 
+const char *sd_db_sink_error(const struct sd_sink *sink)
+{
+	if (!sink || sink->ops != &db_sink_ops)
+		return "";
+	return ((const struct db_sink *)sink->self)->err;
+}
+
 void sd_db_sink_flush(const struct sd_sink *sink)
 {
 	struct db_sink *s = sink->self;
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->mu);
-	if (!s->ended && s->run_id) {
-		write_pending(s);
-		write_pending_batches(s);
-	}
+	if (!s->ended)
+		flush(s, 0);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -1263,40 +1846,60 @@ static const char *loss_fix(const struct db_sink *s)
 	}
 }
 
+/* What the record lacks, in words ("the run itself, 3 tests, its end");
+ * 0 when nothing.  The caller holds mu. */
+static int lacking(const struct db_sink *s, char *what, size_t len)
+{
+	long tests = s->lost_tests + (long)s->ntests;
+	long steps = s->lost_steps, batches = s->lost_batches;
+	for (size_t i = 0; i < s->npb; i++) {
+		if (s->pb[i].steps)
+			steps += (long)s->pb[i].n;
+		else
+			batches++;
+	}
+	int begin = s->lost_begin || s->begin;
+	int end = s->end || s->tend;
+	size_t u = 0;
+	what[0] = '\0';
+	if (begin)
+		u += (size_t)snprintf(what + u, len - u, "the run itself");
+	if (tests && u < len)
+		u += (size_t)snprintf(what + u, len - u, "%s%ld test%s",
+				      u ? ", " : "", tests,
+				      tests == 1 ? "" : "s");
+	if (steps && u < len)
+		u += (size_t)snprintf(what + u, len - u, "%s%ld step%s",
+				      u ? ", " : "", steps,
+				      steps == 1 ? "" : "s");
+	if (batches && u < len)
+		u += (size_t)snprintf(what + u, len - u, "%s%ld batch%s of "
+				      "verdicts or suspects", u ? ", " : "",
+				      batches, batches == 1 ? "" : "es");
+	if (end && u < len)
+		snprintf(what + u, len - u, "%sits end%s", u ? ", " : "",
+			 s->train ? " and metrics" : "");
+	return begin || tests || steps || batches || end;
+}
+
 int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
 {
 	struct db_sink *s = sink->self;
+	char what[256];
 	if (!s)
 		return 0;
 	pthread_mutex_lock(&s->mu);
-	long tests = s->lost_tests + (long)s->npending + s->jn_tests;
-	long batches = s->lost_batches + (long)s->npbatch + s->jn_batches;
-	int lost_end = s->lost_end || s->jn_end;
-	int lost = s->lost_begin || lost_end || tests || batches;
+	int lost = lacking(s, what, sizeof(what));
 	if (lost) {
-		char what[256] = "";
-		size_t u = 0;
-#define ADD(...) (u += (size_t)snprintf(what + u, sizeof(what) - u, __VA_ARGS__))
-		if (s->lost_begin)
-			ADD("the run itself");
-		if (tests)
-			ADD("%s%ld test%s", u ? ", " : "", tests,
-			    tests == 1 ? "" : "s");
-		if (batches)
-			ADD("%s%ld batch%s of verdicts or suspects", u ? ", " : "",
-			    batches, batches == 1 ? "" : "es");
-		if (lost_end && !s->lost_begin)
-			ADD("%sits end", u ? ", " : "");
-#undef ADD
-		int kept_all = s->journal[0] && !s->lost_begin &&
-			       !s->lost_tests && !s->lost_batches;
-		char jarg[4200] = "", own[4200];
+		int kept_all = s->jn_done && !s->lost_begin && !s->lost_tests &&
+			       !s->lost_batches && !s->lost_steps;
+		char jarg[4300] = "", own[4200];
 		sd_db_journal_path(s->path, own, sizeof(own));
-		if (s->journal[0] && strcmp(s->journal, own) != 0)
+		if (s->jn_done && strcmp(s->journal, own) != 0)
 			snprintf(jarg, sizeof(jarg), " --journal %s", s->journal);
 		const char *why = s->lost_why[0] ? s->lost_why : "write failed";
 		const char *fix = loss_fix(s);
-		if (s->journal[0] && fix)
+		if (s->jn_done && fix)
 			snprintf(msg, len, "the record in %s is incomplete: %s "
 				 "could not be written (%s); %s kept in %s: %s, "
 				 "then run 'shakedown db recover --db %s%s'%s",
@@ -1305,7 +1908,7 @@ int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
 				 s->journal, fix, s->path, jarg,
 				 jarg[0] ? "" : " (the next run into it "
 						"replays it too)");
-		else if (s->journal[0])
+		else if (s->jn_done)
 			snprintf(msg, len, "the record in %s is incomplete: %s "
 				 "could not be written (%s); %s kept in %s; the "
 				 "file is damaged: run 'shakedown db recover --db "
@@ -1319,7 +1922,9 @@ int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
 				 "could not be written (%s), nor kept in a "
 				 "journal (%s); the printed results above are the "
 				 "ones to keep; %s", s->path, what, why,
-				 s->jn_why[0] ? s->jn_why : "nothing to keep",
+				 s->jn_why[0] ? s->jn_why
+				 : s->ended   ? "nothing to keep"
+					      : "the run has not ended",
 				 fix ? fix : "the file is damaged: salvage it "
 					     "(shakedown db recover --into)");
 	}

@@ -4,9 +4,11 @@
  * train_references, train_reference_steps; runs.run_kind 'train' or
  * 'ingest'; documented in shakedown-db(5)).
  *
- * Recording.  A training run is recorded through a recorder, as rank 0
- * of `shakedown run` records through its sink (sink_db.c), with the same
- * guarantees:
+ * Recording.  The functions sd_train_rec_*() are a typed front on the
+ * one recorder of every kind of run (sink_db.c): they hand a training
+ * run's beginning, steps, outcome, suspects and end to it as the events
+ * of the sink interface (lib/sink.h), so it keeps, writes again and
+ * journals them as it does a collective run's tests:
  *  - Nothing is reported as recorded that is not: every write is one
  *    transaction (BEGIN IMMEDIATE ... COMMIT) that lands whole or not at
  *    all, and sd_train_rec_incomplete() says afterwards whether the
@@ -22,10 +24,9 @@
  *    database or `shakedown db recover` replays (db.h).
  *  - Incremental mode (`shakedown train`): the run's row is written at
  *    begin with status 'running', each sd_train_rec_steps() writes the
- *    new steps in one transaction and refreshes runs.heartbeat_at (hand
- *    steps over in batches on a fast loop, every few seconds, and at
- *    least every few minutes: a run without a heartbeat for
- *    SD_DB_STALE_S is marked 'aborted' by the next writer), and
+ *    new steps in one transaction and refreshes runs.heartbeat_at, as the
+ *    recorder's thread does every 10 seconds (hand steps over in batches
+ *    on a fast loop, every few seconds), and
  *    sd_train_rec_finish() writes the metrics, the verdict and the run's
  *    end.  A crash loses at most the steps since the last call, and the
  *    run is then marked 'aborted'.  Rows written are no longer kept, so
