@@ -475,190 +475,230 @@ static int load_reference(const struct ingest_options *o,
 				       have, err, errlen);
 }
 
-int cmd_ingest(int argc, char **argv)
-{
+/* One ingest: the log, what it is judged against, and its record. */
+struct ingest_run {
 	struct ingest_options o;
 	struct sd_ingest_log log;
-	struct sd_train_reference ref = { 0 };
-	struct outcome *g = calloc(1, sizeof(*g));
-	struct sd_train_rec *rec = NULL;
-	char err[1200] = "", msg[1400] = "", config[96], cmdline[4096];
-	char uuid[37] = "";
-	int have_ref = 0, status = SD_EXIT_OK, rc;
-	memset(&o, 0, sizeof(o));
-	sd_ingest_given_init(&o.given);
-	sd_ingest_log_init(&log, SD_INGEST_AUTO);
-	if (!g) {
-		fprintf(stderr, "shakedown ingest: out of memory\n");
-		return SD_EXIT_ENV;
-	}
-	if ((rc = parse_options(argc, argv, &o)) >= 0) {
-		free(g);
-		return rc;
-	}
-	sd_command_line(argc, argv, cmdline, sizeof(cmdline));
-	sd_ingest_config(o.workload, config, sizeof(config));
+	struct sd_train_reference ref;
+	struct outcome *g;
+	struct sd_train_rec *rec;
+	int have_ref;
+	char err[1200], msg[1400], config[96], cmdline[4096], uuid[37];
+};
 
-	if (o.model_config) {
-		struct sd_train_facts *f = &o.given.facts;
-		struct sd_train_fact p = { 0 }, L = { 0 }, w = { 0 };
-		rc = sd_ingest_model_config(o.model_config, &p, &L, &w, err,
-					    sizeof(err));
-		if (rc) {
-			fprintf(stderr, "shakedown ingest: --model-config: "
-				"%s\n", err);
-			status = SD_EXIT_USAGE;
-			goto out;
-		}
-		f->params = p;
-		if (f->layers.origin == SD_TRAIN_UNKNOWN) {
-			f->layers = L;
-			g->from_config |= 1;
-		}
-		if (f->width.origin == SD_TRAIN_UNKNOWN) {
-			f->width = w;
-			g->from_config |= 2;
-		}
+/* --model-config: the model's parameters, and its layers and width
+ * where no option gave them.  An exit status. */
+static int apply_model_config(struct ingest_run *x)
+{
+	struct sd_train_facts *f = &x->o.given.facts;
+	struct sd_train_fact p = { 0 }, L = { 0 }, w = { 0 };
+	if (sd_ingest_model_config(x->o.model_config, &p, &L, &w, x->err,
+				   sizeof(x->err))) {
+		fprintf(stderr, "shakedown ingest: --model-config: %s\n",
+			x->err);
+		return SD_EXIT_USAGE;
 	}
+	f->params = p;
+	if (f->layers.origin == SD_TRAIN_UNKNOWN) {
+		f->layers = L;
+		x->g->from_config |= 1;
+	}
+	if (f->width.origin == SD_TRAIN_UNKNOWN) {
+		f->width = w;
+		x->g->from_config |= 2;
+	}
+	return SD_EXIT_OK;
+}
 
-	rc = sd_ingest_read(o.log, o.format, &log, err, sizeof(err));
+/* Read the log, merge it with the options and summarise it.  An exit
+ * status. */
+static int read_log(struct ingest_run *x)
+{
+	struct ingest_options *o = &x->o;
+	struct outcome *g = x->g;
+	int rc = sd_ingest_read(o->log, o->format, &x->log, x->err,
+				sizeof(x->err));
 	if (rc == SD_OK)
-		rc = sd_ingest_apply(&log, &o.given, &g->facts, g->apply_note,
-				     sizeof(g->apply_note), err, sizeof(err));
+		rc = sd_ingest_apply(&x->log, &o->given, &g->facts,
+				     g->apply_note, sizeof(g->apply_note),
+				     x->err, sizeof(x->err));
 	if (rc) {
-		fprintf(stderr, "shakedown ingest: %s\n", err);
-		status = rc == SD_ERR_NOMEM ? SD_EXIT_ENV : SD_EXIT_USAGE;
-		goto out;
+		fprintf(stderr, "shakedown ingest: %s\n", x->err);
+		return rc == SD_ERR_NOMEM ? SD_EXIT_ENV : SD_EXIT_USAGE;
 	}
-	if (o.strict && log.lines_unparsed) {
+	if (o->strict && x->log.lines_unparsed) {
 		fprintf(stderr, "shakedown ingest: --strict: %ld lines of %s "
 			"did not parse, the first %s:%ld: %s; fix the log or "
-			"drop --strict\n", log.lines_unparsed, o.log, o.log,
-			log.nbad ? log.bad[0].line : 0L,
-			log.nbad ? log.bad[0].why : "?");
-		status = SD_EXIT_USAGE;
-		goto out;
+			"drop --strict\n", x->log.lines_unparsed, o->log, o->log,
+			x->log.nbad ? x->log.bad[0].line : 0L,
+			x->log.nbad ? x->log.bad[0].why : "?");
+		return SD_EXIT_USAGE;
 	}
-	rc = sd_train_summarize(log.steps, log.n, &g->facts, &g->sum, err,
-				sizeof(err));
-	if (rc) {
-		fprintf(stderr, "shakedown ingest: %s: %s\n", o.log, err);
-		status = SD_EXIT_USAGE;
-		goto out;
+	if (sd_train_summarize(x->log.steps, x->log.n, &g->facts, &g->sum,
+			       x->err, sizeof(x->err))) {
+		fprintf(stderr, "shakedown ingest: %s: %s\n", o->log, x->err);
+		return SD_EXIT_USAGE;
 	}
-	g->logged_tflops = logged_tflops_mean(&log,
+	g->logged_tflops = logged_tflops_mean(&x->log,
 					      g->facts.warmup_steps.value);
-	rc = load_reference(&o, &ref, &have_ref, g, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "shakedown ingest: %s\n", err);
-		status = rc == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
-		goto out;
-	}
-	if (have_ref) {
-		rc = sd_train_compare(log.steps, log.n, config, &ref, NULL,
-				      &g->cmp, err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "shakedown ingest: the loss cannot be "
-				"judged against %s: %s%s\n", g->ref_label, err,
-				strcmp(ref.config, config) != 0
-					? "; a log's reference is made with "
-					  "'shakedown reference create "
-					  "--from-log' (and the same "
-					  "--workload)"
-					: "");
-			status = SD_EXIT_USAGE;
-			goto out;
-		}
-		g->compared = 1;
-	}
+	return SD_EXIT_OK;
+}
 
-	/* the verdict */
-	const char *st = "passed";
+/* The loss against the reference, when there is one.  An exit status
+ * for what stops the ingest (a reference that cannot be used). */
+static int compare_loss(struct ingest_run *x)
+{
+	struct outcome *g = x->g;
+	int rc = load_reference(&x->o, &x->ref, &x->have_ref, g, x->err,
+				sizeof(x->err));
+	if (rc) {
+		fprintf(stderr, "shakedown ingest: %s\n", x->err);
+		return rc == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+	}
+	if (!x->have_ref)
+		return SD_EXIT_OK;
+	if (sd_train_compare(x->log.steps, x->log.n, x->config, &x->ref, NULL,
+			     &g->cmp, x->err, sizeof(x->err))) {
+		fprintf(stderr, "shakedown ingest: the loss cannot be judged "
+			"against %s: %s%s\n", g->ref_label, x->err,
+			strcmp(x->ref.config, x->config) != 0
+				? "; a log's reference is made with 'shakedown "
+				  "reference create --from-log' (and the same "
+				  "--workload)"
+				: "");
+		return SD_EXIT_USAGE;
+	}
+	g->compared = 1;
+	return SD_EXIT_OK;
+}
+
+/* The verdict: an exit status, with msg saying why it failed. */
+static int verdict(struct ingest_run *x)
+{
+	const struct outcome *g = x->g;
 	if (g->sum.nonfinite_step >= 0) {
-		status = SD_EXIT_CHECK;
-		snprintf(msg, sizeof(msg), "loss became %s at step %ld of %s",
-			 isnan(g->sum.nonfinite_loss) ? "NaN" : "infinite",
-			 g->sum.nonfinite_step, o.log);
-	} else if (g->compared && g->cmp.verdict != SD_TRAIN_PASSED) {
-		status = SD_EXIT_VERDICT;
-		snprintf(msg, sizeof(msg), "the loss is off the reference %s: "
-			 "%s", ref.name, g->cmp.reason);
+		snprintf(x->msg, sizeof(x->msg), "loss became %s at step %ld "
+			 "of %s", isnan(g->sum.nonfinite_loss) ? "NaN"
+			 : "infinite", g->sum.nonfinite_step, x->o.log);
+		return SD_EXIT_CHECK;
 	}
-	if (status)
-		st = "failed";
+	if (g->compared && g->cmp.verdict != SD_TRAIN_PASSED) {
+		snprintf(x->msg, sizeof(x->msg), "the loss is off the "
+			 "reference %s: %s", x->ref.name, g->cmp.reason);
+		return SD_EXIT_VERDICT;
+	}
+	return SD_EXIT_OK;
+}
 
-	/* the record, whole or not at all */
+/* The record, whole or not at all: SD_EXIT_OK with *incomplete (and
+ * lack saying what it lacks), or SD_EXIT_ENV when it cannot be made. */
+static int record(struct ingest_run *x, const char *st, int status,
+		  int *incomplete, char *lack, size_t lacklen)
+{
+	const struct ingest_options *o = &x->o;
+	const struct outcome *g = x->g;
 	char note[600] = "";
-	rc = sd_train_rec_open(o.db, SD_TRAIN_REC_ATOMIC, &rec, note,
-			       sizeof(note), err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "shakedown ingest: %s\n", err);
-		status = SD_EXIT_ENV;
-		goto out;
+	if (sd_train_rec_open(o->db, SD_TRAIN_REC_ATOMIC, &x->rec, note,
+			      sizeof(note), x->err, sizeof(x->err))) {
+		fprintf(stderr, "shakedown ingest: %s\n", x->err);
+		return SD_EXIT_ENV;
 	}
 	if (note[0])
 		fprintf(stderr, "shakedown ingest: note: %s\n", note);
 	struct sd_job_info job;
 	memset(&job, 0, sizeof(job));
 	snprintf(job.launcher, sizeof(job.launcher), "log");
-	if (o.cluster)
-		sd_strlcpy(job.cluster, o.cluster, sizeof(job.cluster));
-	if (o.job_id)
-		sd_strlcpy(job.job_id, o.job_id, sizeof(job.job_id));
-	if (o.nodes)
-		sd_strlcpy(job.nodelist, o.nodes, sizeof(job.nodelist));
+	if (o->cluster)
+		sd_strlcpy(job.cluster, o->cluster, sizeof(job.cluster));
+	if (o->job_id)
+		sd_strlcpy(job.job_id, o->job_id, sizeof(job.job_id));
+	if (o->nodes)
+		sd_strlcpy(job.nodelist, o->nodes, sizeof(job.nodelist));
 	struct sd_train_run_info info = {
 		.kind = "ingest", .started_at = sd_wall_now(),
-		.command_line = cmdline, .tool_version = PACKAGE_VERSION,
+		.command_line = x->cmdline, .tool_version = PACKAGE_VERSION,
 		.user = sd_job_user(),
-		.job = &job, .config = config, .log_path = o.log,
-		.log_format = sd_ingest_format_name(log.format),
+		.job = &job, .config = x->config, .log_path = o->log,
+		.log_format = sd_ingest_format_name(x->log.format),
 		.facts = &g->facts };
-	char lack[700] = "";
-	int incomplete = 0;
-	rc = sd_train_rec_begin(rec, &info, err, sizeof(err));
-	if (rc == SD_OK || rc == SD_ERR_IO) {
-		sd_strlcpy(uuid, sd_train_rec_uuid(rec), sizeof(uuid));
-		sd_train_rec_steps(rec, log.steps, log.n, err, sizeof(err));
-		struct sd_train_end e = {
-			.status = st, .exit_status = status,
-			.message = msg[0] ? msg : NULL,
-			.summary = &g->sum,
-			.cmp = g->compared ? &g->cmp : NULL,
-			.reference_name = g->compared ? ref.name : NULL,
-			.lines_unparsed = log.lines_unparsed };
-		sd_train_rec_finish(rec, &e, err, sizeof(err));
-		incomplete = sd_train_rec_incomplete(rec, lack, sizeof(lack));
-	} else {
-		fprintf(stderr, "shakedown ingest: %s\n", err);
-		status = SD_EXIT_ENV;
-		goto out;
+	int rc = sd_train_rec_begin(x->rec, &info, x->err, sizeof(x->err));
+	if (rc != SD_OK && rc != SD_ERR_IO) {
+		fprintf(stderr, "shakedown ingest: %s\n", x->err);
+		return SD_EXIT_ENV;
 	}
-	if (!uuid[0])
-		sd_uuid4(uuid);
+	sd_strlcpy(x->uuid, sd_train_rec_uuid(x->rec), sizeof(x->uuid));
+	sd_train_rec_steps(x->rec, x->log.steps, x->log.n, x->err,
+			   sizeof(x->err));
+	struct sd_train_end e = {
+		.status = st, .exit_status = status,
+		.message = x->msg[0] ? x->msg : NULL,
+		.summary = &g->sum,
+		.cmp = g->compared ? &g->cmp : NULL,
+		.reference_name = g->compared ? x->ref.name : NULL,
+		.lines_unparsed = x->log.lines_unparsed };
+	sd_train_rec_finish(x->rec, &e, x->err, sizeof(x->err));
+	*incomplete = sd_train_rec_incomplete(x->rec, lack, lacklen);
+	return SD_EXIT_OK;
+}
 
-	if (o.json)
-		print_json(&o, &log, g, uuid, st);
+/* Read, judge, record and say it. */
+static int ingest(struct ingest_run *x)
+{
+	const struct ingest_options *o = &x->o;
+	int status, incomplete = 0;
+	char lack[700] = "";
+	if ((o->model_config && (status = apply_model_config(x))) ||
+	    (status = read_log(x)) || (status = compare_loss(x)))
+		return status;
+	status = verdict(x);
+	const char *st = status ? "failed" : "passed";
+	int rc = record(x, st, status, &incomplete, lack, sizeof(lack));
+	if (rc)
+		return rc;
+	if (!x->uuid[0])
+		sd_uuid4(x->uuid);
+
+	if (o->json)
+		print_json(o, &x->log, x->g, x->uuid, st);
 	else
-		print_text(&o, &log, g);
-	if (msg[0])
-		fprintf(stderr, "shakedown ingest: %s\n", msg);
+		print_text(o, &x->log, x->g);
+	if (x->msg[0])
+		fprintf(stderr, "shakedown ingest: %s\n", x->msg);
 	if (incomplete && (status == SD_EXIT_OK || status == SD_EXIT_VERDICT))
 		status = SD_EXIT_RECORD;
-	if (!o.json)
+	if (!o->json)
 		printf("# run %s\n", st);
 	if (incomplete)
 		fprintf(stderr, "shakedown: %s\n", lack);
-	else if (strcmp(sd_train_rec_path(rec), "none") != 0)
-		fprintf(o.json ? stderr : stdout, "# results recorded in %s "
+	else if (strcmp(sd_train_rec_path(x->rec), "none") != 0)
+		fprintf(o->json ? stderr : stdout, "# results recorded in %s "
 			"(run %s); 'shakedown report' shows them\n",
-			sd_train_rec_path(rec), uuid);
+			sd_train_rec_path(x->rec), x->uuid);
 	if (fflush(stdout) != 0 && status == SD_EXIT_OK)
 		status = SD_EXIT_ENV;
-out:
-	sd_train_rec_close(rec);
-	sd_train_ref_free(&ref);
-	sd_ingest_log_free(&log);
-	free(g);
 	return status;
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+	struct ingest_run *x = calloc(1, sizeof(*x));
+	int rc;
+	if (!x || !(x->g = calloc(1, sizeof(*x->g)))) {
+		free(x);
+		fprintf(stderr, "shakedown ingest: out of memory\n");
+		return SD_EXIT_ENV;
+	}
+	sd_ingest_given_init(&x->o.given);
+	sd_ingest_log_init(&x->log, SD_INGEST_AUTO);
+	if ((rc = parse_options(argc, argv, &x->o)) < 0) {
+		sd_command_line(argc, argv, x->cmdline, sizeof(x->cmdline));
+		sd_ingest_config(x->o.workload, x->config, sizeof(x->config));
+		rc = ingest(x);
+	}
+	sd_train_rec_close(x->rec);
+	sd_train_ref_free(&x->ref);
+	sd_ingest_log_free(&x->log);
+	free(x->g);
+	free(x);
+	return rc;
 }

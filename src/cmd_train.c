@@ -696,13 +696,14 @@ static void run_facts(const struct train_ctx *c, int nranks,
 /* Rank 0 at the end: summarise, judge, print, record, and say how the
  * run ended (loop_status: how the loop stopped; why: its words).
  * Returns the exit status. */
-static int finish(struct train_ctx *c, struct train_outcome *g,
-		  int loop_status, const char *why, const char *uuid,
-		  double floor_loss)
+/* The run's status from what the loop ended with and what was found:
+ * summary, loss against the reference, slow ranks; msg says why. */
+static int judge_run(struct train_ctx *c, struct train_outcome *g,
+		     int loop_status, const char *why, char *msg, size_t len)
 {
 	const struct train_options *o = &c->opt;
 	struct sd_train_facts f;
-	char err[700] = "", msg[900] = "";
+	char err[700] = "";
 	int status = loop_status;
 	run_facts(c, g->nranks, g->ranks, &f);
 
@@ -711,7 +712,7 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 		g->summarized = 1;
 	else if (!status) {
 		status = SD_EXIT_ENV;
-		snprintf(msg, sizeof(msg), "no step to summarise: %s", err);
+		snprintf(msg, len, "no step to summarise: %s", err);
 	}
 	if (g->summarized && c->have_ref) {
 		if (sd_train_compare(g->job, (size_t)g->done, c->config, &c->ref,
@@ -719,83 +720,169 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 			g->compared = 1;
 		else if (!status) {
 			status = SD_EXIT_USAGE;
-			snprintf(msg, sizeof(msg), "the loss cannot be judged: "
-				 "%s", err);
+			snprintf(msg, len, "the loss cannot be judged: %s", err);
 		}
 	}
 	judge_ranks(o, g);
 
-	const char *st = "passed";
 	long nan_step = g->summarized ? g->sum.nonfinite_step : -1;
 	if (status) {
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s%s",
+		snprintf(msg + strlen(msg), len - strlen(msg), "%s%s",
 			 msg[0] ? "; " : "", why ? why : "the run failed");
 	} else if (nan_step >= 0) {
 		status = SD_EXIT_CHECK;
-		snprintf(msg, sizeof(msg), "loss became %s at step %ld; the run "
+		snprintf(msg, len, "loss became %s at step %ld; the run "
 			 "stopped there", isnan(g->sum.nonfinite_loss) ? "NaN"
 			 : "infinite", nan_step);
 	} else {
 		if (g->compared && g->cmp.verdict != SD_TRAIN_PASSED) {
 			status = SD_EXIT_VERDICT;
-			snprintf(msg, sizeof(msg), "the loss is off the "
-				 "reference %s: %s", c->ref.name,
-				 g->cmp.reason);
+			snprintf(msg, len, "the loss is off the reference %s: %s",
+				 c->ref.name, g->cmp.reason);
 		}
 		if (g->nslow) {
 			status = SD_EXIT_VERDICT;
 			size_t u = strlen(msg);
-			snprintf(msg + u, sizeof(msg) - u, "%sslow rank: %s "
-				 "(> %.2fx); bad nodes: %s", u ? "; " : "",
-				 g->slow_which, o->slow_factor, g->slow_hosts);
+			snprintf(msg + u, len - u, "%sslow rank: %s (> %.2fx); "
+				 "bad nodes: %s", u ? "; " : "", g->slow_which,
+				 o->slow_factor, g->slow_hosts);
 		}
 	}
+	return status;
+}
+
+/* runs.status for an exit status. */
+static const char *run_status_word(int status)
+{
+	if (status == SD_EXIT_OK)
+		return "passed";
 	if (status == SD_EXIT_CANCELLED)
-		st = "cancelled";
-	else if (status == SD_EXIT_CHECK || status == SD_EXIT_VERDICT ||
-		 status == SD_EXIT_USAGE)
-		st = "failed";
-	else if (status)
-		st = "error";
+		return "cancelled";
+	if (status == SD_EXIT_CHECK || status == SD_EXIT_VERDICT ||
+	    status == SD_EXIT_USAGE)
+		return "failed";
+	return "error";
+}
 
-	/* the reference this run makes, when asked */
-	if (o->save_reference && status == SD_EXIT_OK) {
-		struct sd_train_reference ref = { 0 };
-		struct sd_train_curve cv = { "this run", g->job,
-					     (size_t)g->done };
-		const char *b = strrchr(o->save_reference, '/');
-		char name[SD_TRAIN_REF_NAME_MAX + 1], desc[300], src[80];
-		snprintf(name, sizeof(name), "%s", b ? b + 1 : o->save_reference);
-		char *dot = strrchr(name, '.');
-		if (dot && strcmp(dot, ".ref") == 0)
-			*dot = '\0';
-		snprintf(desc, sizeof(desc), "shakedown train: %d ranks on %s, "
-			 "%ld steps, seed %ld, %s", g->nranks,
-			 g->ranks[0].host, g->done, o->seed,
-			 g->ranks[0].dev.transport[0]
-				 ? g->ranks[0].dev.transport : "");
-		/* never name a run the database does not hold */
-		if (c->rec && strcmp(sd_train_rec_path(c->rec), "none") != 0)
-			snprintf(src, sizeof(src), "runs %s", uuid);
-		else
-			snprintf(src, sizeof(src), "a run not recorded (--db "
-				 "none)");
-		int rc = sd_train_ref_create(name, desc, c->config, src, &cv, 1,
-					     &ref, NULL, 0, err, sizeof(err));
-		if (!rc)
-			rc = sd_train_ref_save(&ref, o->save_reference, err,
-					       sizeof(err));
-		sd_train_ref_free(&ref);
-		if (rc) {
-			status = SD_EXIT_ENV;
-			st = "error";
-			snprintf(msg, sizeof(msg), "--save-ref: %s", err);
-		} else if (o->format == TRAIN_TEXT) {
-			printf("# reference %s written to %s\n", name,
-			       o->save_reference);
-		}
+/* --save-ref: the reference this run makes, written to its file.
+ * SD_OK, or a status with msg saying why. */
+static int save_reference(struct train_ctx *c, const struct train_outcome *g,
+			  const char *uuid, char *msg, size_t len)
+{
+	const struct train_options *o = &c->opt;
+	struct sd_train_reference ref = { 0 };
+	struct sd_train_curve cv = { "this run", g->job, (size_t)g->done };
+	const char *b = strrchr(o->save_reference, '/');
+	char name[SD_TRAIN_REF_NAME_MAX + 1], desc[300], src[80], err[700];
+	snprintf(name, sizeof(name), "%s", b ? b + 1 : o->save_reference);
+	char *dot = strrchr(name, '.');
+	if (dot && strcmp(dot, ".ref") == 0)
+		*dot = '\0';
+	snprintf(desc, sizeof(desc), "shakedown train: %d ranks on %s, "
+		 "%ld steps, seed %ld, %s", g->nranks, g->ranks[0].host,
+		 g->done, o->seed, g->ranks[0].dev.transport[0]
+					   ? g->ranks[0].dev.transport : "");
+	/* never name a run the database does not hold */
+	if (c->rec && strcmp(sd_train_rec_path(c->rec), "none") != 0)
+		snprintf(src, sizeof(src), "runs %s", uuid);
+	else
+		snprintf(src, sizeof(src), "a run not recorded (--db none)");
+	int rc = sd_train_ref_create(name, desc, c->config, src, &cv, 1, &ref,
+				     NULL, 0, err, sizeof(err));
+	if (!rc)
+		rc = sd_train_ref_save(&ref, o->save_reference, err,
+				       sizeof(err));
+	sd_train_ref_free(&ref);
+	if (rc) {
+		snprintf(msg, len, "--save-ref: %s", err);
+		return SD_EXIT_ENV;
 	}
+	if (o->format == TRAIN_TEXT)
+		printf("# reference %s written to %s\n", name,
+		       o->save_reference);
+	return SD_EXIT_OK;
+}
 
+/* A slow rank's node is a suspect, as a collectives run's is: one row
+ * per host (into sus, with its reason in why), every slow rank of it
+ * named.  Returns the rows filled. */
+static size_t slow_suspects(const struct train_outcome *g,
+			    struct sd_suspect_info *sus, char (*why)[160])
+{
+	size_t ns = 0;
+	for (int r = 0; sus && why && g->slow && r < g->nranks; r++) {
+		if (!g->slow[r])
+			continue;
+		size_t k = 0;
+		while (k < ns && strcmp(sus[k].subject, g->ranks[r].host) != 0)
+			k++;
+		size_t u = k < ns ? strlen(why[k]) : 0;
+		snprintf(why[k] + u, sizeof(why[k]) - u,
+			 "%strain: rank %d compute %.2fx the median",
+			 u ? "; " : "", r,
+			 g->compute_mean[r] / g->compute_median);
+		if (k == ns)
+			sus[ns++] = (struct sd_suspect_info){
+				.kind = "node", .subject = g->ranks[r].host,
+				.hosts = g->ranks[r].host, .bad_node = 1,
+				.reason = why[k] };
+	}
+	return ns;
+}
+
+/* The record's end: every rank's metric rows beside the job's, the slow
+ * ranks' nodes as suspects.  1 when the record is incomplete (lack says
+ * what it lacks), else 0. */
+static int record_end(struct train_ctx *c, const struct train_outcome *g,
+		      const char *st, int status, const char *msg,
+		      char *lack, size_t lacklen)
+{
+	char err[700];
+	struct sd_train_metric *extra =
+		calloc((size_t)g->nranks * 2 + 1, sizeof(*extra));
+	size_t ne = 0;
+	for (int r = 0; extra && g->compute_mean && g->compute_median > 0 &&
+			r < g->nranks; r++) {
+		extra[ne++] = (struct sd_train_metric){
+			"compute_s_mean", "s", g->compute_mean[r],
+			g->ranks[r].host, r };
+		extra[ne++] = (struct sd_train_metric){
+			"compute_vs_median", "ratio",
+			g->compute_mean[r] / g->compute_median,
+			g->ranks[r].host, r };
+	}
+	struct sd_suspect_info *sus =
+		g->nslow ? calloc((size_t)g->nslow, sizeof(*sus)) : NULL;
+	char (*why)[160] = g->nslow ? calloc((size_t)g->nslow, sizeof(*why))
+				    : NULL;
+	size_t ns = slow_suspects(g, sus, why);
+	struct sd_train_end e = {
+		.status = st, .exit_status = status,
+		.message = msg[0] ? msg : NULL,
+		.summary = g->summarized ? &g->sum : NULL,
+		.cmp = g->compared ? &g->cmp : NULL,
+		.reference_name = g->compared ? c->ref.name : NULL,
+		.lines_unparsed = -1, .extra = extra, .nextra = ne,
+		.suspects = sus, .nsuspects = ns };
+	sd_train_rec_finish(c->rec, &e, err, sizeof(err));
+	free(extra);
+	free(sus);
+	free(why);
+	return sd_train_rec_incomplete(c->rec, lack, lacklen);
+}
+
+static int finish(struct train_ctx *c, struct train_outcome *g,
+		  int loop_status, const char *why, const char *uuid,
+		  double floor_loss)
+{
+	const struct train_options *o = &c->opt;
+	char msg[900] = "";
+	int status = judge_run(c, g, loop_status, why, msg, sizeof(msg));
+	const char *st = run_status_word(status);
+
+	if (o->save_reference && status == SD_EXIT_OK &&
+	    (status = save_reference(c, g, uuid, msg, sizeof(msg))))
+		st = "error";
 	if (g->summarized) {
 		if (o->format == TRAIN_TEXT)
 			print_summary_text(c, g, floor_loss);
@@ -805,67 +892,11 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	if (msg[0])
 		fprintf(stderr, "shakedown train: %s\n", msg);
 
-	/* the record: every rank's metric rows beside the job's */
 	char lack[700] = "";
-	int incomplete = 0;
-	if (c->rec) {
-		struct sd_train_metric *extra =
-			calloc((size_t)g->nranks * 2 + 1, sizeof(*extra));
-		size_t ne = 0;
-		for (int r = 0; extra && g->compute_mean &&
-				g->compute_median > 0 && r < g->nranks; r++) {
-			extra[ne++] = (struct sd_train_metric){
-				"compute_s_mean", "s", g->compute_mean[r],
-				g->ranks[r].host, r };
-			extra[ne++] = (struct sd_train_metric){
-				"compute_vs_median", "ratio",
-				g->compute_mean[r] / g->compute_median,
-				g->ranks[r].host, r };
-		}
-		/* a slow rank's node is a suspect, as a collectives run's
-		 * is: one row per host, every slow rank of it named */
-		struct sd_suspect_info *sus =
-			g->nslow ? calloc((size_t)g->nslow, sizeof(*sus)) : NULL;
-		char (*why)[160] = g->nslow ? calloc((size_t)g->nslow,
-						      sizeof(*why))
-					    : NULL;
-		size_t ns = 0;
-		for (int r = 0; sus && why && g->slow && r < g->nranks; r++) {
-			if (!g->slow[r])
-				continue;
-			size_t k = 0;
-			while (k < ns && strcmp(sus[k].subject,
-						g->ranks[r].host) != 0)
-				k++;
-			size_t u = k < ns ? strlen(why[k]) : 0;
-			snprintf(why[k] + u, sizeof(why[k]) - u,
-				 "%strain: rank %d compute %.2fx the median",
-				 u ? "; " : "", r,
-				 g->compute_mean[r] / g->compute_median);
-			if (k == ns)
-				sus[ns++] = (struct sd_suspect_info){
-					.kind = "node",
-					.subject = g->ranks[r].host,
-					.hosts = g->ranks[r].host,
-					.bad_node = 1, .reason = why[k] };
-		}
-		struct sd_train_end e = {
-			.status = st, .exit_status = status,
-			.message = msg[0] ? msg : NULL,
-			.summary = g->summarized ? &g->sum : NULL,
-			.cmp = g->compared ? &g->cmp : NULL,
-			.reference_name = g->compared ? c->ref.name : NULL,
-			.lines_unparsed = -1, .extra = extra, .nextra = ne,
-			.suspects = sus, .nsuspects = ns };
-		sd_train_rec_finish(c->rec, &e, err, sizeof(err));
-		free(extra);
-		free(sus);
-		free(why);
-		incomplete = sd_train_rec_incomplete(c->rec, lack, sizeof(lack));
-		if (incomplete && (status == SD_EXIT_OK ||
-				   status == SD_EXIT_VERDICT))
-			status = SD_EXIT_RECORD;
-	}
+	int incomplete = c->rec && record_end(c, g, st, status, msg, lack,
+					      sizeof(lack));
+	if (incomplete && (status == SD_EXIT_OK || status == SD_EXIT_VERDICT))
+		status = SD_EXIT_RECORD;
 	FILE *out = o->format == TRAIN_JSON ? stderr : stdout;
 	if (o->format == TRAIN_TEXT)
 		printf("# run %s\n", st);
