@@ -152,6 +152,32 @@ void sd_strlcpy(char *dst, const char *src, size_t len)
 	dst[n] = '\0';
 }
 
+int sd_clip_words(char *dst, size_t len, const char *src, size_t max,
+		  const char *more)
+{
+	size_t n = strlen(src), m = strlen(more);
+	if (!len)
+		return 0;
+	if (max > len - 1)
+		max = len - 1;
+	if (n <= max) {
+		memcpy(dst, src, n + 1);
+		return 0;
+	}
+	size_t room = max > m ? max - m : 0, cut = room;
+	while (cut > 0 && !strchr(" ,;", src[cut]))
+		cut--;
+	/* no break: the first word is cut */
+	if (cut == 0)
+		cut = room;
+	/* the separators before the break go too */
+	while (cut > 0 && strchr(" ,;", src[cut - 1]))
+		cut--;
+	memcpy(dst, src, cut);
+	snprintf(dst + cut, len - cut, "%.*s", (int)(max - cut), more);
+	return 1;
+}
+
 int sd_write_replace(const char *path, const void *data, size_t len,
 		     char *failed, size_t failedlen)
 {

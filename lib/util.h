@@ -39,6 +39,16 @@ void sd_uuid4(char out[37]);
 void sd_strlcpy(char *dst, const char *src, size_t len);
 
 /*
+ * Copy src into dst (size len) in at most max characters without cutting
+ * a word: when it is longer, it ends at the last space, comma or
+ * semicolon that leaves room for `more` (e.g. " ..."), which is then
+ * appended; a first word longer than that is cut.  Returns 1 when src
+ * was shortened, else 0.
+ */
+int sd_clip_words(char *dst, size_t len, const char *src, size_t max,
+		  const char *more);
+
+/*
  * Write len bytes as the whole of the file at path: into PATH.tmp,
  * flushed and synced (fsync's EINVAL, a pipe or a special file, is not a
  * failure), then renamed over path, so that a reader never sees half a

@@ -83,11 +83,15 @@ int sd_drain_hosts(const char *const *hosts, const char *const *reasons,
 	if (!scontrol || !*scontrol)
 		scontrol = "scontrol";
 	for (int h = 0; h < n; h++) {
-		char node[300], reason[300], out[1024];
+		char node[300], reason[300], why[210], out[1024];
 		snprintf(node, sizeof(node), "NodeName=%s", hosts[h]);
-		/* Slurm keeps a reason short: the run names the rest */
-		snprintf(reason, sizeof(reason), "Reason=shakedown %s: %.200s",
-			 uuid, reasons[h] ? reasons[h] : "failed its checks");
+		/* Slurm keeps a reason short: the run names the rest
+		 * (shakedown report), and no word is cut */
+		sd_clip_words(why, sizeof(why), reasons[h] ? reasons[h]
+			      : "failed its checks", 200, " (more: shakedown "
+			      "report)");
+		snprintf(reason, sizeof(reason), "Reason=shakedown %s: %s",
+			 uuid, why);
 		for (char *c = reason; *c; c++)
 			if (*c == '"' || *c == '\n')
 				*c = '\'';

@@ -16,6 +16,7 @@
 #include "shakedown/pattern_host.h"
 #include "shakedown/pattern.h"
 #include "tap.h"
+#include "util.h"
 
 static void test_sizes(void)
 {
@@ -638,8 +639,28 @@ static void test_relocate(void)
 	   "a path that does not fit the buffer is refused");
 }
 
+/* A reason shortened for Slurm keeps whole words. */
+static void test_clip_words(void)
+{
+	char out[64];
+	int c = sd_clip_words(out, sizeof(out), "node03: busbw 0.20 GB/s, "
+			      "0.38x the peers' median", 30, " ...");
+	ok(c && strcmp(out, "node03: busbw 0.20 GB/s ...") == 0 &&
+	   strlen(out) <= 30, "clipped at a word: '%s'", out);
+	c = sd_clip_words(out, sizeof(out), "short reason", 30, " ...");
+	ok(!c && strcmp(out, "short reason") == 0, "a short text is kept");
+	c = sd_clip_words(out, sizeof(out), "abcdefghijklmnopqrstuvwxyz", 10,
+			  "...");
+	ok(c && strcmp(out, "abcdefg...") == 0,
+	   "one long word is cut, to the limit: '%s'", out);
+	c = sd_clip_words(out, 8, "one two three four", 100, "..");
+	ok(c && strlen(out) <= 7 && strcmp(out, "one..") == 0,
+	   "the buffer bounds it too: '%s'", out);
+}
+
 int main(void)
 {
+	test_clip_words();
 	test_relocate();
 	test_descriptor();
 	test_sizes();
