@@ -18,6 +18,7 @@ int cmd_help(int argc, char **argv);
 void cmd_run_usage(FILE *out);
 
 /* results database commands (src/db/) */
+int cmd_runs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
@@ -34,6 +35,7 @@ int cmd_upload(int argc, char **argv);
  * src/help/help_text.c.  The same files give shakedown(1) its option lists.
  */
 extern const char sd_help_run[];
+extern const char sd_help_runs[];
 extern const char sd_help_report[];
 extern const char sd_help_history[];
 extern const char sd_help_compare[];

@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{ "gemm", cmd_gemm, "matrix-multiply TFLOPs of every device, judged" },
 	{ "train", cmd_train, "fine-tuning workload: tgs, TFLOPs, loss vs reference" },
 	{ "ingest", cmd_ingest, "judge a training log: tgs, TFLOPs, loss vs reference" },
+	{ "runs", cmd_runs, "list the recorded runs: plan, nodes, outcome" },
 	{ "report", cmd_report, "show a recorded run and its verdicts" },
 	{ "history", cmd_history, "bus bandwidth of one operation over time" },
 	{ "compare", cmd_compare, "compare two runs and flag regressions" },

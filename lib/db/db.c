@@ -341,6 +341,13 @@ static void parent_dir(const char *path, char *dir, size_t len)
 		snprintf(dir, len, ".");
 }
 
+
+/* The file of an open database, for messages. */
+static const char *db_name(sqlite3 *db)
+{
+	const char *f = sqlite3_db_filename(db, "main");
+	return f && *f ? f : "DB";
+}
 /* Choose WAL, or a rollback journal on a network file system.  *note
  * receives a line for the user when WAL is not used. */
 static int set_journal(sqlite3 *db, const char *path, char *note,
@@ -619,12 +626,12 @@ int sd_db_find_run(sqlite3 *db, const char *run_ref, int64_t *run_id,
 		snprintf(err, errlen, "no run of Slurm job %s in the database",
 			 run_ref);
 	else if (n == 0)
-		snprintf(err, errlen, "no run '%s'; list runs with: sqlite3 "
-			 "DB 'SELECT uuid, started_at FROM run_summary'",
-			 run_ref);
+		snprintf(err, errlen, "no run '%s'; list runs with: "
+			 "shakedown runs --db %s", run_ref, db_name(db));
 	else if (n > 1)
 		snprintf(err, errlen, "run prefix '%s' is ambiguous; give more "
-			 "characters of the uuid", run_ref);
+			 "characters of the uuid (shakedown runs --db %s --long "
+			 "lists them whole)", run_ref, db_name(db));
 	else
 		rc = SD_OK;
 out:

@@ -42,6 +42,10 @@ int sd_db_open_note(const char *path, int flags, sqlite3 **out, char *note,
  */
 extern const char sd_db_history_sql[];
 
+/* The run list of `shakedown runs` (queries.c): ?1 since, ?2 until, ?3
+ * plan, ?4 status, ?5 kind (NULL: any), ?6 limit, ?7 short ids. */
+extern const char sd_db_runs_sql[];
+
 /* Output formats of the database commands. */
 enum sd_db_format { SD_DB_TEXT = 0, SD_DB_JSON, SD_DB_CSV };
 

@@ -98,6 +98,22 @@ int sd_named_open(const char *cmd, const char *path_opt, int writes,
 	return SD_EXIT_OK;
 }
 
+int sd_named_valid_date(sqlite3 *db, const char *s)
+{
+	sqlite3_stmt *st = NULL;
+	int ok = 0;
+	if (strlen(s) < 10 || s[4] != '-' || s[7] != '-')
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT julianday(?1) IS NOT NULL", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, s, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			ok = sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	return ok;
+}
+
 int sd_named_failed(const char *cmd, int status, const char *err)
 {
 	fprintf(stderr, "shakedown %s: %s\n", cmd, err);

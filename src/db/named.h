@@ -41,6 +41,10 @@ int sd_named_positionals(const char *cmd, int argc, char **argv,
 int sd_named_open(const char *cmd, const char *path_opt, int writes,
 		  sqlite3 **db);
 
+/* Whether s is a date SQLite reads (YYYY-MM-DD, or an ISO 8601 time):
+ * 1 or 0. */
+int sd_named_valid_date(sqlite3 *db, const char *s);
+
 /* Say err; the exit status of a failed call's status: SD_EXIT_USAGE for
  * SD_ERR_INVALID, else SD_EXIT_ENV. */
 int sd_named_failed(const char *cmd, int status, const char *err);

@@ -121,6 +121,10 @@ is "$(sqlite3 "$DB" "SELECT count(*) FROM verdicts v JOIN runs r
 	"$(sqlite3 "$DB" "SELECT count(*) FROM verdicts v JOIN runs r
 	ON r.id = v.run_id WHERE r.uuid = '$uuid' AND v.status = 'failed'")" \
 	"every failed expectation was measured twice more before it counted"
+runs_line=$("$SHAKEDOWN" runs --db "$DB" --status failed --limit 1 --long \
+	--format csv | sed -n 2p)
+like "$runs_line" "^$uuid,.*,failed,6,[0-9]+,[0-9]+,[1-9][0-9]*,$slow\$" \
+	"shakedown runs lists it: failed, exit 6, failed subjects, bad node $slow"
 
 # --- a slow link: every packet of one node through a token bucket ------------
 n3=$NS-n3
