@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 42
+SD_SLURM_NETNS=1 sd_slurm_begin 4 43
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
