@@ -128,220 +128,252 @@ static void describe_exit(int rank, pid_t pid, int status, char *buf,
 			 rank, (long)pid, WEXITSTATUS(status));
 }
 
-int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
-		    void *arg)
+/* What the launcher supervises: the ranks and the rendezvous round. */
+struct launch {
+	struct child *kids;
+	int n;                 /* ranks started */
+	int timeout_ms;        /* a round's bound; 0: none */
+	int alive, lost, forwarded, contributed;
+	double round_start;    /* when the round's first rank arrived */
+	double kill_at;        /* when the ranks left are killed; 0: never */
+	char why[300];         /* the first rank that ended badly */
+};
+
+/* In the child of rank r: keep only its end of the socketpair sv, die
+ * with the launcher, and run child_main with the rank's environment. */
+static void child_start(struct launch *l, int r, int sv[2], pid_t launcher,
+			int (*child_main)(void *arg), void *arg)
 {
-	struct child *kids = calloc((size_t)n, sizeof(*kids));
-	if (!kids) {
-		fprintf(stderr, "shakedown: out of memory\n");
-		return SD_EXIT_ENV;
-	}
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != launcher)
+		_exit(SD_EXIT_CANCELLED);
+	signal(SIGCHLD, SIG_DFL);
+	close(chld_pipe[0]);
+	close(chld_pipe[1]);
+	chld_pipe[0] = chld_pipe[1] = -1;
+	for (int s = 0; s < r; s++)
+		close(l->kids[s].fd);
+	close(sv[0]);
+	int fd = dup(sv[1]); /* without CLOEXEC */
+	char v[32];
+	snprintf(v, sizeof(v), "%d", fd);
+	setenv("SHAKEDOWN_LOCAL_FD", v, 1);
+	snprintf(v, sizeof(v), "%d", r);
+	setenv("SHAKEDOWN_LOCAL_RANK", v, 1);
+	snprintf(v, sizeof(v), "%d", l->n);
+	setenv("SHAKEDOWN_LOCAL_SIZE", v, 1);
+	close(sv[1]);
+	int status = child_main(arg);
 	fflush(stdout);
 	fflush(stderr);
+	/* a rank leaves through _exit() (not the launcher's atexit work):
+	 * under ASan, check its leaks first */
+	leak_check();
+	_exit(status);
+}
+
+/* Fork the ranks, each with its socketpair.  One that cannot be started
+ * ends the starting: l->n becomes the ranks started, and they are
+ * stopped (as if the launcher had been sent SIGTERM). */
+static void start_ranks(struct launch *l, int (*child_main)(void *arg),
+			void *arg)
+{
 	pid_t launcher = getpid();
-	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-		fprintf(stderr, "shakedown: pipe: %s\n", strerror(errno));
-		free(kids);
-		return SD_EXIT_ENV;
-	}
-	struct sigaction sc = { .sa_handler = on_child,
-				.sa_flags = SA_RESTART | SA_NOCLDSTOP };
-	sigemptyset(&sc.sa_mask);
-	sigaction(SIGCHLD, &sc, NULL);
-	for (int r = 0; r < n; r++) {
+	for (int r = 0; r < l->n; r++) {
 		int sv[2];
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 			fprintf(stderr, "shakedown: socketpair: %s\n",
 				strerror(errno));
-			n = r;
+			l->n = r;
 			launcher_signal = SIGTERM;
-			break;
+			return;
 		}
 		pid_t pid = fork();
-		if (pid == 0) {
-			/* child: keep only our end; die with the launcher */
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			if (getppid() != launcher)
-				_exit(SD_EXIT_CANCELLED);
-			signal(SIGCHLD, SIG_DFL);
-			close(chld_pipe[0]);
-			close(chld_pipe[1]);
-			chld_pipe[0] = chld_pipe[1] = -1;
-			for (int s = 0; s < r; s++)
-				close(kids[s].fd);
-			close(sv[0]);
-			int fd = dup(sv[1]); /* without CLOEXEC */
-			char v[32];
-			snprintf(v, sizeof(v), "%d", fd);
-			setenv("SHAKEDOWN_LOCAL_FD", v, 1);
-			snprintf(v, sizeof(v), "%d", r);
-			setenv("SHAKEDOWN_LOCAL_RANK", v, 1);
-			snprintf(v, sizeof(v), "%d", n);
-			setenv("SHAKEDOWN_LOCAL_SIZE", v, 1);
-			close(sv[1]);
-			int status = child_main(arg);
-			fflush(stdout);
-			fflush(stderr);
-			/* a rank leaves through _exit() (not the launcher's
-			 * atexit work): under ASan, check its leaks first */
-			leak_check();
-			_exit(status);
-		}
+		if (pid == 0)
+			child_start(l, r, sv, launcher, child_main, arg);
 		close(sv[1]);
 		if (pid < 0) {
 			fprintf(stderr, "shakedown: fork: %s\n", strerror(errno));
 			close(sv[0]);
-			n = r;
+			l->n = r;
 			launcher_signal = SIGTERM;
-			break;
+			return;
 		}
-		kids[r].pid = pid;
-		kids[r].fd = sv[0];
+		l->kids[r].pid = pid;
+		l->kids[r].fd = sv[0];
 	}
+}
 
-	struct sigaction sa = { .sa_handler = on_launcher_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+/* How long the poll may wait: until a rank's data, a rank's exit or a
+ * signal wakes it, else the nearest deadline (the rendezvous round's
+ * timeout, the kill after a grace), or forever (-1). */
+static int wait_ms(const struct launch *l)
+{
+	double next = 0;
+	if (l->contributed > 0 && l->timeout_ms > 0)
+		next = l->round_start + l->timeout_ms / 1e3;
+	if (l->kill_at && (!next || l->kill_at < next))
+		next = l->kill_at;
+	if (launcher_signal && !l->forwarded)
+		return 0; /* set before the loop: act on it now */
+	if (!next)
+		return -1;
+	double ms = (next - sd_now()) * 1e3 + 1;
+	return ms < 0 ? 0 : ms > 3600e3 ? 3600000 : (int)ms;
+}
 
-	int alive = n, lost = 0, forwarded = 0, contributed = 0;
-	double round_start = 0, kill_at = 0;
-	char why[300] = "";
-	while (alive > 0) {
+/* Read what the ranks that poll found ready sent for this round; a rank
+ * whose socket fails is left to waitpid. */
+static void take_contributions(struct launch *l, struct pollfd *pfd,
+			       int ready)
+{
+	struct child *kids = l->kids;
+	for (int r = 0; ready > 0 && r < l->n; r++) {
+		if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		uint64_t len;
+		if (sd_recv_full(kids[r].fd, &len, sizeof(len)) ||
+		    len > (1u << 30) ||
+		    !(kids[r].data = malloc(len ? len : 1)) ||
+		    sd_recv_full(kids[r].fd, kids[r].data, len)) {
+			free(kids[r].data);
+			kids[r].data = NULL;
+			close(kids[r].fd);
+			kids[r].fd = -1; /* its exit is seen below */
+			continue;
+		}
+		kids[r].len = len;
+		kids[r].contributed = 1;
+		if (l->contributed++ == 0)
+			l->round_start = sd_now();
+	}
+	if (l->contributed == l->n) {
+		reply_all(kids, l->n);
+		l->contributed = 0;
+	}
+}
+
+/* The ranks that ended: the first that ended badly is said (at once when
+ * a signal killed it) and the others get a grace to notice and report. */
+static void reap_ranks(struct launch *l)
+{
+	pid_t pid;
+	int status;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (int r = 0; r < l->n; r++) {
+			struct child *k = &l->kids[r];
+			if (k->pid != pid)
+				continue;
+			k->done = 1;
+			k->status = status;
+			l->alive--;
+			if (k->fd >= 0 && !k->contributed) {
+				close(k->fd);
+				k->fd = -1;
+			}
+			int clean = WIFEXITED(status) &&
+				    (WEXITSTATUS(status) == 0 || l->forwarded);
+			if (!clean && !l->lost) {
+				l->lost = WIFSIGNALED(status);
+				describe_exit(r, pid, status, l->why,
+					      sizeof(l->why));
+				if (l->lost)
+					fprintf(stderr, "shakedown: %s\n",
+						l->why);
+				l->kill_at = sd_now() + 3;
+			}
+		}
+	}
+}
+
+/* A round that can no longer complete (a rank in it ended), or that
+ * waits too long: its ranks are answered with the error. */
+static void check_round(struct launch *l)
+{
+	struct child *kids = l->kids;
+	if (l->contributed == 0)
+		return;
+	int missing = -1;
+	for (int r = 0; r < l->n; r++)
+		if (!kids[r].contributed && kids[r].done)
+			missing = r;
+	char msg[400];
+	if (missing >= 0) {
+		snprintf(msg, sizeof(msg), "%s before the rendezvous "
+			 "completed", l->why[0] ? l->why : "a rank ended");
+		reply_error(kids, l->n, msg);
+		l->contributed = 0;
+	} else if (l->timeout_ms > 0 &&
+		   sd_now() - l->round_start > l->timeout_ms / 1e3) {
+		char list[200] = "";
+		for (int r = 0; r < l->n; r++)
+			if (!kids[r].contributed) {
+				size_t u = strlen(list);
+				snprintf(list + u, sizeof(list) - u, "%s%d",
+					 u ? "," : "", r);
+			}
+		snprintf(msg, sizeof(msg), "rank %s did not reach the "
+			 "rendezvous within %.0f s", list, l->timeout_ms / 1e3);
+		reply_error(kids, l->n, msg);
+		l->contributed = 0;
+		if (!l->kill_at)
+			l->kill_at = sd_now() + 3;
+	}
+}
+
+/* A signal the launcher got goes to every rank left (then SIGKILL after
+ * 10 s); past kill_at, every rank left is killed. */
+static void stop_ranks(struct launch *l)
+{
+	if (launcher_signal && !l->forwarded) {
+		for (int r = 0; r < l->n; r++)
+			if (!l->kids[r].done)
+				kill(l->kids[r].pid, launcher_signal);
+		l->forwarded = 1;
+		l->kill_at = sd_now() + 10;
+	}
+	if (l->kill_at && sd_now() > l->kill_at) {
+		for (int r = 0; r < l->n; r++)
+			if (!l->kids[r].done)
+				kill(l->kids[r].pid, SIGKILL);
+		l->kill_at = sd_now() + 3600;
+	}
+}
+
+/* Relay rounds and watch the ranks until every one has ended. */
+static void supervise(struct launch *l)
+{
+	int n = l->n;
+	while (l->alive > 0) {
 		struct pollfd pfd[n + 1];
 		for (int r = 0; r < n; r++) {
-			pfd[r].fd = kids[r].contributed ? -1 : kids[r].fd;
+			pfd[r].fd = l->kids[r].contributed ? -1 : l->kids[r].fd;
 			pfd[r].events = POLLIN;
 			pfd[r].revents = 0;
 		}
 		pfd[n] = (struct pollfd){ .fd = chld_pipe[0], .events = POLLIN };
-		/* woken by a rank's data, a rank's exit or a signal; else
-		 * at the nearest deadline below (the rendezvous round's
-		 * timeout, the kill after a grace), or never */
-		double next = 0;
-		if (contributed > 0 && timeout_ms > 0)
-			next = round_start + timeout_ms / 1e3;
-		if (kill_at && (!next || kill_at < next))
-			next = kill_at;
-		int wait_ms = -1;
-		if (launcher_signal && !forwarded)
-			wait_ms = 0; /* set before the loop: act on it now */
-		else if (next) {
-			double ms = (next - sd_now()) * 1e3 + 1;
-			wait_ms = ms < 0 ? 0 : ms > 3600e3 ? 3600000 : (int)ms;
-		}
-		int ready = poll(pfd, (nfds_t)n + 1, wait_ms);
+		int ready = poll(pfd, (nfds_t)n + 1, wait_ms(l));
 		if (ready > 0 && (pfd[n].revents & POLLIN)) {
 			char drain[64];
 			while (read(chld_pipe[0], drain, sizeof(drain)) > 0)
 				;
 			ready--;
 		}
-		for (int r = 0; ready > 0 && r < n; r++) {
-			if (!(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			uint64_t len;
-			if (sd_recv_full(kids[r].fd, &len, sizeof(len)) ||
-			    len > (1u << 30) ||
-			    !(kids[r].data = malloc(len ? len : 1)) ||
-			    sd_recv_full(kids[r].fd, kids[r].data, len)) {
-				free(kids[r].data);
-				kids[r].data = NULL;
-				close(kids[r].fd);
-				kids[r].fd = -1; /* its exit is seen below */
-				continue;
-			}
-			kids[r].len = len;
-			kids[r].contributed = 1;
-			if (contributed++ == 0)
-				round_start = sd_now();
-		}
-		if (contributed == n) {
-			reply_all(kids, n);
-			contributed = 0;
-		}
-
-		/* children that ended */
-		pid_t pid;
-		int status;
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			for (int r = 0; r < n; r++) {
-				if (kids[r].pid != pid)
-					continue;
-				kids[r].done = 1;
-				kids[r].status = status;
-				alive--;
-				if (kids[r].fd >= 0 && !kids[r].contributed) {
-					close(kids[r].fd);
-					kids[r].fd = -1;
-				}
-				int clean = WIFEXITED(status) &&
-					    (WEXITSTATUS(status) == 0 ||
-					     forwarded);
-				if (!clean && !lost) {
-					lost = WIFSIGNALED(status);
-					describe_exit(r, pid, status, why,
-						      sizeof(why));
-					if (lost)
-						fprintf(stderr, "shakedown: %s\n",
-							why);
-					/* let the others notice and report */
-					kill_at = sd_now() + 3;
-				}
-			}
-		}
-		/* a round that can no longer complete, or waits too long */
-		if (contributed > 0) {
-			int missing = -1;
-			for (int r = 0; r < n; r++)
-				if (!kids[r].contributed && kids[r].done)
-					missing = r;
-			if (missing >= 0) {
-				char msg[400];
-				snprintf(msg, sizeof(msg), "%s before the "
-					 "rendezvous completed", why[0] ? why :
-					 "a rank ended");
-				reply_error(kids, n, msg);
-				contributed = 0;
-			} else if (timeout_ms > 0 &&
-				   sd_now() - round_start > timeout_ms / 1e3) {
-				char msg[400], list[200] = "";
-				for (int r = 0; r < n; r++)
-					if (!kids[r].contributed) {
-						size_t u = strlen(list);
-						snprintf(list + u,
-							 sizeof(list) - u,
-							 "%s%d", u ? "," : "",
-							 r);
-					}
-				snprintf(msg, sizeof(msg), "rank %s did not "
-					 "reach the rendezvous within %.0f s",
-					 list, timeout_ms / 1e3);
-				reply_error(kids, n, msg);
-				contributed = 0;
-				if (!kill_at)
-					kill_at = sd_now() + 3;
-			}
-		}
-		if (launcher_signal && !forwarded) {
-			for (int r = 0; r < n; r++)
-				if (!kids[r].done)
-					kill(kids[r].pid, launcher_signal);
-			forwarded = 1;
-			kill_at = sd_now() + 10;
-		}
-		if (kill_at && sd_now() > kill_at) {
-			for (int r = 0; r < n; r++)
-				if (!kids[r].done)
-					kill(kids[r].pid, SIGKILL);
-			kill_at = sd_now() + 3600;
-		}
+		take_contributions(l, pfd, ready);
+		reap_ranks(l);
+		check_round(l);
+		stop_ranks(l);
 	}
+}
 
-	/* The ranks agree on their exit status (the control plane hands
-	 * rank 0's to all).  When they do not, a rank was lost: the run ends
-	 * with 4, and the ranks that left with another status than the 4 of
-	 * the survivors are named (those killed by a signal already were). */
+/* The ranks agree on their exit status (the control plane hands rank 0's
+ * to all).  When they do not, a rank was lost: the run ends with 4, and
+ * the ranks that left with another status than the 4 of the survivors are
+ * named (those killed by a signal already were). */
+static int end_status(struct launch *l)
+{
+	struct child *kids = l->kids;
+	int n = l->n;
 	int rc = n > 0 && WIFEXITED(kids[0].status) ? WEXITSTATUS(kids[0].status)
 						    : SD_EXIT_TIMEOUT;
 	int agreed = 1;
@@ -349,23 +381,53 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 		if (!WIFEXITED(kids[r].status) ||
 		    (int)WEXITSTATUS(kids[r].status) != rc)
 			agreed = 0;
-	if (!agreed) {
-		for (int r = 0; r < n; r++) {
-			int st = kids[r].status;
-			if (WIFSIGNALED(st) || WEXITSTATUS(st) == SD_EXIT_TIMEOUT)
-				continue;
-			describe_exit(r, kids[r].pid, st, why, sizeof(why));
-			fprintf(stderr, "shakedown: %s\n", why);
-		}
-		if (rc != SD_EXIT_CANCELLED)
-			rc = SD_EXIT_TIMEOUT;
-	}
+	if (agreed)
+		return rc;
 	for (int r = 0; r < n; r++) {
-		if (kids[r].fd >= 0)
-			close(kids[r].fd);
-		free(kids[r].data);
+		int st = kids[r].status;
+		if (WIFSIGNALED(st) || WEXITSTATUS(st) == SD_EXIT_TIMEOUT)
+			continue;
+		describe_exit(r, kids[r].pid, st, l->why, sizeof(l->why));
+		fprintf(stderr, "shakedown: %s\n", l->why);
 	}
-	free(kids);
+	return rc != SD_EXIT_CANCELLED ? SD_EXIT_TIMEOUT : rc;
+}
+
+int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
+		    void *arg)
+{
+	struct launch l = { .n = n, .timeout_ms = timeout_ms };
+	if (!(l.kids = calloc((size_t)n, sizeof(*l.kids)))) {
+		fprintf(stderr, "shakedown: out of memory\n");
+		return SD_EXIT_ENV;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		fprintf(stderr, "shakedown: pipe: %s\n", strerror(errno));
+		free(l.kids);
+		return SD_EXIT_ENV;
+	}
+	struct sigaction sc = { .sa_handler = on_child,
+				.sa_flags = SA_RESTART | SA_NOCLDSTOP };
+	sigemptyset(&sc.sa_mask);
+	sigaction(SIGCHLD, &sc, NULL);
+	start_ranks(&l, child_main, arg);
+
+	struct sigaction sa = { .sa_handler = on_launcher_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	l.alive = l.n;
+	supervise(&l);
+
+	int rc = end_status(&l);
+	for (int r = 0; r < l.n; r++) {
+		if (l.kids[r].fd >= 0)
+			close(l.kids[r].fd);
+		free(l.kids[r].data);
+	}
+	free(l.kids);
 	signal(SIGCHLD, SIG_DFL);
 	close(chld_pipe[0]);
 	close(chld_pipe[1]);
