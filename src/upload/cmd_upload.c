@@ -163,18 +163,18 @@ static int send_html(sqlite3 *db, const char *uuid, const char *url,
 	return SD_EXIT_OK;
 }
 
-int cmd_upload(int argc, char **argv)
-{
-	int rc = SD_EXIT_USAGE, src;
-	const char *url = NULL, *db_path = NULL, *token_file = NULL;
-	const char *run_ref = NULL;
-	int pending = 0, list = 0, all = 0, verbose = 0, html = 0;
-	sqlite3 *db = NULL;
-	char *token = NULL;
-	char err[1024];
+/* What the command line of `shakedown upload` asked for. */
+struct upload_args {
+	const char *url, *db_path, *token_file;
+	const char *run_ref;     /* RUN; NULL: --pending or --list */
+	int pending, list, all, verbose, html;
 	struct sd_upload_config c;
+};
 
-	sd_upload_config_init(&c);
+/* --token in any spelling is refused before anything else: a token on the
+ * command line is readable by every user.  0, or SD_EXIT_USAGE (said). */
+static int refuse_token_option(int argc, char **argv)
+{
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
@@ -187,49 +187,57 @@ int cmd_upload(int argc, char **argv)
 			return SD_EXIT_USAGE;
 		}
 	}
-	if ((src = sd_upload_config_from_env(&c, err, sizeof(err)))) {
-		fprintf(stderr, "shakedown: upload: %s\n", err);
+	return 0;
+}
+
+/* --timeout and --connect-timeout (opt says which): 0, or SD_EXIT_USAGE
+ * (said). */
+static int parse_timeout(int opt, const char *arg, struct sd_upload_config *c)
+{
+	double s;
+	if (sd_parse_seconds(arg, &s)) {
+		fprintf(stderr, "shakedown: upload: --%s '%s': not a number of "
+			"seconds\n",
+			opt == OPT_TIMEOUT ? "timeout" : "connect-timeout", arg);
 		return SD_EXIT_USAGE;
 	}
+	if (opt == OPT_TIMEOUT)
+		c->timeout_s = s;
+	else
+		c->connect_timeout_s = s;
+	return 0;
+}
 
+/* Parse argv into a.  Returns -1 to go on, else an exit status. */
+static int parse_args(int argc, char **argv, struct upload_args *a)
+{
+	char err[1024];
+	long n;
+	int opt;
 	opterr = 0;
 	optind = 1;
-	int opt;
 	while ((opt = sd_getopt(argc, argv, ":vh", long_options, err,
 				sizeof(err))) != -1) {
-		if (opt == SD_OPT_REFUSED) {
+		switch (opt) {
+		case SD_OPT_REFUSED:
 			fprintf(stderr, "shakedown upload: %s\n", err);
 			return SD_EXIT_USAGE;
-		}
-		double s;
-		long n;
-		switch (opt) {
-		case OPT_URL: url = optarg; break;
-		case OPT_DB: db_path = optarg; break;
-		case OPT_TOKEN_FILE: token_file = optarg; break;
-		case OPT_CACERT: c.cacert = optarg; break;
-		case OPT_PENDING: pending = 1; break;
-		case OPT_LIST: list = 1; break;
-		case OPT_ALL: all = 1; break;
-		case OPT_HTML: html = 1; break;
-		case 'v': verbose = 1; break;
+		case OPT_URL: a->url = optarg; break;
+		case OPT_DB: a->db_path = optarg; break;
+		case OPT_TOKEN_FILE: a->token_file = optarg; break;
+		case OPT_CACERT: a->c.cacert = optarg; break;
+		case OPT_PENDING: a->pending = 1; break;
+		case OPT_LIST: a->list = 1; break;
+		case OPT_ALL: a->all = 1; break;
+		case OPT_HTML: a->html = 1; break;
+		case 'v': a->verbose = 1; break;
 		case 'h':
 			usage(stdout);
 			return sd_finish_stdout();
 		case OPT_CONNECT_TIMEOUT:
 		case OPT_TIMEOUT:
-			if (sd_parse_seconds(optarg, &s)) {
-				fprintf(stderr, "shakedown: upload: --%s '%s': "
-					"not a number of seconds\n",
-					opt == OPT_TIMEOUT ? "timeout"
-							   : "connect-timeout",
-					optarg);
+			if (parse_timeout(opt, optarg, &a->c))
 				return SD_EXIT_USAGE;
-			}
-			if (opt == OPT_TIMEOUT)
-				c.timeout_s = s;
-			else
-				c.connect_timeout_s = s;
 			break;
 		case OPT_ATTEMPTS:
 			if (sd_parse_int(optarg, 1, 100, &n)) {
@@ -238,7 +246,7 @@ int cmd_upload(int argc, char **argv)
 					optarg);
 				return SD_EXIT_USAGE;
 			}
-			c.max_attempts = (int)n;
+			a->c.max_attempts = (int)n;
 			break;
 		case ':':
 			fprintf(stderr, "shakedown: upload: %s needs a value; "
@@ -251,106 +259,135 @@ int cmd_upload(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		run_ref = argv[optind++];
+		a->run_ref = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "shakedown: upload: one run at a time; "
 			"unexpected '%.64s'\n", argv[optind]);
 		return SD_EXIT_USAGE;
 	}
-	if (pending + list + (run_ref != NULL) != 1) {
+	return -1;
+}
+
+/* What the options say together: one thing to do, what goes with what,
+ * the URL to send to (else $SHAKEDOWN_UPLOAD_URL), libcurl present.
+ * Returns -1 to go on, else an exit status (said). */
+static int check_args(struct upload_args *a)
+{
+	char err[1024];
+	if (a->pending + a->list + (a->run_ref != NULL) != 1) {
 		fprintf(stderr, "shakedown: upload: say what to send: a RUN, "
 			"--pending or --list (one of them); run 'shakedown "
 			"upload --help'\n");
 		return SD_EXIT_USAGE;
 	}
-	if (html && !run_ref) {
+	if (a->html && !a->run_ref) {
 		fprintf(stderr, "shakedown: upload: --html sends one run's "
 			"HTML report beside its JSON; give a RUN (the outbox "
 			"holds the JSON reports only)\n");
 		return SD_EXIT_USAGE;
 	}
-	if (all && !list) {
+	if (a->all && !a->list) {
 		fprintf(stderr, "shakedown: upload: --all goes with --list\n");
 		return SD_EXIT_USAGE;
 	}
-	if (run_ref && !url)
-		url = getenv("SHAKEDOWN_UPLOAD_URL");
-	if (run_ref && (!url || !*url)) {
+	if (a->run_ref && !a->url)
+		a->url = getenv("SHAKEDOWN_UPLOAD_URL");
+	if (a->run_ref && (!a->url || !*a->url)) {
 		fprintf(stderr, "shakedown: upload: no URL to send to; pass "
 			"--url URL or set SHAKEDOWN_UPLOAD_URL\n");
 		return SD_EXIT_USAGE;
 	}
-	if (url && sd_upload_check_url(url, err, sizeof(err))) {
+	if (a->url && sd_upload_check_url(a->url, err, sizeof(err))) {
 		fprintf(stderr, "shakedown: upload: %s\n", err);
 		return SD_EXIT_USAGE;
 	}
-	if (!list && !sd_upload_available(err, sizeof(err))) {
+	if (!a->list && !sd_upload_available(err, sizeof(err))) {
 		fprintf(stderr, "shakedown: upload: %s\n", err);
 		return SD_EXIT_ENV;
 	}
-	if (verbose) {
-		c.log = log_line;
-		c.log_arg = NULL;
+	if (a->verbose) {
+		a->c.log = log_line;
+		a->c.log_arg = NULL;
 	}
+	return -1;
+}
 
-	db_path = sd_db_resolve_path(db_path);
+/* Send run a->run_ref (and its HTML page with --html). */
+static int send_run(sqlite3 *db, struct upload_args *a, const char *token)
+{
+	struct sd_upload_result res;
+	char uuid[37] = "", err[1024];
+	int src = sd_upload_run(db, a->run_ref, a->url, token, &a->c, uuid,
+				&res, err, sizeof(err));
+	sd_upload_scrub(err, token);
+	if (src != SD_OK) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		return src == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
+	}
+	printf("sent %s to %s (HTTP %ld)\n", uuid, a->url, res.http_status);
+	int rc = a->html ? send_html(db, uuid, a->url, token, &a->c)
+			 : SD_EXIT_OK;
+	int frc = sd_finish_stdout();
+	return rc == SD_EXIT_OK ? frc : rc;
+}
+
+/* --pending: send what the outbox holds. */
+static int send_pending(sqlite3 *db, struct upload_args *a,
+			const char *token)
+{
+	char err[1024];
+	int nsent = 0, nleft = 0;
+	int src = sd_upload_pending(db, a->url, token, &a->c, row_line, NULL,
+				    &nsent, &nleft, err, sizeof(err));
+	sd_upload_scrub(err, token);
+	if (src != SD_OK) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		return SD_EXIT_ENV;
+	}
+	if (nsent == 0)
+		printf("no reports waiting: every report was sent\n");
+	return sd_finish_stdout();
+}
+
+int cmd_upload(int argc, char **argv)
+{
+	struct upload_args a = { 0 };
+	sqlite3 *db = NULL;
+	char *token = NULL;
+	char err[1024];
+	int rc, src;
+
+	sd_upload_config_init(&a.c);
+	if ((rc = refuse_token_option(argc, argv)))
+		return rc;
+	if ((src = sd_upload_config_from_env(&a.c, err, sizeof(err)))) {
+		fprintf(stderr, "shakedown: upload: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
+	if ((rc = parse_args(argc, argv, &a)) >= 0 ||
+	    (rc = check_args(&a)) >= 0)
+		return rc;
+
+	const char *db_path = sd_db_resolve_path(a.db_path);
 	if (strcmp(db_path, "none") == 0) {
 		fprintf(stderr, "shakedown: upload: --db none: the upload "
 			"needs the results database; pass --db PATH\n");
 		return SD_EXIT_USAGE;
 	}
-	if ((src = sd_db_open(db_path, 0, &db, err,
-			      sizeof(err)))) {
+	if (sd_db_open(db_path, 0, &db, err, sizeof(err))) {
 		fprintf(stderr, "shakedown: upload: %s\n", err);
 		return SD_EXIT_ENV;
 	}
-	if (list) {
-		rc = list_outbox(db, all);
-		goto out;
-	}
-
-	if ((src = sd_upload_token_load(token_file, &token, err,
-					sizeof(err)))) {
+	if (a.list)
+		rc = list_outbox(db, a.all);
+	else if ((src = sd_upload_token_load(a.token_file, &token, err,
+					     sizeof(err)))) {
 		fprintf(stderr, "shakedown: upload: %s\n", err);
 		rc = src == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_ENV;
-		goto out;
-	}
-
-	if (run_ref) {
-		struct sd_upload_result res;
-		char uuid[37] = "";
-		src = sd_upload_run(db, run_ref, url, token, &c, uuid, &res,
-				    err, sizeof(err));
-		sd_upload_scrub(err, token);
-		if (src == SD_OK) {
-			printf("sent %s to %s (HTTP %ld)\n", uuid, url,
-			       res.http_status);
-			rc = html ? send_html(db, uuid, url, token, &c)
-				  : SD_EXIT_OK;
-			int frc = sd_finish_stdout();
-			if (rc == SD_EXIT_OK)
-				rc = frc;
-		} else {
-			fprintf(stderr, "shakedown: upload: %s\n", err);
-			rc = src == SD_ERR_INVALID ? SD_EXIT_USAGE
-						   : SD_EXIT_ENV;
-		}
-		goto out;
-	}
-
-	int nsent = 0, nleft = 0;
-	src = sd_upload_pending(db, url, token, &c, row_line, NULL, &nsent,
-				&nleft, err, sizeof(err));
-	sd_upload_scrub(err, token);
-	if (src == SD_OK) {
-		if (nsent == 0)
-			printf("no reports waiting: every report was sent\n");
-		rc = sd_finish_stdout();
-	} else {
-		fprintf(stderr, "shakedown: upload: %s\n", err);
-		rc = SD_EXIT_ENV;
-	}
-out:
+	} else if (a.run_ref)
+		rc = send_run(db, &a, token);
+	else
+		rc = send_pending(db, &a, token);
 	sd_upload_token_free(token);
 	sd_db_close(db);
 	return rc;
