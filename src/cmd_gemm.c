@@ -35,6 +35,7 @@
 #include "names.h"
 #include "plugin.h"
 #include "job.h"
+#include "job_options.h"
 #include "ranks.h"
 #include "sink.h"
 #include "tool.h"
@@ -50,8 +51,7 @@
 enum gemm_format { GEMM_TEXT = 0, GEMM_JSON };
 
 struct gemm_options {
-	int local_ranks;
-	const char *backend, *iface, *db;
+	struct sd_job_options job; /* --local --backend --iface --timeout --db */
 	uint64_t sizes[SD_GEMM_MAX_SHAPES];
 	int nsizes, sizes_set;
 	uint64_t width, tokens;
@@ -61,7 +61,6 @@ struct gemm_options {
 	struct sd_gemm_expect expect;
 	enum gemm_format format;
 	int verbose;
-	int timeout_ms;
 };
 
 /* What rank 0 knows at the end, for printing and recording. */
@@ -106,15 +105,13 @@ static void on_cancel(int sig)
 }
 
 enum long_only {
-	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_SIZES, OPT_WIDTH,
+	OPT_SIZES = 256, OPT_WIDTH,
 	OPT_TOKENS, OPT_DTYPE, OPT_PEAK, OPT_PEAK_FRACTION, OPT_PEERS,
-	OPT_DB, OPT_FORMAT,
+	OPT_FORMAT,
 };
 
-static const struct option long_options[] = {
-	{ "local", required_argument, NULL, OPT_LOCAL },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
-	{ "iface", required_argument, NULL, OPT_IFACE },
+/* gemm's own options, after the shared ones (job_options.h) */
+static const struct option own_options[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
 	{ "width", required_argument, NULL, OPT_WIDTH },
 	{ "tokens", required_argument, NULL, OPT_TOKENS },
@@ -124,10 +121,8 @@ static const struct option long_options[] = {
 	{ "peak-tflops", required_argument, NULL, OPT_PEAK },
 	{ "peak-fraction", required_argument, NULL, OPT_PEAK_FRACTION },
 	{ "peers", required_argument, NULL, OPT_PEERS },
-	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "timeout", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -267,19 +262,13 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 	char oerr[256], perr[512];
 	opterr = 0;
 	optind = 1;
-	while ((ch = sd_getopt(argc, argv, ":n:w:T:vh", long_options, oerr,
-			       sizeof(oerr))) != -1) {
+	struct option rows[SD_JOB_OPTION_ROWS + SD_ROWS(own_options)];
+	const struct option *opts = SD_JOB_ROWS("gemm", own_options, rows);
+	while ((ch = sd_job_getopt(argc, argv, ":n:w:T:vh", opts, &o->job, oerr,
+				   sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
 			return sd_usage_error("gemm", "%s", oerr);
-		case OPT_LOCAL:
-			if (sd_parse_int(optarg, 1, 1024, &v))
-				return sd_usage_error("gemm", "--local '%s' must be a number of "
-					    "ranks from 1 to 1024", optarg);
-			o->local_ranks = (int)v;
-			break;
-		case OPT_BACKEND: o->backend = optarg; break;
-		case OPT_IFACE: o->iface = optarg; break;
 		case OPT_SIZES:
 			if (parse_sizes(optarg, o, perr, sizeof(perr)))
 				return sd_usage_error("gemm", "%s", perr);
@@ -332,7 +321,6 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 					    "(0.8: a fifth below it fails)",
 					    optarg);
 			break;
-		case OPT_DB: o->db = optarg; break;
 		case OPT_FORMAT:
 			hint = NULL;
 			if (sd_name_lookup(formats, optarg, &f, &hint))
@@ -343,11 +331,6 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 			o->format = (enum gemm_format)f;
 			break;
 		case 'v': o->verbose = 1; break;
-		case 'T':
-			if (sd_parse_duration_ms(optarg, &o->timeout_ms))
-				return sd_usage_error("gemm", "--timeout '%s' must be a positive "
-					    "number of seconds", optarg);
-			break;
 		case 'h':
 			fputs(sd_help_gemm, stdout);
 			return sd_finish_stdout();
@@ -365,8 +348,7 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 	if (o->sizes_set && o->nsizes == 0 && o->width_set && o->width == 0)
 		return sd_usage_error("gemm", "--sizes none and --width 0 leave nothing to "
 			    "measure; keep one");
-	if (!o->iface)
-		o->iface = getenv("SHAKEDOWN_IFACE");
+	sd_job_options_end(&o->job);
 	return -1;
 }
 
@@ -909,7 +891,7 @@ static int sweep(struct gemm_ctx *c, int *lost, char *err, size_t errlen)
 		.shapes = c->shapes, .nshapes = c->nshapes, .types = o->types,
 		.base = { .seed = GEMM_SEED, .warmup_iters = (int)o->warmup,
 			  .iters = (int)o->iters,
-			  .timeout_ms = o->timeout_ms },
+			  .timeout_ms = o->job.timeout_ms },
 		.fn = c->plugin.ops->gemm ? backend_gemm : sd_gemm_cpu,
 		.ctx = c->plugin.ops->gemm ? (void *)c : NULL,
 		.fault = &c->fault, .rank = bs->rank };
@@ -967,9 +949,9 @@ static int open_sweep(struct gemm_ctx *c)
 	int rc, status = SD_EXIT_ENV;
 	struct sd_rank_info me;
 	/* the backend and its world communicator, as `run` builds them */
-	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
-				      .iface = o->iface };
-	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg, NULL,
+	struct sd_comm_config cfg = { .timeout_ms = o->job.timeout_ms,
+				      .iface = o->job.iface };
+	if ((status = sd_job_backend_open(c->boot, o->job.backend, &cfg, NULL,
 					  NULL, &c->plugin, &c->comm)))
 		return status;
 
@@ -1079,7 +1061,8 @@ static int begin_record(struct gemm_ctx *c)
 	sweep_text(o, c->shapes, c->nshapes, c->plugin.ops->name, &c->text);
 	if (bs->rank == 0) {
 		struct sd_sink *next = &c->sinks.v[c->sinks.n];
-		rc = sd_db_sink_open(o->db, c->cmdline, next, err, sizeof(err));
+		rc = sd_db_sink_open(o->job.db, c->cmdline, next, err,
+				     sizeof(err));
 		if (rc)
 			fprintf(stderr, "shakedown: %s\n", err);
 		else if (next->ops) {
@@ -1239,10 +1222,9 @@ int cmd_gemm(int argc, char **argv)
 {
 	static struct gemm_ctx ctx;
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.opt.backend = "gloo";
+	sd_job_options_init(&ctx.opt.job, GEMM_TIMEOUT_MS);
 	ctx.opt.iters = -1;
 	ctx.opt.warmup = -1;
-	ctx.opt.timeout_ms = GEMM_TIMEOUT_MS;
 	ctx.opt.expect.peers = 0.8;
 	ctx.opt.expect.peak_fraction = 0.5;
 	int rc = parse_options(argc, argv, &ctx.opt);
@@ -1251,6 +1233,7 @@ int cmd_gemm(int argc, char **argv)
 	if ((rc = sd_job_fault(&ctx.fault)))
 		return rc;
 	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
-	return sd_job_launch("gemm", ctx.opt.local_ranks, ctx.opt.backend,
-			     ctx.opt.timeout_ms + 5000, gemm_main, &ctx);
+	return sd_job_launch("gemm", ctx.opt.job.local_ranks,
+			     ctx.opt.job.backend, ctx.opt.job.timeout_ms + 5000,
+			     gemm_main, &ctx);
 }

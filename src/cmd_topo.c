@@ -25,6 +25,7 @@
 #include "names.h"
 #include "plugin.h"
 #include "job.h"
+#include "job_options.h"
 #include "ranks.h"
 #include "tool.h"
 #include "topo.h"
@@ -39,11 +40,8 @@
 enum topo_format { TOPO_TABLE = 0, TOPO_JSON };
 
 struct topo_options {
-	int local_ranks;
-	const char *backend;
-	const char *iface;
+	struct sd_job_options job; /* --local --backend --iface --timeout */
 	enum topo_format format;
-	int timeout_ms;
 };
 
 /* What every rank says about itself (allgathered as bytes). */
@@ -56,15 +54,12 @@ struct topo_rank {
 };
 
 enum long_only {
-	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_FORMAT,
+	OPT_FORMAT = 256,
 };
 
-static const struct option long_options[] = {
-	{ "local", required_argument, NULL, OPT_LOCAL },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
-	{ "iface", required_argument, NULL, OPT_IFACE },
+/* topo's own options, after the shared ones (job_options.h) */
+static const struct option own_options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "timeout", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -76,24 +71,17 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 		{ "table", TOPO_TABLE }, { "json", TOPO_JSON }, { NULL, 0 }
 	};
 	int ch, f;
-	long v;
 	const char *hint;
 	opterr = 0;
 	optind = 1;
 	char oerr[256];
-	while ((ch = sd_getopt(argc, argv, ":T:h", long_options, oerr,
-			       sizeof(oerr))) != -1) {
+	struct option rows[SD_JOB_OPTION_ROWS + SD_ROWS(own_options)];
+	const struct option *opts = SD_JOB_ROWS("topo", own_options, rows);
+	while ((ch = sd_job_getopt(argc, argv, ":T:h", opts, &o->job, oerr,
+				   sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
 			return sd_usage_error("topo", "%s", oerr);
-		case OPT_LOCAL:
-			if (sd_parse_int(optarg, 1, 1024, &v))
-				return sd_usage_error("topo", "--local '%s' must be a number of "
-					    "ranks from 1 to 1024", optarg);
-			o->local_ranks = (int)v;
-			break;
-		case OPT_BACKEND: o->backend = optarg; break;
-		case OPT_IFACE: o->iface = optarg; break;
 		case OPT_FORMAT:
 			hint = NULL;
 			if (sd_name_lookup(formats, optarg, &f, &hint))
@@ -102,11 +90,6 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 					    hint ? "; did you mean '" : "",
 					    hint ? hint : "", hint ? "'?" : "");
 			o->format = (enum topo_format)f;
-			break;
-		case 'T':
-			if (sd_parse_duration_ms(optarg, &o->timeout_ms))
-				return sd_usage_error("topo", "--timeout '%s' must be a positive "
-					    "number of seconds", optarg);
 			break;
 		case 'h':
 			fputs(sd_help_topo, stdout);
@@ -119,8 +102,7 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 	if (optind < argc)
 		return sd_usage_error("topo", "unexpected argument '%s'; see 'shakedown help "
 			    "topo'", argv[optind]);
-	if (!o->iface)
-		o->iface = getenv("SHAKEDOWN_IFACE");
+	sd_job_options_end(&o->job);
 	return -1;
 }
 
@@ -629,9 +611,9 @@ static int topo_main(void *arg)
 
 	/* the backend and its world communicator, as every command builds
 	 * them */
-	struct sd_comm_config cfg = { .timeout_ms = c->opt.timeout_ms,
-				      .iface = c->opt.iface };
-	if ((status = sd_job_backend_open(c->boot, c->opt.backend, &cfg, NULL,
+	struct sd_comm_config cfg = { .timeout_ms = c->opt.job.timeout_ms,
+				      .iface = c->opt.job.iface };
+	if ((status = sd_job_backend_open(c->boot, c->opt.job.backend, &cfg, NULL,
 					  NULL, &c->plugin, &c->comm)))
 		goto out;
 
@@ -683,12 +665,12 @@ int cmd_topo(int argc, char **argv)
 {
 	static struct topo_ctx ctx;
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.opt.backend = "gloo";
+	sd_job_options_init(&ctx.opt.job, TOPO_TIMEOUT_MS);
 	ctx.opt.format = TOPO_TABLE;
-	ctx.opt.timeout_ms = TOPO_TIMEOUT_MS;
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
-	return sd_job_launch("topo", ctx.opt.local_ranks, ctx.opt.backend,
-			     ctx.opt.timeout_ms + 5000, topo_main, &ctx);
+	return sd_job_launch("topo", ctx.opt.job.local_ranks,
+			     ctx.opt.job.backend, ctx.opt.job.timeout_ms + 5000,
+			     topo_main, &ctx);
 }

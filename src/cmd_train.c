@@ -47,6 +47,7 @@
 #include "names.h"
 #include "plugin.h"
 #include "job.h"
+#include "job_options.h"
 #include "ranks.h"
 #include "sink.h"
 #include "tool.h"
@@ -76,8 +77,8 @@
 enum train_format { TRAIN_TEXT = 0, TRAIN_JSON };
 
 struct train_options {
-	int local_ranks;
-	const char *backend, *iface, *db, *data, *reference, *save_reference;
+	struct sd_job_options job; /* --local --backend --iface --timeout --db */
+	const char *data, *reference, *save_reference;
 	const char *config_name;      /* "default" or "test" */
 	struct sd_gpt_config cfg;     /* after the overrides */
 	int overridden;               /* an override changed cfg */
@@ -86,7 +87,6 @@ struct train_options {
 	double slow_factor;
 	enum train_format format;
 	int progress;
-	int timeout_ms;
 };
 
 /* What rank 0 knows at the end. */
@@ -151,16 +151,14 @@ static void on_cancel(int sig)
 }
 
 enum long_only {
-	OPT_LOCAL = 256, OPT_BACKEND, OPT_IFACE, OPT_STEPS, OPT_CONFIG,
+	OPT_STEPS = 256, OPT_CONFIG,
 	OPT_LAYERS, OPT_WIDTH, OPT_HEADS, OPT_SEQ, OPT_MICRO, OPT_ACCUM,
 	OPT_DATA, OPT_SEED, OPT_WARMUP, OPT_REFERENCE, OPT_SAVE_REF, OPT_PEAK,
-	OPT_SLOW, OPT_DB, OPT_FORMAT, OPT_NO_PROGRESS,
+	OPT_SLOW, OPT_FORMAT, OPT_NO_PROGRESS,
 };
 
-static const struct option long_options[] = {
-	{ "local", required_argument, NULL, OPT_LOCAL },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
-	{ "iface", required_argument, NULL, OPT_IFACE },
+/* train's own options, after the shared ones (job_options.h) */
+static const struct option own_options[] = {
 	{ "steps", required_argument, NULL, OPT_STEPS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "layers", required_argument, NULL, OPT_LAYERS },
@@ -176,10 +174,8 @@ static const struct option long_options[] = {
 	{ "save-ref", required_argument, NULL, OPT_SAVE_REF },
 	{ "peak-tflops", required_argument, NULL, OPT_PEAK },
 	{ "slow-factor", required_argument, NULL, OPT_SLOW },
-	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
-	{ "timeout", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -191,7 +187,6 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 		{ "text", TRAIN_TEXT }, { "json", TRAIN_JSON }, { NULL, 0 }
 	};
 	int ch, f;
-	long v;
 	const char *hint;
 	char oerr[256];
 	/* the overrides, applied after --config whatever the order */
@@ -213,19 +208,13 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	};
 	opterr = 0;
 	optind = 1;
-	while ((ch = sd_getopt(argc, argv, ":T:h", long_options, oerr,
-			       sizeof(oerr))) != -1) {
+	struct option rows[SD_JOB_OPTION_ROWS + SD_ROWS(own_options)];
+	const struct option *opts = SD_JOB_ROWS("train", own_options, rows);
+	while ((ch = sd_job_getopt(argc, argv, ":T:h", opts, &o->job, oerr,
+				   sizeof(oerr))) != -1) {
 		switch (ch) {
 		case SD_OPT_REFUSED:
 			return sd_usage_error("train", "%s", oerr);
-		case OPT_LOCAL:
-			if (sd_parse_int(optarg, 1, 1024, &v))
-				return sd_usage_error("train", "--local '%s' must be a number of "
-					    "ranks from 1 to 1024", optarg);
-			o->local_ranks = (int)v;
-			break;
-		case OPT_BACKEND: o->backend = optarg; break;
-		case OPT_IFACE: o->iface = optarg; break;
 		case OPT_STEPS:
 			if (sd_parse_int(optarg, 1, 1000000, &o->steps))
 				return sd_usage_error("train", "--steps '%s' must be a number of "
@@ -289,7 +278,6 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 					    "above 1 (1.25: a rank 25%% slower "
 					    "than the median fails)", optarg);
 			break;
-		case OPT_DB: o->db = optarg; break;
 		case OPT_FORMAT:
 			hint = NULL;
 			if (sd_name_lookup(formats, optarg, &f, &hint))
@@ -300,11 +288,6 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 			o->format = (enum train_format)f;
 			break;
 		case OPT_NO_PROGRESS: o->progress = 0; break;
-		case 'T':
-			if (sd_parse_duration_ms(optarg, &o->timeout_ms))
-				return sd_usage_error("train", "--timeout '%s' must be a positive "
-					    "number of seconds", optarg);
-			break;
 		case 'h':
 			fputs(sd_help_train, stdout);
 			return sd_finish_stdout();
@@ -332,8 +315,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	    strcmp(o->reference, "none") != 0)
 		return sd_usage_error("train", "--save-ref makes a reference from this run; "
 			    "drop --reference (or give --reference none)");
-	if (!o->iface)
-		o->iface = getenv("SHAKEDOWN_IFACE");
+	sd_job_options_end(&o->job);
 	return -1;
 }
 
@@ -417,7 +399,7 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 		return SD_OK;
 	}
 	/* a file, a reference of the database, or a shipped one */
-	return sd_named_find_reference(o->reference, o->db, 1, &c->ref,
+	return sd_named_find_reference(o->reference, o->job.db, 1, &c->ref,
 				       c->ref_label, sizeof(c->ref_label),
 				       &c->have_ref, err, errlen);
 }
@@ -998,9 +980,9 @@ static int open_workload(struct train_ctx *c)
 	char err[1024] = "";
 	int rc, status = SD_EXIT_ENV;
 	/* the backend and its world communicator, as `gemm` builds them */
-	struct sd_comm_config cfg = { .timeout_ms = o->timeout_ms,
-				      .iface = o->iface };
-	if ((status = sd_job_backend_open(c->boot, o->backend, &cfg, NULL,
+	struct sd_comm_config cfg = { .timeout_ms = o->job.timeout_ms,
+				      .iface = o->job.iface };
+	if ((status = sd_job_backend_open(c->boot, o->job.backend, &cfg, NULL,
 					  NULL, &c->plugin, &c->comm)))
 		return status;
 
@@ -1041,7 +1023,7 @@ static int open_workload(struct train_ctx *c)
 			.cpu = c->model, .gpu = c->gpu, .gm = c->gm,
 			.tensors = c->gpu_tensors, .nt = c->gpu_nt,
 			.ops = c->plugin.ops, .comm = c->comm, .data = c->data,
-			.fault = &c->fault, .timeout_ms = o->timeout_ms };
+			.fault = &c->fault, .timeout_ms = o->job.timeout_ms };
 		rc = sd_train_rank_buckets(c->ddp, err, sizeof(err));
 		c->floor_loss = sd_data_loss_floor(c->data);
 	}
@@ -1101,7 +1083,7 @@ static int begin_record(struct train_ctx *c)
 			c->peak_origin = SD_TRAIN_MEASURED;
 		}
 		char note[512] = "";
-		rc = sd_train_rec_open(o->db, 0, &c->rec, note, sizeof(note),
+		rc = sd_train_rec_open(o->job.db, 0, &c->rec, note, sizeof(note),
 				       err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "shakedown: %s\n", err);
@@ -1347,20 +1329,19 @@ int cmd_train(int argc, char **argv)
 {
 	static struct train_ctx ctx;
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.opt.backend = "gloo";
+	sd_job_options_init(&ctx.opt.job, TRAIN_TIMEOUT_MS);
 	ctx.opt.config_name = "default";
 	ctx.opt.steps = 100;
 	ctx.opt.warmup = 2;
 	ctx.opt.seed = 1;
 	ctx.opt.progress = 1;
 	ctx.opt.slow_factor = TRAIN_SLOW_FACTOR;
-	ctx.opt.timeout_ms = TRAIN_TIMEOUT_MS;
 	int rc = parse_options(argc, argv, &ctx.opt);
 	if (rc >= 0)
 		return rc;
 	if ((rc = sd_job_fault(&ctx.fault)))
 		return rc;
-	if (strcmp(ctx.opt.backend, "nccl") == 0 &&
+	if (strcmp(ctx.opt.job.backend, "nccl") == 0 &&
 	    (ctx.fault.kind == SD_FAULT_GRAD_CORRUPT ||
 	     ctx.fault.kind == SD_FAULT_GRAD_NAN)) {
 		/* they write the gradients from the host */
@@ -1373,6 +1354,7 @@ int cmd_train(int argc, char **argv)
 	if (ctx.fault.kind == SD_FAULT_GRAD_NAN && !ctx.fault.iter_set)
 		ctx.fault.iter = 3;
 	sd_command_line(argc, argv, ctx.cmdline, sizeof(ctx.cmdline));
-	return sd_job_launch("train", ctx.opt.local_ranks, ctx.opt.backend,
-			     ctx.opt.timeout_ms + 5000, train_main, &ctx);
+	return sd_job_launch("train", ctx.opt.job.local_ranks,
+			     ctx.opt.job.backend, ctx.opt.job.timeout_ms + 5000,
+			     train_main, &ctx);
 }

@@ -3,10 +3,37 @@
  *
  * Each takes the arguments after the command name (argv[0] is the command
  * name) and returns the process exit status (see shakedown(1)).  They are
- * listed in one table in main.c.
+ * listed in one table, src/commands.c, with what each needs.
  */
 #ifndef SD_COMMANDS_H
 #define SD_COMMANDS_H
+
+#include <stdio.h>
+
+/* What a command needs, git's RUN_SETUP idea: the flags column of the
+ * command table.  They say which shared options (job_options.h) the
+ * command takes. */
+enum sd_command_flag {
+	SD_CMD_RANKS = 1 << 0, /* starts ranks: --local --backend --iface
+				  --timeout, the job lifecycle (job.h) */
+	SD_CMD_DB = 1 << 1,    /* records a run: --db */
+};
+
+struct sd_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	unsigned flags; /* enum sd_command_flag */
+};
+
+/* The command table, ending with a row whose name is NULL. */
+extern const struct sd_command sd_commands[];
+
+/* The row of command NAME, or NULL. */
+const struct sd_command *sd_command_find(const char *name);
+
+/* The flags of command NAME (0 for a name not in the table). */
+unsigned sd_command_flags(const char *name);
 
 int cmd_run(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
@@ -15,6 +42,7 @@ int cmd_gemm(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 void cmd_run_usage(FILE *out);
 
 /* results database commands (src/db/) */

@@ -1,5 +1,6 @@
 /*
- * options.h - the options of `shakedown run` after parsing.
+ * options.h - the options of `shakedown run`: what they hold after
+ * parsing, and the parser.
  */
 #ifndef SD_OPTIONS_H
 #define SD_OPTIONS_H
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "shakedown/backend.h"
+#include "job_options.h"
 #include "names.h"
 #include "plan.h"
 
@@ -17,14 +19,12 @@ enum sd_format { SD_FORMAT_TABLE = 0, SD_FORMAT_DEEPSPEED, SD_FORMAT_JSON };
  * the overrides sd_plan_build applies on top of the plan, with `plan.set`
  * saying which numbers were given; their defaults live in lib/plan.c. */
 struct sd_run_options {
-	int local_ranks;          /* --local N; 0: not a local launch */
-	const char *backend;      /* --backend; default "gloo" */
+	struct sd_job_options job; /* --local --backend --iface --timeout
+				      --db (the timeout goes into plan) */
 	const char *plan_file;    /* --plan FILE; NULL: the built-in plan */
 	struct sd_plan_overrides plan;
 	enum sd_format format;
 	int ds_raw;               /* --raw: DeepSpeed's bare bytes and us */
-	const char *iface;        /* --iface */
-	const char *db;           /* --db PATH or "none" */
 	const char *json_file;    /* -J FILE: nccl-tests' JSON document */
 	const char *upload_url;   /* --upload URL */
 	const char *token_file;   /* --token-file */
@@ -36,5 +36,10 @@ struct sd_run_options {
 
 /* Default values for every field. */
 void sd_run_options_init(struct sd_run_options *o);
+
+/* Parse the command line of `shakedown run` into o (after
+ * sd_run_options_init()), each error said once per job.  Returns -1 to
+ * go on, else the exit status (0 after --help). */
+int sd_run_parse_options(int argc, char **argv, struct sd_run_options *o);
 
 #endif

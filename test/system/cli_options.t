@@ -125,4 +125,34 @@ for n in 256 1024; do
 done
 bad 2 "^shakedown topo: --local 1024: Gloo's full mesh" topo --local 1024
 
+# the options every command that starts ranks shares (one row and one check
+# each, src/job_options.c): the same words from run, gemm, train and topo;
+# --db only where the command records a run, so topo refuses it
+for c in run gemm train topo; do
+	bad 2 "^shakedown $c: --local '0' must be a number of ranks from 1 to 1024$" \
+		$c --local 0
+	bad 2 "^shakedown $c: --timeout 'soon' must be a positive number of seconds$" \
+		$c --timeout soon
+	bad 2 "^shakedown $c: --timeout '-1' must be a positive number of seconds$" \
+		$c -T -1
+	bad 2 "^shakedown $c: option '--backend' needs a value$" $c --backend
+	bad 2 "^shakedown $c: '--ifa' is short for '--iface'; write options out in full$" \
+		$c --ifa lo
+	help=$("$SHAKEDOWN" help $c)
+	for o in --local --backend --iface --timeout; do
+		case "$help" in
+		*"$o "*) pass "$c --help names $o" ;;
+		*) fail "$c --help names $o" ;;
+		esac
+	done
+done
+for c in run gemm train; do
+	case "$("$SHAKEDOWN" help $c)" in
+	*"--db "*) pass "$c --help names --db" ;;
+	*) fail "$c --help names --db" ;;
+	esac
+done
+bad 2 "^shakedown topo: unknown option '--db'; see 'shakedown help topo'$" \
+	topo --db x.db
+
 done_testing
