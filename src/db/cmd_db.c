@@ -25,6 +25,7 @@
 #include "db/db.h"
 #include "db/db_internal.h"
 #include "db/report_html.h"
+#include "db/named.h"
 #include "drain.h"
 #include "hostlist.h"
 #include "names.h"
@@ -695,109 +696,147 @@ static int report_text(sqlite3 *db, int64_t run_id, int steps, char *err,
 				 stdout, NULL, err, errlen);
 }
 
-/* The bad nodes of a run: line 1 their Slurm hostlist (empty when
- * none), then one line per node with its reasons; what no single node
- * explains (paths, rails, groups) follows as # lines.  JSON: one object. */
-static int report_bad_nodes(sqlite3 *db, int64_t run_id, const char *uuid,
-			    int json, int drain, char *err, size_t errlen)
+/* A run's bad nodes: each host with its suspects' reasons. */
+struct bad_nodes {
+	const char **hosts;
+	char **reasons;
+	int n, cap;
+};
+
+static void bad_nodes_free(struct bad_nodes *bn)
+{
+	for (int i = 0; i < bn->n; i++) {
+		free((char *)bn->hosts[i]);
+		free(bn->reasons[i]);
+	}
+	free(bn->hosts);
+	free(bn->reasons);
+}
+
+/* One more host and its reasons.  SD_OK or SD_ERR_NOMEM. */
+static int bad_nodes_add(struct bad_nodes *bn, const char *host,
+			 const char *reasons)
+{
+	if (bn->n == bn->cap) {
+		int cap = bn->cap ? bn->cap * 2 : 16;
+		void *a = realloc(bn->hosts, (size_t)cap * sizeof(*bn->hosts));
+		if (a)
+			bn->hosts = a;
+		void *b = realloc(bn->reasons,
+				  (size_t)cap * sizeof(*bn->reasons));
+		if (b)
+			bn->reasons = b;
+		if (!a || !b)
+			return SD_ERR_NOMEM;
+		bn->cap = cap;
+	}
+	bn->hosts[bn->n] = strdup(host);
+	bn->reasons[bn->n] = strdup(reasons);
+	bn->n++;
+	return bn->hosts[bn->n - 1] && bn->reasons[bn->n - 1] ? SD_OK
+							      : SD_ERR_NOMEM;
+}
+
+/* The run's bad nodes from its suspects, by host.  SD_OK, SD_ERR_IO or
+ * SD_ERR_NOMEM. */
+static int read_bad_nodes(sqlite3 *db, int64_t run_id, struct bad_nodes *bn)
 {
 	sqlite3_stmt *st = NULL;
-	const char **hosts = NULL;
-	char **reasons = NULL;
-	int n = 0, cap = 0, rc = SD_ERR_IO;
-	struct sd_buf out = { 0 };
+	int rc = SD_ERR_IO, step;
 	if (sqlite3_prepare_v2(db,
 		"SELECT hosts, group_concat(kind || ' ' || subject || ': ' || "
 		" reason, '; ') FROM suspects WHERE run_id = ?1 AND bad_node = 1 "
 		"GROUP BY hosts ORDER BY hosts", -1, &st, NULL) != SQLITE_OK)
-		goto fail;
+		return SD_ERR_IO;
 	sqlite3_bind_int64(st, 1, run_id);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			void *a = realloc(hosts, (size_t)cap * sizeof(*hosts));
-			if (a)
-				hosts = a;
-			void *b = realloc(reasons, (size_t)cap * sizeof(*reasons));
-			if (b)
-				reasons = b;
-			if (!a || !b) {
-				rc = SD_ERR_NOMEM;
-				goto fail;
-			}
-		}
-		hosts[n] = strdup((const char *)sqlite3_column_text(st, 0));
-		reasons[n] = strdup((const char *)sqlite3_column_text(st, 1));
-		n++;
-		if (!hosts[n - 1] || !reasons[n - 1]) {
-			rc = SD_ERR_NOMEM;
-			goto fail;
-		}
-	}
-	if (step != SQLITE_DONE)
-		goto fail;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = bad_nodes_add(bn,
+				(const char *)sqlite3_column_text(st, 0),
+				(const char *)sqlite3_column_text(st, 1))))
+			break;
+	if (step == SQLITE_DONE)
+		rc = SD_OK;
 	sqlite3_finalize(st);
-	st = NULL;
-	char *list = sd_hostlist_compress(hosts, n);
-	if (!list) {
-		rc = SD_ERR_NOMEM;
-		goto fail;
-	}
+	return rc;
+}
+
+/* The bad nodes' part of the report: their hostlist, then each with its
+ * reasons (JSON: "bad_nodes" and "nodes", and "other" opened). */
+static int put_bad_nodes(struct sd_buf *out, const struct bad_nodes *bn,
+			 const char *uuid, int json)
+{
+	char *list = sd_hostlist_compress(bn->hosts, bn->n);
+	if (!list)
+		return SD_ERR_NOMEM;
 	if (json) {
-		sd_buf_printf(&out, "{\"run\":\"%s\",\"bad_nodes\":", uuid);
-		sd_buf_json_string(&out, list);
-		sd_buf_printf(&out, ",\"nodes\":[");
-		for (int i = 0; i < n; i++) {
-			sd_buf_printf(&out, "%s{\"host\":", i ? "," : "");
-			sd_buf_json_string(&out, hosts[i]);
-			sd_buf_printf(&out, ",\"reason\":");
-			sd_buf_json_string(&out, reasons[i]);
-			sd_buf_printf(&out, "}");
+		sd_buf_printf(out, "{\"run\":\"%s\",\"bad_nodes\":", uuid);
+		sd_buf_json_string(out, list);
+		sd_buf_printf(out, ",\"nodes\":[");
+		for (int i = 0; i < bn->n; i++) {
+			sd_buf_printf(out, "%s{\"host\":", i ? "," : "");
+			sd_buf_json_string(out, bn->hosts[i]);
+			sd_buf_printf(out, ",\"reason\":");
+			sd_buf_json_string(out, bn->reasons[i]);
+			sd_buf_printf(out, "}");
 		}
-		sd_buf_printf(&out, "],\"other\":[");
+		sd_buf_printf(out, "],\"other\":[");
 	} else {
-		sd_buf_printf(&out, "%s\n", list);
-		for (int i = 0; i < n; i++)
-			sd_buf_printf(&out, "%s: %s\n", hosts[i], reasons[i]);
+		sd_buf_printf(out, "%s\n", list);
+		for (int i = 0; i < bn->n; i++)
+			sd_buf_printf(out, "%s: %s\n", bn->hosts[i],
+				      bn->reasons[i]);
 	}
 	free(list);
-	/* what no node explains */
+	return SD_OK;
+}
+
+/* What no node explains (paths, rails, groups): # lines, or the JSON
+ * array's objects; *k says how many.  SD_OK or SD_ERR_IO. */
+static int put_other_suspects(sqlite3 *db, int64_t run_id, int json,
+			      struct sd_buf *out, int *k)
+{
+	static const char *const keys[] = { "kind", "subject", "hosts",
+					    "reason" };
+	sqlite3_stmt *st = NULL;
+	int step;
 	if (sqlite3_prepare_v2(db,
 		"SELECT kind, subject, hosts, reason FROM suspects "
 		"WHERE run_id = ?1 AND bad_node = 0 ORDER BY kind, subject", -1,
 		&st, NULL) != SQLITE_OK)
-		goto fail;
+		return SD_ERR_IO;
 	sqlite3_bind_int64(st, 1, run_id);
-	int k = 0;
+	*k = 0;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *c[4];
 		for (int i = 0; i < 4; i++)
 			c[i] = (const char *)sqlite3_column_text(st, i);
-		if (json) {
-			static const char *const keys[] = { "kind", "subject",
-							    "hosts", "reason" };
-			sd_buf_printf(&out, "%s{", k ? "," : "");
-			for (int i = 0; i < 4; i++) {
-				sd_buf_printf(&out, "%s\"%s\":", i ? "," : "",
-					      keys[i]);
-				sd_buf_json_string(&out, c[i] ? c[i] : "");
-			}
-			sd_buf_printf(&out, "}");
-		} else {
-			sd_buf_printf(&out, "# %s %s (%s): %s\n", c[0], c[1],
+		if (!json) {
+			sd_buf_printf(out, "# %s %s (%s): %s\n", c[0], c[1],
 				      c[2], c[3]);
+		} else {
+			sd_buf_printf(out, "%s{", *k ? "," : "");
+			for (int i = 0; i < 4; i++) {
+				sd_buf_printf(out, "%s\"%s\":", i ? "," : "",
+					      keys[i]);
+				sd_buf_json_string(out, c[i] ? c[i] : "");
+			}
+			sd_buf_printf(out, "}");
 		}
-		k++;
+		(*k)++;
 	}
-	if (step != SQLITE_DONE)
-		goto fail;
 	sqlite3_finalize(st);
-	st = NULL;
-	/* a run that failed with nobody to blame says so */
+	return step == SQLITE_DONE ? SD_OK : SD_ERR_IO;
+}
+
+/* The run's end: JSON's run_status and run_message; in text, a run that
+ * failed with nobody to blame says so.  SD_OK or SD_ERR_IO. */
+static int put_run_end(sqlite3 *db, int64_t run_id, const char *uuid,
+		       int json, int blamed, struct sd_buf *out)
+{
+	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT status, message FROM runs WHERE id = ?1",
 			       -1, &st, NULL) != SQLITE_OK)
-		goto fail;
+		return SD_ERR_IO;
 	sqlite3_bind_int64(st, 1, run_id);
 	const char *status = "", *message = NULL;
 	if (sqlite3_step(st) == SQLITE_ROW) {
@@ -805,57 +844,76 @@ static int report_bad_nodes(sqlite3 *db, int64_t run_id, const char *uuid,
 		message = (const char *)sqlite3_column_text(st, 1);
 	}
 	if (json) {
-		sd_buf_printf(&out, "],\"run_status\":");
-		sd_buf_json_string(&out, status ? status : "");
-		sd_buf_printf(&out, ",\"run_message\":");
+		sd_buf_printf(out, "],\"run_status\":");
+		sd_buf_json_string(out, status ? status : "");
+		sd_buf_printf(out, ",\"run_message\":");
 		if (message)
-			sd_buf_json_string(&out, message);
+			sd_buf_json_string(out, message);
 		else
-			sd_buf_printf(&out, "null");
-		sd_buf_printf(&out, "}\n");
-	} else if (!n && k == 0 && status && strcmp(status, "passed") != 0) {
-		sd_buf_printf(&out, "# run %s %s with no suspect%s%s\n", uuid,
+			sd_buf_printf(out, "null");
+		sd_buf_printf(out, "}\n");
+	} else if (!blamed && status && strcmp(status, "passed") != 0) {
+		sd_buf_printf(out, "# run %s %s with no suspect%s%s\n", uuid,
 			      status, message ? ": " : "",
 			      message ? message : "");
 	}
-	if (!out.data)
+	sqlite3_finalize(st);
+	return SD_OK;
+}
+
+/* --drain: each bad node drained with its first suspect's reason.  SD_OK,
+ * or SD_ERR_BACKEND with err when not every one was. */
+static int drain_bad_nodes(struct bad_nodes *bn, const char *uuid,
+			   char *err, size_t errlen)
+{
+	fflush(stdout);
+	const char **why = calloc((size_t)bn->n, sizeof(*why));
+	for (int i = 0; why && i < bn->n; i++) {
+		char *semi = strstr(bn->reasons[i], "; node ");
+		why[i] = bn->reasons[i];
+		if (semi)
+			*semi = '\0';
+	}
+	int bad = !why || sd_drain_hosts(bn->hosts, why, bn->n, uuid, 10);
+	free(why);
+	if (!bad)
+		return SD_OK;
+	snprintf(err, errlen, "not every bad node was drained (above); the "
+		 "report is complete");
+	return SD_ERR_BACKEND;
+}
+
+/* The bad nodes of a run: line 1 their Slurm hostlist (empty when
+ * none), then one line per node with its reasons; what no single node
+ * explains (paths, rails, groups) follows as # lines.  JSON: one object. */
+static int report_bad_nodes(sqlite3 *db, int64_t run_id, const char *uuid,
+			    int json, int drain, char *err, size_t errlen)
+{
+	struct bad_nodes bn = { 0 };
+	struct sd_buf out = { 0 };
+	int k = 0;
+	int rc = read_bad_nodes(db, run_id, &bn);
+	if (!rc)
+		rc = put_bad_nodes(&out, &bn, uuid, json);
+	if (!rc)
+		rc = put_other_suspects(db, run_id, json, &out, &k);
+	if (!rc)
+		rc = put_run_end(db, run_id, uuid, json, bn.n || k, &out);
+	if (!rc && !out.data)
 		sd_buf_printf(&out, "%s", "");
-	if (!out.data) {
+	if (!rc && !out.data)
 		rc = SD_ERR_NOMEM;
-		goto fail;
+	if (!rc) {
+		fputs(out.data, stdout);
+		if (drain && bn.n)
+			rc = drain_bad_nodes(&bn, uuid, err, errlen);
 	}
-	fputs(out.data, stdout);
-	rc = SD_OK;
-	if (drain && n) {
-		fflush(stdout);
-		/* the reason of each: its first suspect's */
-		const char **why = calloc((size_t)n, sizeof(*why));
-		for (int i = 0; why && i < n; i++) {
-			char *semi = strstr(reasons[i], "; node ");
-			why[i] = reasons[i];
-			if (semi)
-				*semi = '\0';
-		}
-		if (!why || sd_drain_hosts(hosts, why, n, uuid, 10))
-			rc = SD_ERR_BACKEND;
-		free(why);
-		if (rc)
-			snprintf(err, errlen, "not every bad node was drained "
-				 "(above); the report is complete");
-	}
-fail:
 	if (rc == SD_ERR_IO)
 		snprintf(err, errlen, "reading the suspects: %s",
 			 sqlite3_errmsg(db));
 	else if (rc == SD_ERR_NOMEM)
 		snprintf(err, errlen, "out of memory");
-	sqlite3_finalize(st);
-	for (int i = 0; i < n; i++) {
-		free((char *)hosts[i]);
-		free(reasons[i]);
-	}
-	free(hosts);
-	free(reasons);
+	bad_nodes_free(&bn);
 	sd_buf_free(&out);
 	return rc;
 }
@@ -983,23 +1041,6 @@ out:
 
 /* --- history ----------------------------------------------------------- */
 
-/* A date or time SQLite understands (YYYY-MM-DD...). */
-static int valid_date(sqlite3 *db, const char *s)
-{
-	sqlite3_stmt *st = NULL;
-	int ok = 0;
-	if (strlen(s) < 10 || s[4] != '-' || s[7] != '-')
-		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT julianday(?1) IS NOT NULL", -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, s, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			ok = sqlite3_column_int(st, 0);
-	}
-	sqlite3_finalize(st);
-	return ok;
-}
-
 int cmd_history(int argc, char **argv)
 {
 	struct db_opts o;
@@ -1040,7 +1081,7 @@ int cmd_history(int argc, char **argv)
 		return rc;
 	const char *dates[2] = { o.since, o.until };
 	for (int i = 0; i < 2; i++)
-		if (dates[i] && !valid_date(db, dates[i])) {
+		if (dates[i] && !sd_named_valid_date(db, dates[i])) {
 			fprintf(stderr, "shakedown history: bad date '%s' for "
 				"--%s; use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS\n",
 				dates[i], i ? "until" : "since");
