@@ -15,13 +15,14 @@ cd "$(dirname "$0")"
 # matrix multiplies (shakedown gemm, the training workload); Chromium for
 # the test that opens the HTML report in a real browser; patchelf and
 # debootstrap for the GPU kit's bundle and its rehearsal on a bare root
-# (test/gpu/bundle.sh, test/gpu/rehearse.sh).
+# (test/gpu/bundle.sh, test/gpu/rehearse.sh); clang-format for the test
+# that the files it lays out stay so (test/system/code_format.t).
 packages="build-essential autoconf automake libtool pkgconf
   libsqlite3-dev sqlite3 libyaml-dev libjansson-dev libcurl4-openssl-dev
   libgloo-dev libpmi2-0-dev libslurm-dev libopenblas-dev
   slurmctld slurmd slurm-client munge
   python3 openssl iproute2 procps ca-certificates chromium
-  patchelf debootstrap"
+  patchelf debootstrap clang-format"
 
 missing=""
 for p in $packages; do

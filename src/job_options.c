@@ -25,10 +25,12 @@ static const struct {
 	struct option row;
 	unsigned flag;
 } shared_rows[SD_JOB_OPTION_ROWS] = {
-	{ { "local", required_argument, NULL, SD_JOB_OPT_LOCAL }, SD_CMD_RANKS },
+	{ { "local", required_argument, NULL, SD_JOB_OPT_LOCAL },
+	  SD_CMD_RANKS },
 	{ { "backend", required_argument, NULL, SD_JOB_OPT_BACKEND },
 	  SD_CMD_RANKS },
-	{ { "iface", required_argument, NULL, SD_JOB_OPT_IFACE }, SD_CMD_RANKS },
+	{ { "iface", required_argument, NULL, SD_JOB_OPT_IFACE },
+	  SD_CMD_RANKS },
 	{ { "timeout", required_argument, NULL, 'T' }, SD_CMD_RANKS },
 	{ { "db", required_argument, NULL, SD_JOB_OPT_DB }, SD_CMD_DB },
 };
@@ -53,38 +55,35 @@ struct option *sd_job_getopt_rows(const char *cmd, const struct option *own,
 	}
 }
 
-int sd_job_option(int ch, const char *arg, struct sd_job_options *j,
-		  char *err, size_t errlen)
+int sd_job_option(int ch, const char *arg, struct sd_job_options *j, char *err,
+		  size_t errlen)
 {
 	long v;
 	switch (ch) {
 	case SD_JOB_OPT_LOCAL:
 		if (sd_parse_int(arg, 1, 1024, &v)) {
-			snprintf(err, errlen, "--local '%s' must be a number of "
-				 "ranks from 1 to 1024", arg);
+			snprintf(err, errlen,
+				 "--local '%s' must be a number of "
+				 "ranks from 1 to 1024",
+				 arg);
 			return -1;
 		}
 		j->local_ranks = (int)v;
 		return 1;
-	case SD_JOB_OPT_BACKEND:
-		j->backend = arg;
-		return 1;
-	case SD_JOB_OPT_IFACE:
-		j->iface = arg;
-		return 1;
-	case SD_JOB_OPT_DB:
-		j->db = arg;
-		return 1;
+	case SD_JOB_OPT_BACKEND: j->backend = arg; return 1;
+	case SD_JOB_OPT_IFACE: j->iface = arg; return 1;
+	case SD_JOB_OPT_DB: j->db = arg; return 1;
 	case 'T':
 		if (sd_parse_duration_ms(arg, &j->timeout_ms)) {
-			snprintf(err, errlen, "--timeout '%s' must be a positive "
-				 "number of seconds", arg);
+			snprintf(err, errlen,
+				 "--timeout '%s' must be a positive "
+				 "number of seconds",
+				 arg);
 			return -1;
 		}
 		j->timeout_set = 1;
 		return 1;
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 

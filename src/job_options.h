@@ -15,14 +15,16 @@ struct sd_job_options {
 	int local_ranks;     /* --local N; 0: srun started this process */
 	const char *backend; /* --backend NAME; "gloo" */
 	const char *iface;   /* --iface NAME, else $SHAKEDOWN_IFACE */
-	const char *db;      /* --db PATH or "none"; NULL: the default */
-	int timeout_ms;      /* -T/--timeout SEC; the command's default */
+	const char *db;	     /* --db PATH or "none"; NULL: the default */
+	int timeout_ms;	     /* -T/--timeout SEC; the command's default */
 	int timeout_set;     /* whether -T was given */
 };
 
 /* The getopt values of the shared long options (above any command's). */
 enum sd_job_option_id {
-	SD_JOB_OPT_LOCAL = 1000, SD_JOB_OPT_BACKEND, SD_JOB_OPT_IFACE,
+	SD_JOB_OPT_LOCAL = 1000,
+	SD_JOB_OPT_BACKEND,
+	SD_JOB_OPT_IFACE,
 	SD_JOB_OPT_DB,
 };
 
@@ -45,7 +47,7 @@ struct option *sd_job_getopt_rows(const char *cmd, const struct option *own,
 
 /* sd_job_getopt_rows() into an array ROWS of the caller's, of
  * SD_JOB_OPTION_ROWS + SD_ROWS(own) rows */
-#define SD_JOB_ROWS(cmd, own, rows) \
+#define SD_JOB_ROWS(cmd, own, rows)                                            \
 	sd_job_getopt_rows((cmd), (own), (rows), SD_ROWS(rows))
 
 /*
@@ -53,8 +55,8 @@ struct option *sd_job_getopt_rows(const char *cmd, const struct option *own,
  * 0 when CH is not a shared option, -1 when its value is wrong (err says
  * why).
  */
-int sd_job_option(int ch, const char *arg, struct sd_job_options *j,
-		  char *err, size_t errlen);
+int sd_job_option(int ch, const char *arg, struct sd_job_options *j, char *err,
+		  size_t errlen);
 
 /*
  * sd_getopt() over rows (from sd_job_getopt_rows()) that takes the shared

@@ -25,8 +25,10 @@ int cmd_version(int argc, char **argv)
 
 static int unknown_command(const char *name)
 {
-	fprintf(stderr, "shakedown: unknown command '%s'; run 'shakedown help' "
-			"for the list\n", name);
+	fprintf(stderr,
+		"shakedown: unknown command '%s'; run 'shakedown help' "
+		"for the list\n",
+		name);
 	return SD_EXIT_USAGE;
 }
 

@@ -32,31 +32,31 @@ struct run_ctx {
 	struct sd_comm *comm;
 	struct sd_ctrl *ctrl;
 	struct sd_sinks sinks;
-	int db_sink;            /* index of the database in sinks, or -1 */
-	int json_sink;          /* index of -J's writer in sinks, or -1 */
-	volatile int json_said; /* say_json spoke */
+	int db_sink;		  /* index of the database in sinks, or -1 */
+	int json_sink;		  /* index of -J's writer in sinks, or -1 */
+	volatile int json_said;	  /* say_json spoke */
 	struct sd_runner *runner; /* while the plan runs */
-	int abort_exit;         /* exit status of the verdict, once reached */
-	volatile int announced; /* rank 0 said the verdict (announce hook) */
-	volatile sig_atomic_t closing;  /* the writers are being closed */
+	int abort_exit;		  /* exit status of the verdict, once reached */
+	volatile int announced;	  /* rank 0 said the verdict (announce hook) */
+	volatile sig_atomic_t closing;	/* the writers are being closed */
 	volatile sig_atomic_t draining; /* rank 0 runs scontrol: the last
 				   resort waits (each call is bounded) */
 	/* what rank_main's phases share */
 	struct sd_plan plan;
 	struct sd_runner run;
-	struct sd_rank_info *ranks;   /* every rank, in rank order */
-	struct sd_host_env *hosts;    /* rank 0: each host's environment */
+	struct sd_rank_info *ranks; /* every rank, in rank order */
+	struct sd_host_env *hosts;  /* rank 0: each host's environment */
 	int nhost_env;
-	int *host_of;                 /* each rank's host index */
-	const char **host_names;      /* by host index */
-	int nh;                       /* hosts */
+	int *host_of;		 /* each rank's host index */
+	const char **host_names; /* by host index */
+	int nh;			 /* hosts */
 	char uuid[37];
-	struct sd_blame *blame;       /* rank 0 */
-	struct sd_baseline baseline;  /* rank 0, --baseline */
+	struct sd_blame *blame;	     /* rank 0 */
+	struct sd_baseline baseline; /* rank 0, --baseline */
 	char *envs, *envjson;
 	size_t *lens, *offs;
-	int finished;                 /* finish_run ran */
-	int agreed;                   /* every rank said it was done */
+	int finished; /* finish_run ran */
+	int agreed;   /* every rank said it was done */
 };
 
 /* Rank 0: record the end of a run the main thread does not finish (a
