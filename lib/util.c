@@ -152,6 +152,16 @@ void sd_strlcpy(char *dst, const char *src, size_t len)
 	dst[n] = '\0';
 }
 
+char *sd_dupstr(const char *s, int *bad)
+{
+	if (!s)
+		return NULL;
+	char *c = strdup(s);
+	if (!c)
+		*bad = 1;
+	return c;
+}
+
 int sd_clip_words(char *dst, size_t len, const char *src, size_t max,
 		  const char *more)
 {

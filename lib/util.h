@@ -38,6 +38,10 @@ void sd_uuid4(char out[37]);
 /* Copy src into dst (size len), always NUL-terminated, truncating. */
 void sd_strlcpy(char *dst, const char *src, size_t len);
 
+/* strdup of s, NULL for NULL; *bad set when out of memory (so that many
+ * copies are checked once). */
+char *sd_dupstr(const char *s, int *bad);
+
 /*
  * Copy src into dst (size len) in at most max characters without cutting
  * a word: when it is longer, it ends at the last space, comma or

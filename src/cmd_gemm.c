@@ -1080,22 +1080,13 @@ static int begin_record(struct gemm_ctx *c)
 		char hash[17];
 		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)
 			 sd_fnv1a(SD_FNV_INIT, c->text.data, c->text.len));
-		struct sd_run_info info = {
-			.started_at = sd_wall_now(),
-			.command_line = c->cmdline,
-			.plan_text = c->text.data,
-			.plan_hash = hash,
-			.tool_version = PACKAGE_VERSION,
-			.backend = c->plugin.ops->name,
-			.backend_version = c->plugin.ops->version
-						   ? c->plugin.ops->version : "",
-			.user = sd_job_user(),
-			.nranks = bs->size,
-			.job = &c->boot->job,
-			.ranks = c->ranks,
-			.plan_name = "gemm",
-			.run_kind = "gemm",
-		};
+		struct sd_run_info info;
+		sd_job_run_info(&info, c->cmdline, c->boot, &c->plugin,
+				c->ranks);
+		info.plan_text = c->text.data;
+		info.plan_hash = hash;
+		info.plan_name = "gemm";
+		info.run_kind = "gemm";
 		sd_strlcpy(info.uuid, c->uuid, sizeof(info.uuid));
 		struct sd_event ev = { .kind = SD_EVENT_RUN_BEGIN, .run = &info };
 		sd_sinks_emit(&c->sinks, &ev);

@@ -70,6 +70,25 @@ const char *sd_job_user(void)
 	return pw ? pw->pw_name : "";
 }
 
+void sd_job_run_info(struct sd_run_info *info, const char *cmdline,
+		     struct sd_bootstrap_impl *boot,
+		     const struct sd_plugin *plugin,
+		     const struct sd_rank_info *ranks)
+{
+	const struct sd_backend_ops *ops = plugin->ops;
+	*info = (struct sd_run_info){
+		.started_at = sd_wall_now(),
+		.command_line = cmdline,
+		.tool_version = PACKAGE_VERSION,
+		.backend = ops->name,
+		.backend_version = ops->version ? ops->version : "",
+		.user = sd_job_user(),
+		.nranks = boot->bs.size,
+		.job = &boot->job,
+		.ranks = ranks,
+	};
+}
+
 int sd_job_launch(const char *cmd, int local_ranks, const char *backend,
 		  int round_ms, int (*rank_main)(void *), void *arg)
 {

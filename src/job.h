@@ -89,6 +89,15 @@ void sd_job_describe(struct sd_bootstrap_impl *boot,
 struct sd_rank_info *sd_job_exchange(struct sd_bootstrap_impl *boot,
 				     const struct sd_rank_info *me);
 
+/* The run's first record as every command that starts ranks fills it:
+ * info cleared, then its start (now), the command line, shakedown's
+ * version, the backend's name and version, the user, the job and its
+ * ranks (boot->bs.size of them).  The command adds its plan and kind. */
+void sd_job_run_info(struct sd_run_info *info, const char *cmdline,
+		     struct sd_bootstrap_impl *boot,
+		     const struct sd_plugin *plugin,
+		     const struct sd_rank_info *ranks);
+
 /* The hosts of n ranks as a Slurm hostlist ("node[1-4]"), for a
  * header; malloc'd, NULL when out of memory. */
 char *sd_job_hostlist(const struct sd_rank_info *ranks, int n);

@@ -143,23 +143,13 @@ int sd_run_begin_record(struct run_ctx *c)
 		return status;
 	if (bs->rank != 0)
 		return 0;
-	struct sd_run_info info = {
-		.started_at = sd_wall_now(),
-		.command_line = c->cmdline,
-		.plan_text = c->plan.text,
-		.plan_hash = c->plan.hash,
-		.tool_version = PACKAGE_VERSION,
-		.backend = c->plugin.ops->name,
-		.backend_version = c->plugin.ops->version
-					   ? c->plugin.ops->version : "",
-		.user = sd_job_user(),
-		.nranks = bs->size,
-		.job = &c->boot->job,
-		.ranks = c->ranks,
-		.nhosts = c->nhost_env,
-		.hosts = c->hosts,
-		.plan_name = c->plan.name,
-	};
+	struct sd_run_info info;
+	sd_job_run_info(&info, c->cmdline, c->boot, &c->plugin, c->ranks);
+	info.plan_text = c->plan.text;
+	info.plan_hash = c->plan.hash;
+	info.nhosts = c->nhost_env;
+	info.hosts = c->hosts;
+	info.plan_name = c->plan.name;
 	sd_strlcpy(info.uuid, c->uuid, sizeof(info.uuid));
 	struct sd_event ev = { .kind = SD_EVENT_RUN_BEGIN, .run = &info };
 	sd_sinks_emit(&c->sinks, &ev);

@@ -294,16 +294,6 @@ static void bind_fact(sqlite3_stmt *st, int i, const struct sd_train_fact *f,
 		sqlite3_bind_double(st, i, f->value);
 }
 
-static char *dup_str(const char *s, int *bad)
-{
-	if (!s)
-		return NULL;
-	char *c = strdup(s);
-	if (!c)
-		*bad = 1;
-	return c;
-}
-
 /* The database's words for the last failure, kept once. */
 static void note_loss(struct db_sink *s)
 {
@@ -788,15 +778,15 @@ static struct kbegin *begin_copy(const struct db_sink *s,
 		return NULL;
 	sd_db_iso_time(run->started_at > 0 ? run->started_at : sd_wall_now(),
 		       b->started);
-	b->command_line = dup_str(run->command_line ? run->command_line
-						    : s->cmdline, &bad);
-	b->plan_text = dup_str(run->plan_text, &bad);
-	b->plan_hash = dup_str(run->plan_hash, &bad);
-	b->tool_version = dup_str(run->tool_version, &bad);
-	b->backend = dup_str(run->backend, &bad);
-	b->backend_version = dup_str(run->backend_version, &bad);
-	b->user = dup_str(run->user, &bad);
-	b->run_kind = dup_str(run->run_kind, &bad);
+	b->command_line = sd_dupstr(run->command_line ? run->command_line
+						      : s->cmdline, &bad);
+	b->plan_text = sd_dupstr(run->plan_text, &bad);
+	b->plan_hash = sd_dupstr(run->plan_hash, &bad);
+	b->tool_version = sd_dupstr(run->tool_version, &bad);
+	b->backend = sd_dupstr(run->backend, &bad);
+	b->backend_version = sd_dupstr(run->backend_version, &bad);
+	b->user = sd_dupstr(run->user, &bad);
+	b->run_kind = sd_dupstr(run->run_kind, &bad);
 	b->nranks = run->nranks;
 	if (run->job) {
 		b->has_job = 1;
@@ -814,15 +804,15 @@ static struct kbegin *begin_copy(const struct db_sink *s,
 		bad |= !b->hosts;
 		for (int i = 0; b->hosts && i < run->nhosts; i++) {
 			b->hosts[i] = run->hosts[i];
-			b->hosts[i].json = dup_str(run->hosts[i].json, &bad);
+			b->hosts[i].json = sd_dupstr(run->hosts[i].json, &bad);
 			b->nhosts = i + 1;
 		}
 	}
 	if (run->train) {
 		b->train = 1;
-		b->config = dup_str(run->train->config, &bad);
-		b->log_path = dup_str(run->train->log_path, &bad);
-		b->log_format = dup_str(run->train->log_format, &bad);
+		b->config = sd_dupstr(run->train->config, &bad);
+		b->log_path = sd_dupstr(run->train->log_path, &bad);
+		b->log_format = sd_dupstr(run->train->log_format, &bad);
 		b->facts = *run->train->facts;
 	}
 	if (bad) {
@@ -1179,7 +1169,7 @@ static void end_test(struct db_sink *s, const char *status,
 		s->captests = cap;
 	}
 	int bad = 0;
-	k->message = dup_str(message, &bad);
+	k->message = sd_dupstr(message, &bad);
 	struct ktest *x = &s->tests[s->ntests++];
 	*x = *k;
 	x->test.name = x->name;
@@ -1613,7 +1603,7 @@ static struct ktrain *train_copy(const struct sd_train_outcome *o)
 	if (o->cmp) {
 		t->have_cmp = 1;
 		t->cmp = *o->cmp;
-		t->reference_name = dup_str(o->reference_name, &bad);
+		t->reference_name = sd_dupstr(o->reference_name, &bad);
 	}
 	t->lines_unparsed = o->lines_unparsed;
 	size_t nr = sd_train_metric_rows(o->summary, o->cmp, rows,
@@ -1658,10 +1648,10 @@ static struct kend *end_copy(const struct sd_run_end *end)
 	e->status = run_status(end->status);
 	e->exit_status = end->exit_status;
 	/* keep what was said when the schema has no word for it */
-	e->message = dup_str(end->message ? end->message
-			     : strcmp(e->status, end->status ? end->status
-							      : "error")
-				       ? end->status : NULL, &bad);
+	e->message = sd_dupstr(end->message ? end->message
+			       : strcmp(e->status, end->status ? end->status
+								: "error")
+					 ? end->status : NULL, &bad);
 	sd_db_iso_time(end->finished_at > 0 ? end->finished_at
 					    : sd_wall_now(), e->finished);
 	if (bad) {

@@ -71,16 +71,6 @@ const char *sd_train_rec_path(const struct sd_train_rec *r)
 	return r ? r->path : "none";
 }
 
-static char *dup_str(const char *s, int *bad)
-{
-	if (!s)
-		return NULL;
-	char *c = strdup(s);
-	if (!c)
-		*bad = 1;
-	return c;
-}
-
 /* The event to the database's sink; its words for a failure in err. */
 static int deliver(struct sd_train_rec *r, const struct sd_event *ev,
 		   char *err, size_t errlen)
@@ -705,10 +695,10 @@ int sd_train_db_ref_load(sqlite3 *db, const char *name,
 		   sizeof(out->name));
 	sd_strlcpy(out->created_at, (const char *)sqlite3_column_text(st, 2),
 		   sizeof(out->created_at));
-	out->description = dup_str((const char *)sqlite3_column_text(st, 3),
-				   &bad);
-	out->config = dup_str((const char *)sqlite3_column_text(st, 4), &bad);
-	out->source = dup_str((const char *)sqlite3_column_text(st, 5), &bad);
+	out->description = sd_dupstr((const char *)sqlite3_column_text(st, 3),
+				     &bad);
+	out->config = sd_dupstr((const char *)sqlite3_column_text(st, 4), &bad);
+	out->source = sd_dupstr((const char *)sqlite3_column_text(st, 5), &bad);
 	sqlite3_finalize(st);
 	st = NULL;
 	if (bad)

@@ -63,17 +63,6 @@ int sd_train_ref_check_name(const char *name, char *err, size_t errlen)
 	return SD_OK;
 }
 
-/* strdup of s, or NULL for NULL; *bad set when out of memory. */
-static char *dup_or_null(const char *s, int *bad)
-{
-	if (!s)
-		return NULL;
-	char *c = strdup(s);
-	if (!c)
-		*bad = 1;
-	return c;
-}
-
 /* The next row of curve c at or after position *i with a loss. */
 static const struct sd_train_step *next_loss(const struct sd_train_curve *c,
 					     size_t *i)
@@ -161,9 +150,9 @@ int sd_train_ref_create(const char *name, const char *description,
 		}
 	}
 	sd_strlcpy(out->name, name, sizeof(out->name));
-	out->config = dup_or_null(config, &bad);
-	out->description = dup_or_null(description, &bad);
-	out->source = dup_or_null(source, &bad);
+	out->config = sd_dupstr(config, &bad);
+	out->description = sd_dupstr(description, &bad);
+	out->source = sd_dupstr(source, &bad);
 	sd_db_iso_time(sd_wall_now(), out->created_at);
 	pos = calloc(ncurves, sizeof(*pos));
 	out->steps = malloc(curves[0].n * sizeof(*out->steps) + 1);

@@ -658,9 +658,22 @@ static void test_clip_words(void)
 	   "the buffer bounds it too: '%s'", out);
 }
 
+/* sd_dupstr: a copy, NULL for NULL, and the flag left alone when both
+ * are fine */
+static void test_dupstr(void)
+{
+	int bad = 0;
+	char *c = sd_dupstr("node[1-4]", &bad);
+	ok(c && strcmp(c, "node[1-4]") == 0 && !bad, "a copy of the string");
+	free(c);
+	ok(sd_dupstr(NULL, &bad) == NULL && !bad,
+	   "NULL for NULL, not counted as out of memory");
+}
+
 int main(void)
 {
 	test_clip_words();
+	test_dupstr();
 	test_relocate();
 	test_descriptor();
 	test_sizes();
