@@ -1330,8 +1330,8 @@ static void failures(struct html *h)
 		E(h, txt(st, 1));
 		P(h, " ");
 		E(h, txt(st, 2));
-		P(h, ") at %s %s: %lld wrong element%s; the first on rank %s "
-		  "at index %s: expected ", sz,
+		P(h, ") at %s %s: %lld wrong element%s; the first at rank %s, "
+		  "index %s: expected ", sz,
 		  sqlite3_column_int(st, 4) ? "in-place" : "out-of-place",
 		  (long long)sqlite3_column_int64(st, 5),
 		  sqlite3_column_int64(st, 5) == 1 ? "" : "s",

@@ -427,7 +427,8 @@ bool says_timeout(const std::string &s)
 
 /*
  * Run f, turning every exception into a status and a message that starts
- * with `what` (e.g. "gloo all_reduce (ring) on rank 2").
+ * with `what` (e.g. "gloo all_reduce (ring), rank 2 of 4": never "on
+ * rank 2", which a script reading "on HOST" would take for a host).
  */
 template <typename F>
 int guarded(const std::string &what, int timeout_ms, char *err, size_t errlen,
@@ -1091,7 +1092,7 @@ std::string describe(const sd_comm *c, const sd_op_args *a, int algo)
 	std::string s = std::string("gloo ") + op_name(a->op);
 	if (names && algo >= 0)
 		s += std::string(" (") + names[algo] + ")";
-	s += " on rank " + std::to_string(c->rank) + " of " +
+	s += ", rank " + std::to_string(c->rank) + " of " +
 	     std::to_string(c->size);
 	return s;
 }
@@ -1440,8 +1441,9 @@ int g_comm_split(struct sd_comm *parent, int color, int key,
 {
 	*out = nullptr;
 	std::unique_ptr<sd_comm> c;
-	std::string what = "gloo: splitting a communicator on rank " +
-			   std::to_string(parent->rank);
+	std::string what = "gloo: splitting a communicator, rank " +
+			   std::to_string(parent->rank) + " of " +
+			   std::to_string(parent->size);
 	if (parent->aborted) {
 		put_err(err, errlen, what + ": the communicator was aborted");
 		return SD_ERR_CANCELLED;
@@ -1706,7 +1708,7 @@ int g_wait(struct sd_comm *c, int timeout_ms, char *err, size_t errlen)
 int g_barrier(struct sd_comm *c, int timeout_ms, char *err, size_t errlen)
 {
 	int tmo = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
-	std::string what = "gloo barrier on rank " + std::to_string(c->rank) +
+	std::string what = "gloo barrier, rank " + std::to_string(c->rank) +
 			   " of " + std::to_string(c->size);
 	if (c->aborted) {
 		put_err(err, errlen, what + ": communicator aborted");

@@ -101,7 +101,7 @@ like "$(grep '^verdict:' "$TMPD/ok.plots")" "^verdict: . PASSED: 2 of 2 tests pa
 host=$(q "SELECT hosts FROM suspects s JOIN runs r ON r.id = s.run_id WHERE r.uuid = '$BAD' AND bad_node = 1")
 like "$(grep '^verdict:' "$TMPD/bad.plots")" "^verdict: . FAILED: 1 of 2 tests passed their checks; 1 wrong elements; bad nodes: $host 1 test had wrong data$" \
 	"the failed run's verdict names the bad node, rendered"
-like "$(cat "$TMPD/bad.dom.out")" "Wrong data in test 0 \\(all_reduce float32\\) at 16K out-of-place: 1 wrong element; the first on rank 1 at index 5: expected" \
+like "$(cat "$TMPD/bad.dom.out")" "Wrong data in test 0 \\(all_reduce float32\\) at 16K out-of-place: 1 wrong element; the first at rank 1, index 5: expected" \
 	"the wrong data in words"
 like "$(cat "$TMPD/bad.dom.out")" "id=\"history\"" \
 	"the history of the same op on the same nodes (2 runs)"

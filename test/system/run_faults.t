@@ -22,6 +22,11 @@ like "$err" "rank 2 \([^)]*pid [0-9]+\) did not complete all_reduce float32 sum 
 	"the stalled rank is named"
 ok "awk 'BEGIN { exit !($secs < 20) }'" \
 	"ended within the timeout plus a few seconds (${secs} s)"
+# a rank is "rank N of M", never "on rank N": a validation script that
+# reads "on HOST" would list a host called "rank"
+like "$err" "gloo all_reduce \([a-z_]+\), rank [0-9] of 4: timed out" \
+	"the backend's words name the rank as rank N of 4"
+unlike "$err" " on rank " "no message says 'on rank'"
 
 SHAKEDOWN_FAULT=rank=1,kind=kill,size=16K run -t 60 $S --local 3 -T 5
 is "$rc" 4 "killed rank: exit 4"
