@@ -447,6 +447,30 @@ SELECT t.id AS test_id,
 	END AS verdict_reason
 FROM tests t JOIN runs r ON r.id = t.run_id;
 
+-- Since version 8: the hosts of each test, one row per test and host:
+-- the hosts of the ranks in tests.members (the whole job where it is
+-- NULL), so that a host's figures are those of the tests it took part in.
+CREATE VIEW test_hosts_v AS
+WITH RECURSIVE parts(test_id, run_id, part, rest) AS (
+	SELECT t.id, t.run_id, '',
+		coalesce(t.members, '0-' || (r.nranks - 1)) || ','
+	FROM tests t JOIN runs r ON r.id = t.run_id
+	UNION ALL
+	SELECT test_id, run_id, substr(rest, 1, instr(rest, ',') - 1),
+		substr(rest, instr(rest, ',') + 1)
+	FROM parts WHERE rest <> ''
+), spans(test_id, run_id, lo, hi) AS (
+	SELECT test_id, run_id,
+		CAST(iif(instr(part, '-') > 0,
+			substr(part, 1, instr(part, '-') - 1), part) AS INTEGER),
+		CAST(iif(instr(part, '-') > 0,
+			substr(part, instr(part, '-') + 1), part) AS INTEGER)
+	FROM parts WHERE part <> ''
+)
+SELECT DISTINCT s.test_id, s.run_id, k.host
+FROM spans s
+	JOIN ranks k ON k.run_id = s.run_id AND k.rank BETWEEN s.lo AND s.hi;
+
 -- Since version 4: the network interfaces each host reported
 -- (host_env.env_json's topology).
 CREATE VIEW host_interfaces AS
@@ -653,4 +677,4 @@ FROM gemm_results g
 	LEFT JOIN gemm_devices d ON d.run_id = g.run_id AND d.rank = g.rank
 		AND d.dtype = g.dtype;
 
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;

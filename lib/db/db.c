@@ -40,6 +40,7 @@ static const struct migration migrations[] = {
 	{ 5, sd_db_migration_0005_sql },
 	{ 6, sd_db_migration_0006_sql },
 	{ 7, sd_db_migration_0007_sql },
+	{ 8, sd_db_migration_0008_sql },
 };
 
 void sd_db_bind_str(sqlite3_stmt *st, int i, const char *s)

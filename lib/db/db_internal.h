@@ -27,6 +27,7 @@ extern const char sd_db_migration_0005_sql[];
 extern const char sd_db_migration_0006_sql[];
 /* sql/migrations/0007_gemm.sql: version 6 -> 7, the gemm tables. */
 extern const char sd_db_migration_0007_sql[];
+extern const char sd_db_migration_0008_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

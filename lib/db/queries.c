@@ -7,6 +7,11 @@
  */
 #include "db_internal.h"
 
+/* `shakedown history`: per run, data type and size, the best bus bandwidth
+ * of op ?1 (?2 size, ?3 dtype, ?4 since, ?5 until: NULL for any).  With
+ * ?6 a host, only the tests that host took part in (test_hosts_v): its
+ * figure is the best of its own groups, node pairs and rails, so a slow
+ * host shows slow even when the run's other groups were fast. */
 const char sd_db_history_sql[] =
 	"SELECT r.started_at, r.uuid AS run_uuid, r.status AS run_status, "
 	" j.nodelist, r.nranks, t.dtype, m.size_bytes, "
@@ -22,8 +27,8 @@ const char sd_db_history_sql[] =
 	" AND (?4 IS NULL OR r.started_at >= ?4) "
 	" AND (?5 IS NULL OR r.started_at < "
 	"      iif(length(?5) = 10, date(?5, '+1 day'), ?5)) "
-	" AND (?6 IS NULL OR EXISTS (SELECT 1 FROM ranks k "
-	"      WHERE k.run_id = r.id AND k.host = ?6)) "
+	" AND (?6 IS NULL OR t.id IN (SELECT test_id FROM test_hosts_v "
+	"      WHERE host = ?6)) "
 	"GROUP BY r.id, t.dtype, m.size_bytes "
 	"ORDER BY r.started_at, r.id, t.dtype, m.size_bytes";
 

@@ -43,7 +43,7 @@ is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	"every table is STRICT"
 is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	FROM sqlite_schema WHERE type = 'view' ORDER BY name)")" \
-	"busbw_history gemm_results_v host_interfaces measurements_v run_summary tests_v train_loss_v train_summary_v" \
+	"busbw_history gemm_results_v host_interfaces measurements_v run_summary test_hosts_v tests_v train_loss_v train_summary_v" \
 	"the views"
 like "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ',')
 	FROM pragma_table_info('measurements_v')")" \
@@ -102,6 +102,27 @@ for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
 	is "$(SQ "$TMPD/v$v-auto.db" "SELECT count(*) FROM runs")" 2 \
 		"the old run and the new one are both there"
 done
+# since version 8: the hosts of each test, from its members and the ranks
+is "$(SQ "$TMPD/v7-auto.db" "SELECT count(*) > 0 FROM test_hosts_v h
+	JOIN runs r ON r.id = h.run_id WHERE r.uuid <> 'old-run-7'")" 1 \
+	"a run recorded after the migration from version 7 has its tests' hosts"
+# the view reads members' ranges ('0-1', '2,3', one rank) and NULL (a
+# run before version 3: the whole job)
+SQ "$TMPD/hosts.db" <"$top_srcdir/sql/schema.sql"
+SQ "$TMPD/hosts.db" "INSERT INTO runs (id, uuid, started_at, status, nranks)
+	VALUES (1, 'h', 'now', 'passed', 4);
+	INSERT INTO ranks (run_id, rank, host) VALUES (1, 0, 'a'), (1, 1, 'b'),
+	(1, 2, 'c'), (1, 3, 'd');
+	INSERT INTO tests (id, run_id, test_index, name, op, dtype, nranks,
+	status, members) VALUES (1, 1, 0, 'x', 'x', 'x', 2, 'passed', '0-1'),
+	(2, 1, 1, 'x', 'x', 'x', 2, 'passed', '2,3'),
+	(3, 1, 2, 'x', 'x', 'x', 1, 'passed', '1'),
+	(4, 1, 3, 'x', 'x', 'x', 3, 'passed', '0,2-3'),
+	(5, 1, 4, 'x', 'x', 'x', 4, 'passed', NULL)"
+is "$(SQ "$TMPD/hosts.db" "SELECT group_concat(test_id || host, ' ') FROM
+	(SELECT test_id, host FROM test_hosts_v ORDER BY test_id, host)")" \
+	"1a 1b 2c 2d 3b 4a 4c 4d 5a 5b 5c 5d" \
+	"test_hosts_v: the hosts of each test's ranks, a range, a list, one rank, the whole job"
 
 # db info on an old file does not migrate it; db check says to migrate
 SQ "$TMPD/old.db" < "$top_srcdir/test/system/data/schema_v1.sql"

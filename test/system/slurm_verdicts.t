@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 43
+SD_SLURM_NETNS=1 sd_slurm_begin 4 47
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -125,6 +125,32 @@ runs_line=$("$SHAKEDOWN" runs --db "$DB" --status failed --limit 1 --long \
 	--format csv | sed -n 2p)
 like "$runs_line" "^$uuid,.*,failed,6,[0-9]+,[0-9]+,[1-9][0-9]*,$slow\$" \
 	"shakedown runs lists it: failed, exit 6, failed subjects, bad node $slow"
+# a host's history is the figure of its own tests (its node pairs), not
+# the run's best group: the slow node's best all_reduce pair at 1M is far
+# below another node's, whose pairs without it were fast
+other=node1
+[ "$slow" = node1 ] && other=node2
+host_busbw() {
+	"$SHAKEDOWN" history --db "$DB" --op all_reduce --size 1M --host "$1" \
+		--format csv | awk -F, -v u="$uuid" '$2 == u { print $8 }'
+}
+bs=$(host_busbw "$slow")
+bo=$(host_busbw "$other")
+ok "awk 'BEGIN { exit !($bs > 0 && $bs * 3 < $bo) }'" \
+	"history --host: $slow's busbw ($bs GB/s) is below a third of $other's ($bo GB/s)"
+# the README's one-liner for a node's own figure, on this node and size
+q=$(sed -n 's/^    sqlite3 -header -column shakedown.db "\(.*test_hosts_v.*\)"$/\1/p' \
+	"$top_srcdir/README" | sed "s/node17/$slow/; s/67108864/1048576/")
+br=$(sqlite3 -csv "$DB" "$q" | tail -n 1 | cut -d, -f2)
+ok "awk 'BEGIN { d = $br - $bs; exit !(d * d < 1e-12 * $bs * $bs) }'" \
+	"the README's sqlite3 one-liner gives the same figure ($br GB/s)"
+sqlite3 -csv "$DB" <"$top_srcdir/sql/queries/slowest_nodes.sql" >"$SD_TMP/slowest" 2>&1
+is "$(head -n 1 "$SD_TMP/slowest" | cut -d, -f1)" "$slow" \
+	"slowest_nodes.sql names the slow node first"
+[ "$(head -n 1 "$SD_TMP/slowest" | cut -d, -f1)" = "$slow" ] || diag_file "$SD_TMP/slowest"
+sqlite3 -csv "$DB" <"$top_srcdir/sql/queries/busbw_by_host.sql" >"$SD_TMP/byhost" 2>&1
+is "$(awk -F, '$2 == "all_reduce" { print $1; exit }' "$SD_TMP/byhost")" "$slow" \
+	"busbw_by_host.sql puts it lowest for all_reduce"
 
 # --- a slow link: every packet of one node through a token bucket ------------
 n3=$NS-n3
