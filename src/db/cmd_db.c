@@ -1112,41 +1112,85 @@ out:
 
 /* --- compare ----------------------------------------------------------- */
 
-/* ?1 run A, ?2 run B, ?3 tolerance in percent. */
+/* ?1 run A, ?2 run B, ?3 tolerance in percent.
+ *
+ * One row per test (name, op, data type, operator, root, scope).  At each
+ * size the figure is the best busbw of the test's measurements (in and
+ * out of place, every group); r = B's / A's - 1.  A's noise is measured
+ * from its own repeats: the measurements of one test at one size should
+ * agree, and its noise at a size is the 90th percentile of their relative
+ * deviations from their set's median.  The test's change is the median r
+ * over the sizes both runs measured, so that one size's hiccup is not a
+ * regression and a slower link is; it is a REGRESSION beyond bound =
+ * min(95%, max(tolerance, 3 x the median of A's noise over those sizes)).
+ * Measured by bench/compare_noise.sh (bench/README-compare.md). */
+#define SD_COMPARE_TEST "name, op, dtype, redop, root, scope"
+#define SD_COMPARE_SET "run_id, " SD_COMPARE_TEST ", size_bytes"
 static const char compare_sql[] =
-	"WITH a AS (SELECT min(t.test_index) AS test_index, t.name, t.op, "
-	"  t.dtype, coalesce(t.redop, '-') AS redop, "
-	"  coalesce(t.root, -1) AS root, t.scope, m.size_bytes, m.in_place, "
-	"  max(m.busbw_gbs) AS busbw_gbs "
+	"WITH vals AS (SELECT t.run_id, t.test_index, t.name, t.op, t.dtype, "
+	"  coalesce(t.redop, '-') AS redop, coalesce(t.root, -1) AS root, "
+	"  t.scope, m.size_bytes, m.busbw_gbs AS v "
 	" FROM tests t JOIN measurements m ON m.test_id = t.id "
-	" WHERE t.run_id = ?1 GROUP BY 2, 3, 4, 5, 6, 7, 8, 9), "
-	"b AS (SELECT min(t.test_index) AS test_index, t.name, t.op, "
-	"  t.dtype, coalesce(t.redop, '-') AS redop, "
-	"  coalesce(t.root, -1) AS root, t.scope, m.size_bytes, m.in_place, "
-	"  max(m.busbw_gbs) AS busbw_gbs "
-	" FROM tests t JOIN measurements m ON m.test_id = t.id "
-	" WHERE t.run_id = ?2 GROUP BY 2, 3, 4, 5, 6, 7, 8, 9), "
-	"k AS (SELECT name, op, dtype, redop, root, scope, size_bytes, "
-	"  in_place FROM a UNION SELECT name, op, dtype, redop, root, scope, "
-	"  size_bytes, in_place FROM b) "
-	"SELECT k.name AS test, k.dtype, nullif(k.redop, '-') AS redop, "
-	" nullif(k.root, -1) AS root, k.scope, k.size_bytes, k.in_place, "
-	" a.busbw_gbs AS busbw_gbs_a, b.busbw_gbs AS busbw_gbs_b, "
-	" round((b.busbw_gbs - a.busbw_gbs) * 100.0 / a.busbw_gbs, 2) "
-	"  AS delta_pct, "
-	" CASE WHEN a.busbw_gbs IS NULL THEN 'only in B' "
-	"  WHEN b.busbw_gbs IS NULL THEN 'only in A' "
-	"  WHEN b.busbw_gbs < a.busbw_gbs * (1.0 - ?3 / 100.0) "
-	"   THEN 'REGRESSION' "
-	"  WHEN b.busbw_gbs > a.busbw_gbs * (1.0 + ?3 / 100.0) "
-	"   THEN 'improved' "
-	"  ELSE 'ok' END AS verdict "
-	"FROM k LEFT JOIN a USING (name, op, dtype, redop, root, scope, "
-	"  size_bytes, in_place) "
-	" LEFT JOIN b USING (name, op, dtype, redop, root, scope, size_bytes, "
-	"  in_place) "
-	"ORDER BY coalesce(a.test_index, b.test_index + 1000000), "
-	" k.size_bytes, k.in_place";
+	" WHERE t.run_id IN (?1, ?2)), "
+	/* A's noise per size */
+	"ranked AS (SELECT *, row_number() OVER (PARTITION BY " SD_COMPARE_SET
+	"  ORDER BY v) AS i, count(*) OVER (PARTITION BY " SD_COMPARE_SET
+	"  ) AS n FROM vals WHERE run_id = ?1), "
+	"med AS (SELECT " SD_COMPARE_SET ", avg(v) AS med FROM ranked "
+	" WHERE n >= 2 AND i IN ((n + 1) / 2, (n + 2) / 2) "
+	" GROUP BY " SD_COMPARE_SET "), "
+	"devs AS (SELECT r.size_bytes, abs(r.v / d.med - 1) AS dev "
+	" FROM ranked r JOIN med d USING (" SD_COMPARE_SET ") WHERE d.med > 0), "
+	"dranked AS (SELECT size_bytes, dev, row_number() OVER (PARTITION BY "
+	"  size_bytes ORDER BY dev) AS i, count(*) OVER (PARTITION BY "
+	"  size_bytes) AS n FROM devs), "
+	"noise AS (SELECT size_bytes, dev AS noise FROM dranked "
+	" WHERE i = (9 * n + 9) / 10), "
+	/* each run's best figure per test and size, and the change */
+	"best AS (SELECT run_id, min(test_index) AS test_index, "
+	SD_COMPARE_TEST ", size_bytes, max(v) AS v FROM vals "
+	" GROUP BY " SD_COMPARE_SET "), "
+	"j AS (SELECT a.test_index, " SD_COMPARE_TEST ", size_bytes, "
+	"  a.v AS va, b.v AS vb, b.v / a.v - 1 AS r, "
+	"  coalesce(z.noise, 0) AS z "
+	" FROM (SELECT * FROM best WHERE run_id = ?1) a "
+	" JOIN (SELECT * FROM best WHERE run_id = ?2) b "
+	"  USING (" SD_COMPARE_TEST ", size_bytes) "
+	" LEFT JOIN noise z USING (size_bytes) WHERE a.v > 0), "
+	"jr AS (SELECT *, row_number() OVER w_r AS ir, row_number() OVER w_z "
+	"  AS iz, row_number() OVER w_s AS il, count(*) OVER (PARTITION BY "
+	SD_COMPARE_TEST ") AS n FROM j "
+	" WINDOW w_r AS (PARTITION BY " SD_COMPARE_TEST " ORDER BY r), "
+	"  w_z AS (PARTITION BY " SD_COMPARE_TEST " ORDER BY z), "
+	"  w_s AS (PARTITION BY " SD_COMPARE_TEST " ORDER BY size_bytes DESC)), "
+	"t AS (SELECT min(test_index) AS ti, " SD_COMPARE_TEST ", "
+	"  max(n) AS sizes, "
+	"  avg(CASE WHEN ir IN ((n + 1) / 2, (n + 2) / 2) THEN r END) AS mr, "
+	"  min(r) AS worst, "
+	"  avg(CASE WHEN iz IN ((n + 1) / 2, (n + 2) / 2) THEN z END) AS mz, "
+	"  max(CASE WHEN il = 1 THEN size_bytes END) AS top, "
+	"  max(CASE WHEN il = 1 THEN va END) AS va, "
+	"  max(CASE WHEN il = 1 THEN vb END) AS vb "
+	" FROM jr GROUP BY " SD_COMPARE_TEST "), "
+	/* the tests of one run only */
+	"only AS (SELECT min(test_index) + iif(run_id = ?2, 1000000, 0) AS ti, "
+	SD_COMPARE_TEST ", iif(run_id = ?1, 'only in A', 'only in B') AS w "
+	" FROM best x WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.name = x.name "
+	"  AND t.op = x.op AND t.dtype = x.dtype AND t.redop = x.redop "
+	"  AND t.root = x.root AND t.scope = x.scope) "
+	" GROUP BY run_id, " SD_COMPARE_TEST "), "
+	"rows AS (SELECT ti, " SD_COMPARE_TEST ", sizes, top, va, vb, mr, "
+	"  worst, min(95.0, max(?3, 300.0 * mz)) AS bound, NULL AS w FROM t "
+	" UNION ALL SELECT ti, " SD_COMPARE_TEST ", NULL, NULL, NULL, NULL, "
+	"  NULL, NULL, NULL, w FROM only) "
+	"SELECT name AS test, dtype, nullif(redop, '-') AS redop, "
+	" nullif(root, -1) AS root, scope, sizes, top AS size_bytes, "
+	" va AS busbw_gbs_a, vb AS busbw_gbs_b, "
+	" round(100.0 * mr, 2) AS delta_pct, round(100.0 * worst, 2) "
+	"  AS worst_pct, round(bound, 2) AS bound_pct, "
+	" coalesce(w, CASE WHEN mr < -bound / 100.0 THEN 'REGRESSION' "
+	"  WHEN mr > bound / 100.0 THEN 'improved' ELSE 'ok' END) AS verdict "
+	"FROM rows ORDER BY ti";
 
 static int parse_tolerance(const char *s, double *pct)
 {
@@ -1226,8 +1270,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	sd_buf_free(&q);
 	if (o.format == SD_DB_TEXT)
-		printf("\n%ld regression%s beyond %.4g%%\n", nreg,
-		       nreg == 1 ? "" : "s", tol);
+		printf("\n%ld regression%s beyond %.4g%% and A's noise "
+		       "(bound_pct)\n", nreg, nreg == 1 ? "" : "s", tol);
 	rc = sd_finish_stdout();
 	if (rc == SD_EXIT_OK && nreg > 0)
 		rc = SD_EXIT_CHECK;

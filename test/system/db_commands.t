@@ -84,19 +84,60 @@ is "$rc:$(printf '%s\n' "$out" | wc -l)" "0:1" "history of an op never run: just
 # compare
 run "$SHAKEDOWN" compare aaaa bbbb --db "$DB"
 is "$rc" 1 "compare with a regression: exit 1"
-like "$out" "all_reduce +float32 +sum +- +world +1024 +0 +10.00 +9.00 +-10.00 +REGRESSION" \
-	"both values, the change and the flag"
-like "$out" "16 regressions beyond 5%" "counts the regressions"
+like "$out" "all_reduce +float32 +sum +- +world +4 +8192 +13.00 +12.00 +-8.71 +-10.00 +5.00 +REGRESSION" \
+	"per test: its sizes, both values at the largest, the median and worst change, the bound and the flag"
+like "$out" "2 regressions beyond 5% and A's noise" "counts the regressions"
 run "$SHAKEDOWN" compare aaaa bbbb --db "$DB" --tolerance 15%
 is "$rc" 0 "compare within --tolerance 15%: exit 0"
 like "$out" "0 regressions beyond 15%" "no regression"
 run "$SHAKEDOWN" compare bbbb aaaa --db "$DB" --format csv
 is "$rc" 0 "faster is not a regression"
-like "$out" "all_gather,float32,,,world,8192,1,12.0,13.0,8.33,improved" "improvements are marked, as CSV"
+like "$out" "all_gather,float32,,,world,4,8192,12.0,13.0,9.5[45],8.33,5.0,improved" "improvements are marked, as CSV"
 run "$SHAKEDOWN" compare aaaa cccc --db "$DB" --format json
 printf '%s' "$out" > "$TMPD/c2.json"
 is "$(jq "$TMPD/c2.json" "json_array_length(j) || ' ' || json_extract(j, '\$[0].verdict')")" \
-	"16 ok" "compare as JSON"
+	"2 ok" "compare as JSON"
+
+# a run compared with itself has no regression
+run "$SHAKEDOWN" compare aaaa aaaa --db "$DB"
+is "$rc" 0 "compare A A: exit 0"
+like "$out" "0 regressions beyond 5%" "compare A A: no regression"
+# A's noise: its repeats (in and out of place) disagree by a ninth of
+# their median at every size, so a test's median change counts only
+# beyond 3 x 11.1% = 33.33%: B's 8.7% drop is within it, F's 43.6% not
+D2="$TMPD/noise.db"
+"$W" -q -u dddddddd-0000-4000-8000- -T 1767225600 -b 10 "$D2" &&
+"$W" -q -u eeeeeeee-0000-4000-8000- -T 1767312000 -b 9 "$D2" &&
+"$W" -q -u ffffffff-0000-4000-8000- -T 1767312000 -b 5 "$D2" &&
+sqlite3 "$D2" "UPDATE measurements SET busbw_gbs = busbw_gbs * 0.8 WHERE
+	in_place = 1 AND test_id IN (SELECT t.id FROM tests t JOIN runs r
+	ON r.id = t.run_id WHERE r.uuid LIKE 'dddd%')"
+run "$SHAKEDOWN" compare dddd eeee --db "$D2"
+is "$rc" 0 "a drop within A's noise: exit 0"
+like "$out" "all_reduce +float32 +sum +- +world +4 +8192 +13.00 +12.00 +-8.71 +-10.00 +33.33 +ok" \
+	"its bound is 3 x A's noise"
+run "$SHAKEDOWN" compare dddd ffff --db "$D2"
+is "$rc" 1 "a drop beyond A's noise: exit 1"
+like "$out" "all_reduce +float32 +sum +- +world +4 +8192 +13.00 +8.00 +-43.56 +-50.00 +33.33 +REGRESSION" \
+	"is a regression"
+# real runs: a rank slowed by 50 ms per operation (a hundred times a
+# healthy 1K or 4K all_reduce here) is a regression against a healthy run,
+# whatever the healthy run's own noise (the bound is at most 95%)
+D3="$TMPD/real.db"
+run -t 120 "$SHAKEDOWN" run --local 4 --op all_reduce -b 1K -e 4K -n 5 -w 1 \
+	--db "$D3" --no-progress
+is "$rc" 0 "a healthy run"
+SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=50000 run -t 120 "$SHAKEDOWN" run \
+	--local 4 --op all_reduce -b 1K -e 4K -n 5 -w 1 --db "$D3" --no-progress
+is "$rc" 0 "a run with a slow rank (no expectation: it passes)"
+h=$(sqlite3 "$D3" "SELECT uuid FROM runs ORDER BY id LIMIT 1")
+sl=$(sqlite3 "$D3" "SELECT uuid FROM runs ORDER BY id DESC LIMIT 1")
+run "$SHAKEDOWN" compare "$h" "$sl" --db "$D3"
+is "$rc" 1 "compare healthy slow: exit 1"
+like "$out" "all_reduce +float32 +sum +- +world +2 +4096 .* REGRESSION" \
+	"the slow rank's run is slower beyond the healthy run's noise"
+run "$SHAKEDOWN" compare "$sl" "$sl" --db "$D3"
+is "$rc" 0 "a real run compared with itself: exit 0"
 
 # db info
 run "$SHAKEDOWN" db info --db "$DB"
