@@ -1021,6 +1021,16 @@ static int push_subjects(struct subjects *a, const struct test_run *tr,
 	return 0;
 }
 
+/* Rank 0: which attempt a retry of group g of round `round` is: one
+ * more than its subject has had. */
+static int attempt_of(const struct subjects *a, int round, int g)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (a->v[i].round == round && a->v[i].group == g)
+			return a->v[i].attempts + 1;
+	return 1;
+}
+
 /* Run round `round` of test ti on this rank's group (only the groups
  * marked in `keep` when not NULL: a retry); *stop when the ranks stopped.
  * Rank 0 adds the groups to `acc`. */
@@ -1100,6 +1110,10 @@ static int run_round(struct sd_runner *r, size_t ti,
 				.algo = t->algo, .nranks = tr.gsize[gi],
 				.group = gi, .members = mtext[gi],
 				.in_place = c->has_in_place && t->cfg.in_place,
+				.plan_test = (int)ti + 1,
+				.attempt = keep ? attempt_of(acc, round,
+							     tr.orig[gi])
+						: 1,
 			};
 		if (r->on_test)
 			r->on_test(r->on_test_arg, ti, r->plan->ntests,
@@ -1472,6 +1486,7 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 				.status = sd_judged_status_name(ji[k].status),
 				.reason = ji[k].reason,
 				.attempts = x->attempts,
+				.outcome = sd_subject_outcome(ji, x->attempts),
 			};
 		}
 		if (perf_failed(ji))
@@ -1867,6 +1882,7 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 			.dtype = t->dtype, .redop = t->redop,
 			.has_redop = c->reduces, .root = t->root,
 			.scope = t->scope, .algo = t->algo, .members = "",
+			.plan_test = (int)ti + 1, .attempt = 1,
 		};
 		struct sd_event ev = { .kind = SD_EVENT_TEST_BEGIN,
 				       .test = &info };

@@ -99,7 +99,18 @@ struct sd_test_info {
 				 "4,6" */
 	int in_place;         /* in-place measurements follow each size's
 				 out-of-place one */
+	int plan_test;        /* the plan's test it measures, 1.. (the one
+				 number every view gives a test) */
+	int attempt;          /* 1; 2.. when a retry measures the group
+				 again */
 };
+
+/* The one number every view gives a test: its plan test (1..); a record
+ * without one (made by hand) counts its tests from 1. */
+static inline int sd_test_number(const struct sd_test_info *t)
+{
+	return t->plan_test > 0 ? t->plan_test : t->index + 1;
+}
 
 struct sd_measurement {
 	size_t size_bytes;    /* nccl-tests' size */
@@ -149,6 +160,8 @@ struct sd_verdict_info {
 	const char *status;      /* passed, failed, skipped */
 	const char *reason;
 	int attempts;
+	const char *outcome;     /* the subject's (sd_subject_outcome), the
+				    same on each of its rows */
 };
 
 /* What the run blames. */

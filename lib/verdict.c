@@ -50,6 +50,20 @@ const char *sd_judged_status_name(enum sd_judged_status s)
 	return (unsigned)s < 4 ? judged[s] : "?";
 }
 
+const char *sd_subject_outcome(const struct sd_judgement *j, int attempts)
+{
+	int passed = 0, skipped = 0;
+	for (int k = 0; k < SD_EXPECT_KINDS; k++) {
+		if (j[k].status == SD_JUDGED_FAILED)
+			return "failed";
+		passed |= j[k].status == SD_JUDGED_PASSED;
+		skipped |= j[k].status == SD_JUDGED_SKIPPED;
+	}
+	if (passed)
+		return attempts > 1 ? "passed on retry" : "passed";
+	return skipped ? "skipped" : "not judged";
+}
+
 const char *sd_suspect_kind_name(enum sd_suspect_kind k)
 {
 	return (unsigned)k < 5 ? suspect_kinds[k] : "?";

@@ -94,6 +94,20 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 double sd_median(double *v, int n);
 
 /*
+ * A subject's outcome, the one word every view says of it: "failed" when
+ * any of its SD_EXPECT_KINDS judgements j failed; "passed on retry" when
+ * none failed, one passed and it took more than one attempt; "passed"
+ * when one passed at the first; "skipped" when none passed and one was
+ * skipped; "not judged" when nothing was judged.
+ */
+const char *sd_subject_outcome(const struct sd_judgement *j, int attempts);
+
+/* The outcome of a measured test (one attempt of one group) that a later
+ * attempt of the same subject replaced. */
+#define SD_OUTCOME_RETRIED "retried"
+
+
+/*
  * Each of n subjects' value (a time: larger is slower) against the median
  * of all: *median (sd_median over a copy; 0 when n < 2), and above[i] = 1
  * where value[i] > factor x the median (a slow rank), else 0.  Returns

@@ -102,6 +102,11 @@ CREATE TABLE tests (
 	finished_at TEXT,
 	members TEXT,                -- since version 3: the world ranks of the
 	                             -- group that ran it, as ranges ('0-3')
+	plan_test INTEGER,           -- since version 8: the test's one number,
+	                             -- its plan test (1..), the same in every
+	                             -- view; NULL before (test_index + 1)
+	attempt INTEGER,             -- since version 8: 1, or 2.. for a retry
+	                             -- of the group
 	UNIQUE (run_id, test_index)
 ) STRICT;
 
@@ -175,7 +180,13 @@ CREATE TABLE verdicts (
 	unit TEXT,
 	status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'skipped')),
 	reason TEXT,
-	attempts INTEGER NOT NULL DEFAULT 1
+	attempts INTEGER NOT NULL DEFAULT 1,
+	outcome TEXT                 -- since version 8: the subject's outcome,
+	                             -- the same on each of its rows: passed,
+	                             -- passed on retry, failed, skipped, not
+	                             -- judged
+		CHECK (outcome IN ('passed', 'passed on retry', 'failed',
+		'skipped', 'not judged'))
 ) STRICT;
 CREATE INDEX verdicts_by_run ON verdicts(run_id, status);
 CREATE INDEX verdicts_by_test ON verdicts(test_id);
@@ -383,11 +394,12 @@ SELECT r.id AS run_id,
 	j.job_id,
 	r.user,
 	r.hostname,
-	(SELECT count(*) FROM tests t WHERE t.run_id = r.id) AS tests_total,
-	(SELECT count(*) FROM tests t WHERE t.run_id = r.id
-		AND t.status = 'passed') AS tests_passed,
-	(SELECT count(*) FROM tests t WHERE t.run_id = r.id
-		AND t.status <> 'passed') AS tests_not_passed,
+	(SELECT count(*) FROM tests_v t WHERE t.run_id = r.id
+		AND t.outcome <> 'retried') AS tests_total,
+	(SELECT count(*) FROM tests_v t WHERE t.run_id = r.id
+		AND t.verdict = 'passed') AS tests_passed,
+	(SELECT count(*) FROM tests_v t WHERE t.run_id = r.id
+		AND t.verdict NOT IN ('passed', 'retried')) AS tests_not_passed,
 	(SELECT coalesce(sum(m.wrong), 0) FROM tests t
 		JOIN measurements m ON m.test_id = t.id
 		WHERE t.run_id = r.id) AS wrong_total,
@@ -397,7 +409,8 @@ SELECT r.id AS run_id,
 	r.run_kind
 FROM runs r LEFT JOIN jobs j ON j.run_id = r.id;
 
--- Every test with its verdict and the reason for it.
+-- Every test with its verdict and the reason for it; since version 8
+-- with its number (its plan test), attempt and outcome.
 CREATE VIEW tests_v AS
 SELECT t.id AS test_id,
 	t.run_id,
@@ -425,9 +438,12 @@ SELECT t.id AS test_id,
 		AS avg_busbw_gbs,
 	(SELECT coalesce(sum(m.wrong), 0) FROM measurements m
 		WHERE m.test_id = t.id) AS wrong,
-	CASE WHEN t.status = 'passed' AND NOT EXISTS (SELECT 1 FROM verdicts v
-		WHERE v.test_id = t.id AND v.status = 'failed')
-	THEN 'passed' ELSE 'failed' END AS verdict,
+	CASE o.outcome WHEN 'passed' THEN 'passed'
+		WHEN 'passed on retry' THEN 'passed'
+		WHEN 'not judged' THEN 'passed'
+		WHEN 'skipped' THEN 'skipped'
+		WHEN 'retried' THEN 'retried'
+		ELSE 'failed' END AS verdict,
 	CASE
 	WHEN t.status = 'passed' THEN (SELECT group_concat(v.reason, '; ')
 		FROM verdicts v WHERE v.test_id = t.id AND v.status = 'failed')
@@ -444,8 +460,27 @@ SELECT t.id AS test_id,
 		WHERE m.test_id = t.id AND m.wrong > 0
 		ORDER BY m.id LIMIT 1)
 	ELSE 'test ' || t.status
-	END AS verdict_reason
-FROM tests t JOIN runs r ON r.id = t.run_id;
+	END AS verdict_reason,
+	coalesce(t.plan_test, t.test_index + 1) AS number,
+	coalesce(t.attempt, 1) AS attempt,
+	o.outcome
+FROM tests t JOIN runs r ON r.id = t.run_id
+	JOIN (SELECT t2.id,
+		CASE
+		WHEN t2.status NOT IN ('passed', 'failed') THEN t2.status
+		WHEN EXISTS (SELECT 1 FROM tests u WHERE u.run_id = t2.run_id
+			AND u.plan_test = t2.plan_test
+			AND coalesce(u.members, '') = coalesce(t2.members, '')
+			AND u.attempt > t2.attempt) THEN 'retried'
+		WHEN EXISTS (SELECT 1 FROM verdicts v WHERE v.test_id = t2.id
+			AND v.outcome IS NOT NULL) THEN
+			(SELECT v.outcome FROM verdicts v WHERE v.test_id = t2.id
+				AND v.outcome IS NOT NULL LIMIT 1)
+		WHEN t2.status = 'failed' OR EXISTS (SELECT 1 FROM verdicts v
+			WHERE v.test_id = t2.id AND v.status = 'failed')
+			THEN 'failed'
+		ELSE 'passed' END AS outcome
+		FROM tests t2) o ON o.id = t.id;
 
 -- Since version 8: the hosts of each test, one row per test and host:
 -- the hosts of the ranks in tests.members (the whole job where it is

@@ -18,6 +18,7 @@
 #include "shakedown/coll.h"
 #include "sink_deepspeed.h"
 #include "sink_text.h"
+#include "verdict.h"
 #include "util.h"
 
 struct test_total {
@@ -27,6 +28,13 @@ struct test_total {
 	double sum_busbw_gbs;
 	int nmeas;
 	uint64_t wrong;
+	int index;           /* sd_test_info.index */
+	int number;          /* the test's one number (sd_test_number) */
+	int attempt;
+	char members[64];
+	const char *outcome; /* its subject's, from the verdicts; or
+				SD_OUTCOME_RETRIED; NULL: none came */
+	int attempts;
 };
 
 struct text_sink {
@@ -112,6 +120,14 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 	}
 	struct test_total *tt = &t->totals[t->ntotals++];
 	memset(tt, 0, sizeof(*tt));
+	tt->index = ti->index;
+	tt->number = sd_test_number(ti);
+	tt->attempt = ti->attempt;
+	snprintf(tt->members, sizeof(tt->members), "%s",
+		 ti->members ? ti->members : "");
+	char again[32] = "";
+	if (ti->attempt > 1)
+		snprintf(again, sizeof(again), " (attempt %d)", ti->attempt);
 	snprintf(tt->label, sizeof(tt->label), "%s %s%s%s", ti->name,
 		 sd_dtype_name(ti->dtype), ti->has_redop ? " " : "",
 		 ti->has_redop ? sd_redop_name(ti->redop) : "");
@@ -128,8 +144,8 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 			 ti->scope, ti->members);
 	}
 	if (t->fmt == SD_FORMAT_TABLE) {
-		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s\n",
-			ti->index + 1, tt->label, ti->nranks, ti->algo);
+		fprintf(o, "# Test %d%s: %s, %d ranks, algorithm %s\n",
+			tt->number, again, tt->label, ti->nranks, ti->algo);
 		/* nccl-tests' header (src/util.cu, writeResultHeader, without
 		 * per-iteration columns or timestamps) */
 		fprintf(o, "#\n");
@@ -147,8 +163,8 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 	} else if (t->fmt == SD_FORMAT_DEEPSPEED) {
 		/* DeepSpeed's title names the op alone: what else tells the
 		 * tests apart is a comment line of shakedown's before it */
-		fprintf(o, "# Test %d: %s, %d ranks, algorithm %s; rows %s\n",
-			ti->index + 1, tt->label, ti->nranks, ti->algo,
+		fprintf(o, "# Test %d%s: %s, %d ranks, algorithm %s; rows %s\n",
+			tt->number, again, tt->label, ti->nranks, ti->algo,
 			sd_ds_in_place(ti) ? "in place" : "out of place");
 		sd_ds_print_header(o, ti->name, sd_ds_devices(ti), t->ds_raw);
 	}
@@ -244,8 +260,9 @@ static void json_line(struct text_sink *t, const struct sd_test_info *ti,
 		      const struct sd_measurement *m)
 {
 	struct sd_buf b = { 0 };
-	sd_buf_printf(&b, "{\"run\":\"%s\",\"test\":%d,\"op\":\"%s\","
-		      "\"dtype\":\"%s\",\"redop\":", t->run_uuid, ti->index,
+	sd_buf_printf(&b, "{\"run\":\"%s\",\"test\":%d,\"attempt\":%d,"
+		      "\"op\":\"%s\",\"dtype\":\"%s\",\"redop\":", t->run_uuid,
+		      sd_test_number(ti), ti->attempt > 0 ? ti->attempt : 1,
 		      ti->name, sd_dtype_name(ti->dtype));
 	if (ti->has_redop)
 		sd_buf_printf(&b, "\"%s\"", sd_redop_name(ti->redop));
@@ -368,7 +385,7 @@ static int t_test_end(void *self, const struct sd_test_info *ti,
 			fputs(t->notes.data, o);
 		sd_buf_free(&t->notes);
 		if (strcmp(status, "passed") != 0)
-			fprintf(o, "# Test %d %s%s%s\n", ti->index + 1, status,
+			fprintf(o, "# Test %d %s%s%s\n", sd_test_number(ti), status,
 				message ? ": " : "", message ? message : "");
 		fprintf(o, "#\n");
 	}
@@ -381,7 +398,6 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 	struct text_sink *t = self;
 	/* JSON keeps stdout machine-readable: the summary goes to stderr */
 	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
-	int passed = 0;
 	if (t->notes.data) /* a test the run stopped in */
 		fputs(t->notes.data, o);
 	sd_buf_free(&t->notes);
@@ -391,32 +407,92 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 	for (int k = 0; k < t->nsus; k++)
 		fprintf(o, "%s\n", t->sus[k].text ? t->sus[k].text : "");
 	fprintf(o, "\n# Summary of run %s\n", t->run_uuid);
-	fprintf(o, "# %-40s %-10s %14s %14s %8s\n", "test", "status",
-		"peak busbw", "avg busbw", "#wrong");
+	fprintf(o, "# %4s %-40s %-22s %14s %14s %8s\n", "test", "subject",
+		"outcome", "peak busbw", "avg busbw", "#wrong");
+	/* the outcomes in the order the footer counts them */
+	static const char *const words[] = { "passed", "passed on retry",
+		"failed", "skipped", "not judged", "error", "cancelled",
+		"incomplete" };
+	enum { NW = sizeof(words) / sizeof(words[0]) };
+	int count[NW] = { 0 }, retried = 0, subjects = 0;
 	for (int i = 0; i < t->ntotals; i++) {
 		const struct test_total *tt = &t->totals[i];
 		const char *st = tt->status ? tt->status : "incomplete";
-		passed += strcmp(st, "passed") == 0;
-		fprintf(o, "# %-40s %-10s %9.3f GB/s %9.3f GB/s %8" PRIu64 "\n",
-			tt->label, st, tt->peak_busbw_gbs,
+		/* a measurement that did not complete says so, else its
+		 * subject's outcome */
+		int judged = tt->outcome && (strcmp(st, "passed") == 0 ||
+					     strcmp(st, "failed") == 0);
+		const char *w = judged ? tt->outcome : st;
+		char shown[40];
+		if (judged && tt->attempts > 1 &&
+		    strcmp(w, SD_OUTCOME_RETRIED) != 0)
+			snprintf(shown, sizeof(shown), "%s (%d attempts)", w,
+				 tt->attempts);
+		else
+			snprintf(shown, sizeof(shown), "%s", w);
+		if (strcmp(w, SD_OUTCOME_RETRIED) == 0) {
+			retried++;
+		} else {
+			subjects++;
+			for (int k = 0; k < NW; k++)
+				count[k] += strcmp(w, words[k]) == 0;
+		}
+		fprintf(o, "# %4d %-40s %-22s %9.3f GB/s %9.3f GB/s %8" PRIu64
+			"\n", tt->number, tt->label, shown, tt->peak_busbw_gbs,
 			tt->nmeas ? tt->sum_busbw_gbs / tt->nmeas : 0.0,
 			tt->wrong);
 	}
-	fprintf(o, "# %d of %d tests passed; run %s (exit status %d)%s%s\n",
-		passed, t->ntotals, e->status, e->exit_status,
-		e->message ? ": " : "", e->message ? e->message : "");
+	fprintf(o, "# %d subject%s:", subjects, subjects == 1 ? "" : "s");
+	const char *sep = " ";
+	for (int k = 0; k < NW; k++)
+		if (count[k]) {
+			fprintf(o, "%s%d %s", sep, count[k], words[k]);
+			sep = ", ";
+		}
+	if (retried)
+		fprintf(o, " (%d attempt%s retried)", retried,
+			retried == 1 ? "" : "s");
+	fprintf(o, "; run %s (exit status %d)%s%s\n", e->status,
+		e->exit_status, e->message ? ": " : "",
+		e->message ? e->message : "");
 	fflush(o);
 	return ferror(o) ? SD_ERR_IO : SD_OK;
 }
 
 /* Failed expectations, as comment lines after the test's table; JSON
  * output keeps stdout for measurements and says them on stderr. */
+/* Each verdict's outcome onto the summary's row of the test it judged;
+ * the earlier attempts of the same subject (same test and group) were
+ * retried. */
+static void mark_outcomes(struct text_sink *t, const struct sd_verdict_info *v,
+			  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct test_total *x = NULL;
+		for (int k = t->ntotals - 1; k >= 0 && !x; k--)
+			if (t->totals[k].index == v[i].test_index)
+				x = &t->totals[k];
+		if (!x || !v[i].outcome)
+			continue;
+		x->outcome = v[i].outcome;
+		x->attempts = v[i].attempts;
+		for (int k = 0; k < t->ntotals; k++) {
+			struct test_total *y = &t->totals[k];
+			if (y != x && y->number == x->number &&
+			    y->attempt < x->attempt &&
+			    strcmp(y->members, x->members) == 0)
+				y->outcome = SD_OUTCOME_RETRIED;
+		}
+	}
+}
+
 static int t_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
 {
 	struct text_sink *t = self;
 	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
 	size_t subjects = 0, failed = 0;
 	const char *last = NULL, *last_failed = NULL;
+	mark_outcomes(t, v, n);
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].subject != last)
 			subjects++;

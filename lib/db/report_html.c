@@ -435,7 +435,7 @@ static void head(struct html *h, int *is_train)
 	  passed ? "passed" : "failed", passed ? "passed" : "failed");
 	P(h, "%s", passed ? "&#10004; PASSED" : "&#10008; FAILED");
 	if (!*is_train)
-		P(h, ": %lld of %lld tests passed their checks",
+		P(h, ": %lld of %lld subjects passed their checks",
 		  (long long)sqlite3_column_int64(st, 17),
 		  (long long)sqlite3_column_int64(st, 16));
 	if (sqlite3_column_int64(st, 19) > 0)
@@ -528,14 +528,18 @@ static void one_test(struct html *h, sqlite3_stmt *t)
 {
 	int64_t test_id = sqlite3_column_int64(t, 0);
 	int index = sqlite3_column_int(t, 1);
+	int number = sqlite3_column_int(t, 13), attempt = sqlite3_column_int(t, 14);
 	char attrs[256], title[256], buf[32];
 	struct pts outp = { 0 }, inp = { 0 }, thr = { 0 }, base = { 0 };
 	char base_name[128] = "";
 	const char *op = txt(t, 3), *dtype = txt(t, 4);
 	int passed = strcmp(txt(t, 9), "passed") == 0;
 
-	P(h, "<section class=\"test\" id=\"test-%d\">\n<h3>test %d: ", index,
-	  index);
+	P(h, "<section class=\"test\" id=\"test-%d\">\n<h3>test %d", index,
+	  number);
+	if (attempt > 1)
+		P(h, " (attempt %d)", attempt);
+	P(h, ": ");
 	E(h, txt(t, 2));
 	P(h, " ");
 	E(h, dtype);
@@ -672,7 +676,7 @@ static void one_test(struct html *h, sqlite3_stmt *t)
 		 nsizes);
 	sd_buf_free(&tmp.b);
 	snprintf(title, sizeof(title), "test %d: %s %s bus bandwidth by size",
-		 index, op, dtype);
+		 number, op, dtype);
 	struct axes a = { .logx = 1, .xlabel = "message size (bytes, log scale)",
 			  .ylabel = "bus bandwidth (GB/s)" };
 	P(h, "<div class=\"op\">\n<figure>");
@@ -685,7 +689,7 @@ static void one_test(struct html *h, sqlite3_stmt *t)
 	  "<th colspan=\"3\">out of place</th><th colspan=\"3\">in place"
 	  "</th><th rowspan=\"2\">wrong</th></tr><tr><th>busbw GB/s</th>"
 	  "<th>algbw GB/s</th><th>time &micro;s</th><th>busbw GB/s</th>"
-	  "<th>algbw GB/s</th><th>time &micro;s</th></tr>\n", index, index);
+	  "<th>algbw GB/s</th><th>time &micro;s</th></tr>\n", index, number);
 	if (tab.data)
 		P(h, "%s", tab.data);
 	P(h, "</table>\n");
@@ -722,7 +726,8 @@ static void tests(struct html *h)
 	P(h, "<h2 id=\"operations\">Per operation</h2>\n");
 	sqlite3_stmt *t = prep(h,
 		"SELECT test_id, test_index, name, op, dtype, redop, scope, "
-		" nranks, measurements, verdict, verdict_reason, wrong, members "
+		" nranks, measurements, verdict, verdict_reason, wrong, members, "
+		" number, attempt, outcome "
 		"FROM tests_v WHERE run_id = ?1 ORDER BY test_index");
 	while (t && sqlite3_step(t) == SQLITE_ROW && !h->oom)
 		one_test(h, t);
@@ -1033,7 +1038,8 @@ static void subjects(struct html *h)
 	  "that failed is hatched and says FAIL.</p>\n");
 	/* the largest size of each: that is what the verdict looks at */
 	sqlite3_stmt *st = prep(h,
-		"SELECT t.name, t.dtype, t.scope, min(t.test_index), "
+		"SELECT t.name, t.dtype, t.scope, "
+		" min(coalesce(t.plan_test, t.test_index + 1)), "
 		" v.subject_kind, v.expectation, "
 		" coalesce(max(v.size_bytes), -1), max(v.unit) "
 		"FROM verdicts v JOIN tests t ON t.id = v.test_id "
@@ -1315,7 +1321,8 @@ static void failures(struct html *h)
 	}
 	sqlite3_finalize(st);
 	st = prep(h,
-		"SELECT t.test_index, t.name, t.dtype, m.size_bytes, m.in_place,"
+		"SELECT coalesce(t.plan_test, t.test_index + 1), t.name, t.dtype, "
+		" m.size_bytes, m.in_place,"
 		" m.wrong, m.first_wrong_rank, m.first_wrong_index, "
 		" m.first_wrong_expected, m.first_wrong_got "
 		"FROM measurements m JOIN tests t ON t.id = m.test_id "
@@ -1343,7 +1350,8 @@ static void failures(struct html *h)
 		P(h, ".</li>\n");
 	}
 	sqlite3_finalize(st);
-	st = prep(h, "SELECT test_index, name, status, message FROM tests "
+	st = prep(h, "SELECT coalesce(plan_test, test_index + 1), name, "
+		     "status, message FROM tests "
 		     "WHERE run_id = ?1 AND status NOT IN ('passed', "
 		     "'skipped') AND message IS NOT NULL ORDER BY test_index");
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -1377,7 +1385,8 @@ static void failures(struct html *h)
 		P(h, "</li>\n");
 	}
 	sqlite3_finalize(st);
-	st = prep(h, "SELECT t.test_index, v.subject_kind || ' ' || v.subject,"
+	st = prep(h, "SELECT coalesce(t.plan_test, t.test_index + 1), "
+		     "v.subject_kind || ' ' || v.subject,"
 		     " v.expectation, v.size_bytes, v.measured, v.threshold, "
 		     " v.unit, v.attempts, v.reason FROM verdicts v LEFT JOIN "
 		     " tests t ON t.id = v.test_id WHERE v.run_id = ?1 AND "

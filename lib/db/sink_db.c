@@ -226,9 +226,9 @@ static const char ins_train_run_sql[] =
 static const char ins_test_sql[] =
 	"INSERT INTO tests (run_id, test_index, name, op, dtype, redop, root, "
 	" scope, algo, nranks, status, message, started_at, finished_at, "
-	" members) "
+	" members, plan_test, attempt) "
 	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-	" ?12, ?13, ?14, ?15)";
+	" ?12, ?13, ?14, ?15, ?16, ?17)";
 
 /* A measurement finds its test by run and index (?1, ?28). */
 static const char ins_meas_sql[] =
@@ -537,6 +537,8 @@ static void bind_test(sqlite3_stmt *st, const char *uuid,
 	sd_db_bind_str(st, 13, k->started_at);
 	sd_db_bind_str(st, 14, now);
 	sd_db_bind_str(st, 15, k->members[0] ? k->members : NULL);
+	sqlite3_bind_int(st, 16, sd_test_number(t));
+	sqlite3_bind_int(st, 17, t->attempt > 0 ? t->attempt : 1);
 }
 
 /* Bind a measurement's row (ins_meas_sql) of the test with index `index`. */
@@ -1274,6 +1276,7 @@ static void fill_verdict(sqlite3_stmt *st, const char *uuid, const void *rows,
 	sd_db_bind_str(st, 11, v->status);
 	sd_db_bind_str(st, 12, v->reason);
 	sqlite3_bind_int(st, 13, v->attempts > 0 ? v->attempts : 1);
+	sd_db_bind_str(st, 14, v->outcome);
 }
 
 static void copy_verdict(struct pbatch *b, void *row)
@@ -1286,6 +1289,7 @@ static void copy_verdict(struct pbatch *b, void *row)
 	v->unit = keep_str(b, v->unit);
 	v->status = keep_str(b, v->status);
 	v->reason = keep_str(b, v->reason);
+	v->outcome = keep_str(b, v->outcome);
 }
 
 static int db_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
@@ -1293,11 +1297,10 @@ static int db_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
 	return write_batch(self,
 		"INSERT INTO verdicts (run_id, test_id, subject_kind, subject, "
 		" hosts, expectation, size_bytes, measured, threshold, unit, "
-		" status, reason, attempts) VALUES (" RUN_BY_UUID ", (SELECT id "
-		" FROM tests WHERE run_id = " RUN_BY_UUID " AND test_index = "
-		" ?2), ?3, ?4, ?5, ?6, ?7, "
-		" ?8, ?9, ?10, ?11, ?12, ?13)", n, fill_verdict, v, sizeof(*v), 7,
-		copy_verdict);
+		" status, reason, attempts, outcome) VALUES (" RUN_BY_UUID ", "
+		" (SELECT id FROM tests WHERE run_id = " RUN_BY_UUID " AND "
+		" test_index = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+		" ?13, ?14)", n, fill_verdict, v, sizeof(*v), 8, copy_verdict);
 }
 
 static void fill_suspect(sqlite3_stmt *st, const char *uuid, const void *rows,

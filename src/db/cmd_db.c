@@ -258,19 +258,23 @@ static const char report_head_sql[] =
 	"FROM runs r JOIN run_summary s ON s.run_id = r.id WHERE r.id = ?1";
 
 static const char report_tests_sql[] =
-	"SELECT test_index AS test, name, dtype, redop, root, scope, nranks,"
-	" measurements, peak_busbw_gbs, wrong, verdict, verdict_reason AS why "
+	"SELECT number AS test, attempt, name, dtype, redop, root, scope, "
+	" members, nranks, measurements, peak_busbw_gbs, wrong, outcome, "
+	" verdict_reason AS why "
 	"FROM tests_v WHERE run_id = ?1 ORDER BY test_index";
 
 static const char report_meas_sql[] =
-	"SELECT t.test_index AS test, t.name, t.dtype, m.size_bytes, m.count,"
+	"SELECT coalesce(t.plan_test, t.test_index + 1) AS test, t.name, "
+	" t.dtype, m.size_bytes, m.count,"
 	" m.in_place, m.iters, m.time_us, m.time_us_min, m.time_us_max, "
-	" m.algbw_gbs, m.busbw_gbs, m.wrong, m.algo "
+	" m.algbw_gbs, m.busbw_gbs, m.wrong, m.algo, "
+	" coalesce(t.attempt, 1) AS attempt, t.members "
 	"FROM tests t JOIN measurements m ON m.test_id = t.id "
 	"WHERE t.run_id = ?1 ORDER BY t.test_index, m.size_bytes, m.in_place";
 
 static const char report_failed_sql[] =
-	"SELECT t.test_index AS test, v.subject_kind AS kind, v.subject, "
+	"SELECT coalesce(t.plan_test, t.test_index + 1) AS test, "
+	" v.subject_kind AS kind, v.subject, "
 	" v.expectation, v.size_bytes, round(v.measured, 4) AS measured, "
 	" round(v.threshold, 4) AS threshold, v.unit, v.attempts, v.reason "
 	"FROM verdicts v LEFT JOIN tests t ON t.id = v.test_id "
@@ -649,7 +653,7 @@ static int report_text(sqlite3 *db, int64_t run_id, int steps, char *err,
 		printf("by        %s on %s, shakedown %s\n", col(st, 19),
 		       col(st, 20), col(st, 21));
 		if (!train)
-			printf("tests     %s: %s passed, %s not passed; %s "
+			printf("subjects  %s: %s passed, %s not passed; %s "
 			       "wrong elements\n\n", col(st, 15), col(st, 16),
 			       col(st, 17), col(st, 18));
 	}

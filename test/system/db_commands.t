@@ -25,16 +25,16 @@ run "$SHAKEDOWN" report --db "$DB"
 is "$rc" 0 "report: exit 0"
 like "$out" "^run +$C" "report shows the latest run by default"
 like "$out" "status +failed \(exit 1\): wrong data in 1 test" "with its status and why"
-like "$out" "1 +all_gather +float32 +- +- +world +2 +8 +13.00 +3 +failed +3 wrong elements; first at 8192 bytes, rank 1, index 7" \
+like "$out" "2 +1 +all_gather +float32 +- +- +world +- +2 +8 +13.00 +3 +failed +3 wrong elements; first at 8192 bytes, rank 1, index 7" \
 	"the failed test, its verdict and the first wrong element"
-like "$out" "0 +all_reduce +float32 +sum .* passed" "the passed test"
-like "$out" "0 +all_reduce +float32 +1024 +256 +0 +20 +[0-9.]+ +[0-9.]+ +[0-9.]+ +5.00 +10.00 +0 +ring" \
+like "$out" "1 +1 +all_reduce +float32 +sum .* passed" "the passed test, numbered from 1 as everywhere"
+like "$out" "1 +all_reduce +float32 +1024 +256 +0 +20 +[0-9.]+ +[0-9.]+ +[0-9.]+ +5.00 +10.00 +0 +ring +1 +-" \
 	"measurements with units in the header"
 SHAKEDOWN_DB="$DB" run "$SHAKEDOWN" report aaaa
 like "$out" "^run +$A" "a uuid prefix, and SHAKEDOWN_DB without --db"
 run "$SHAKEDOWN" report "$B" --db "$DB" --format csv
 is "$(printf '%s\n' "$out" | head -1)" \
-	"test,name,dtype,size_bytes,count,in_place,iters,time_us,time_us_min,time_us_max,algbw_gbs,busbw_gbs,wrong,algo" \
+	"test,name,dtype,size_bytes,count,in_place,iters,time_us,time_us_min,time_us_max,algbw_gbs,busbw_gbs,wrong,algo,attempt,members" \
 	"report CSV header"
 is "$(printf '%s\n' "$out" | wc -l)" 17 "report CSV: 16 measurements"
 run "$SHAKEDOWN" report "$C" --db "$DB" --format json

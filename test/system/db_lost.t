@@ -103,7 +103,7 @@ is "$rc" 7 "the record is incomplete: exit 7"
 like "$(cat "$TMPD/err.b")" "the record in $DB is incomplete: 3 tests, 3 batches of verdicts or suspects, its end could not be written \\(database is locked\\); all of it is kept in $DB.pending.sql: end what holds the lock, then run 'shakedown db recover --db $DB'" \
 	"says what is missing, why, where it is kept and how to recover it"
 unlike "$(cat "$TMPD/out.b")" "results recorded" "and never says recorded"
-like "$(cat "$TMPD/out.b")" "3 of 3 tests passed" "the printed results are whole"
+like "$(cat "$TMPD/out.b")" "# 3 subjects: 3 passed;" "the printed results are whole"
 is "$(sqlite3 "$DB" "SELECT count(*) FROM tests")" 0 \
 	"nothing was written under the lock (checked, not assumed)"
 is "$(head -1 "$DB.pending.sql")" "-- shakedown journal 1" "the journal is beside the database"

@@ -19,11 +19,14 @@ unchecked = len(sys.argv) > 3
 db = sqlite3.connect(sys.argv[2])
 db.row_factory = sqlite3.Row
 rows = {}
-for r in db.execute("""SELECT t.test_index, t.op, t.dtype, t.redop, t.root,
-        t.scope, t.members, t.nranks, r.uuid, m.* FROM measurements m
+# a line names its test by the one number every view gives it (tests.
+# plan_test) and its attempt; with the group's members, one row
+for r in db.execute("""SELECT t.plan_test, t.attempt, t.op, t.dtype, t.redop,
+        t.root, t.scope, t.members, t.nranks, r.uuid, m.* FROM measurements m
         JOIN tests t ON t.id = m.test_id JOIN runs r ON r.id = t.run_id"""):
-    rows[(r["test_index"], r["size_bytes"], r["in_place"])] = r
-keys = ["run", "test", "op", "dtype", "redop", "root", "scope", "members",
+    rows[(r["plan_test"], r["attempt"], r["members"], r["size_bytes"],
+          r["in_place"])] = r
+keys = ["run", "test", "attempt", "op", "dtype", "redop", "root", "scope", "members",
         "nranks", "algo", "size_bytes", "count", "in_place", "iters",
         "warmup_iters", "time_us", "time_us_min", "time_us_avg",
         "time_us_max", "algbw_gbs", "busbw_gbs", "ds_size_bytes",
@@ -37,7 +40,8 @@ for l in lines:
     if list(d)[:len(keys)] != keys:
         bad.append("keys %r" % list(d))
         continue
-    k = (d["test"], d["size_bytes"], 1 if d["in_place"] else 0)
+    k = (d["test"], d["attempt"], d["members"], d["size_bytes"],
+         1 if d["in_place"] else 0)
     r = rows.get(k)
     if r is None:
         bad.append("no database row for %r" % (k,))
@@ -88,7 +92,7 @@ printf '%s\n' "$out" >"$TMPD/lines.json"
 # 10 ops x 7 types x 3 sizes x 2 placements
 is "$(python3 "$TMPD/reader.py" "$TMPD/lines.json" "$TMPD/r.db")" "420 lines ok" \
 	"420 lines, each with every key, equal to the database's row"
-like "$err" "# 70 of 70 tests passed" "the summary goes to standard error"
+like "$err" "# 70 subjects: 70 passed;" "the summary goes to standard error"
 
 # unchecked (-c 0): wrong is null, not 0
 run -t 60 $SHAKEDOWN run --no-progress --db "$TMPD/c0.db" --local 2 --format json \

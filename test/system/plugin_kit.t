@@ -44,7 +44,7 @@ export SHAKEDOWN_PLUGIN_DIR="$TMPD/plugins"
 S="$SHAKEDOWN run --no-progress --db none -b 1K -e 16K -n 2 -w 1"
 run -t 120 $S --backend minimal -d all -o all
 is "$rc" 0 "shakedown runs every op, type and reduction on it"
-like "$out" "tests passed; run passed" "and every check passes"
+like "$out" "subjects: [0-9]+ passed; run passed" "and every check passes"
 unlike "$out" "FAILED" "no wrong data"
 
 # a test's env: the backend's env_check takes each pair before anything
@@ -52,7 +52,7 @@ unlike "$out" "FAILED" "no wrong data"
 printf 'tests:\n  - {op: all_reduce}\n  - {op: all_gather, env: {NCCL_MIN_CTAS: 2}}\n  - {op: broadcast}\n' >"$TMPD/env.yaml"
 run -t 60 $S --backend minimal --plan "$TMPD/env.yaml"
 is "$rc" 0 "a test with an env the backend takes runs"
-like "$out" "3 of 3 tests passed" \
+like "$out" "# 3 subjects: 3 passed;" \
 	"the tests before, on and after the fresh communicator pass"
 printf 'tests:\n  - {op: all_reduce}\n  - {op: all_gather, env: {NCCL_NET: IB}}\n' >"$TMPD/envno.yaml"
 run -t 60 $S --backend minimal --plan "$TMPD/envno.yaml"

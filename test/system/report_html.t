@@ -96,12 +96,12 @@ for name in ok bad; do
 		diag_file "$TMPD/$name-$mode.urls"
 	done
 done
-like "$(grep '^verdict:' "$TMPD/ok.plots")" "^verdict: . PASSED: 2 of 2 tests passed their checks; bad nodes: none$" \
+like "$(grep '^verdict:' "$TMPD/ok.plots")" "^verdict: . PASSED: 2 of 2 subjects passed their checks; bad nodes: none$" \
 	"the healthy run's verdict, rendered"
 host=$(q "SELECT hosts FROM suspects s JOIN runs r ON r.id = s.run_id WHERE r.uuid = '$BAD' AND bad_node = 1")
-like "$(grep '^verdict:' "$TMPD/bad.plots")" "^verdict: . FAILED: 1 of 2 tests passed their checks; 1 wrong elements; bad nodes: $host 1 test had wrong data$" \
+like "$(grep '^verdict:' "$TMPD/bad.plots")" "^verdict: . FAILED: 1 of 2 subjects passed their checks; 1 wrong elements; bad nodes: $host 1 test had wrong data$" \
 	"the failed run's verdict names the bad node, rendered"
-like "$(cat "$TMPD/bad.dom.out")" "Wrong data in test 0 \\(all_reduce float32\\) at 16K out-of-place: 1 wrong element; the first at rank 1, index 5: expected" \
+like "$(cat "$TMPD/bad.dom.out")" "Wrong data in test 1 \\(all_reduce float32\\) at 16K out-of-place: 1 wrong element; the first at rank 1, index 5: expected" \
 	"the wrong data in words"
 like "$(cat "$TMPD/bad.dom.out")" "id=\"history\"" \
 	"the history of the same op on the same nodes (2 runs)"
@@ -173,9 +173,9 @@ SHAKEDOWN_FAULT=rank=2,kind=slow,delay_us=50000 run -t 120 "$SHAKEDOWN" run \
 is "$rc" 6 "a slow rank in block 2-3: exit 6"
 run -t 60 "$SHAKEDOWN" report --db "$VDB" --format html -o "$TMPD/v.html"
 is "$rc" 0 "its HTML report: exit 0"
-like "$(cat "$TMPD/v.html")" '<svg class="bars" data-test="0" data-subjects="2" data-shown="2"' \
-	"bars of both blocks against their median (the block measured again is a test of its own)"
-like "$(cat "$TMPD/v.html")" 'FAILED: 1 of 2 tests passed their checks; bad nodes: <span id="bad-nodes">none</span>' \
+like "$(cat "$TMPD/v.html")" '<svg class="bars" data-test="1" data-subjects="2" data-shown="2"' \
+	"bars of both blocks against their median, numbered as their plan test"
+like "$(cat "$TMPD/v.html")" 'FAILED: 1 of 2 subjects passed their checks; bad nodes: <span id="bad-nodes">none</span>' \
 	"the verdict counts the test whose block failed its peers expectation"
 is "$(grep -o '<rect class="bar failed"' "$TMPD/v.html" | wc -l | tr -d ' ')" 1 \
 	"one of them failed, and is drawn so"

@@ -14,9 +14,9 @@ run -t 120 $S --local 4 --scope split:2 --db "$DB"
 is "$rc" 0 "split:2 on 4 ranks: exit 0"
 like "$out" "# Test 1: all_reduce float32 sum split:2 ranks 0-1, 2 ranks" \
 	"the first group's test is named by its members"
-like "$out" "# Test 2: all_reduce float32 sum split:2 ranks 2-3, 2 ranks" \
-	"the second group's test is named by its members"
-like "$out" "4 of 4 tests passed" "two ops x two groups, all passed"
+like "$out" "# Test 1: all_reduce float32 sum split:2 ranks 2-3, 2 ranks" \
+	"the second group's test is named by its members, under the same number"
+like "$out" "# 4 subjects: 4 passed;" "two ops x two groups, all passed"
 q() { sqlite3 -batch "$DB" "$1"; }
 is "$(q "SELECT group_concat(op || ' ' || scope || ' ' || members || ' ' ||
 	nranks || ' ' || status, '; ') FROM (SELECT * FROM tests ORDER BY
@@ -100,7 +100,7 @@ is "$(sqlite3 -batch "$TMPD/np.db" "SELECT status || ': ' || message FROM
 run -t 120 $SHAKEDOWN run --no-progress --local 4 \
 	--plan "$top_srcdir/plans/cpu.yaml" --db none
 is "$rc" 0 "plans/cpu.yaml on 4 local ranks: exit 0"
-like "$out" "11 of 13 tests passed; run passed" \
+like "$out" "# 13 subjects: 11 passed, 2 skipped; run passed" \
 	"every test passes but the two node-pairs ones, skipped on one host"
 
 # in a plan file, a test whose scope does not fit the job is skipped

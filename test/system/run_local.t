@@ -13,7 +13,7 @@ run -t 120 $S --local 4 -e 64K -n 3 -w 1
 is "$rc" 0 "built-in plan on 4 ranks: exit 0"
 like "$out" "#  Rank  3 Group  0 Pid +[0-9]+ on " "a header line per rank, in nccl-tests' form"
 like "$out" "# Test 10: pt2pt float32" "all ten collectives ran"
-like "$out" "10 of 10 tests passed" "summary: every test passed"
+like "$out" "# 10 subjects: 10 passed;" "summary: every test passed"
 like "$out" "Out of bounds values : 0 OK" "footer per test"
 unlike "$out" "FAILED|WRONG" "no wrong data"
 

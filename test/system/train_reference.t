@@ -184,7 +184,7 @@ printf '%s\n' "$out" > "$TMPD/c.json"
 is "$(jq "$TMPD/c.json" "json_type(j, '\$.training') IS NULL AND json_array_length(j, '\$.tests') = 2")" \
 	1 "a collective run's JSON report has no training member"
 run "$SHAKEDOWN" report "$coll" --db "$DB"
-like "$out" "tests +2: 2 passed" "and its text report is as it was"
+like "$out" "subjects +2: 2 passed" "and its text report is as it was"
 run "$SHAKEDOWN" report "$e" --steps --format json --db "$DB"
 is "$rc" 2 "--steps with --format json: exit 2"
 

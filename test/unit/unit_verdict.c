@@ -832,8 +832,32 @@ static void test_above_median(void)
 	       "2.5 is exactly 1.25x 2.0: not above");
 }
 
+/* sd_subject_outcome: one word per subject from its judgements and
+ * attempts */
+static void test_outcome(void)
+{
+	struct sd_judgement j[SD_EXPECT_KINDS];
+	memset(j, 0, sizeof(j));
+	ok(strcmp(sd_subject_outcome(j, 1), "not judged") == 0,
+	   "nothing judged");
+	j[SD_EXPECT_PEERS].status = SD_JUDGED_SKIPPED;
+	ok(strcmp(sd_subject_outcome(j, 1), "skipped") == 0,
+	   "only a skipped one");
+	j[SD_EXPECT_DATA].status = SD_JUDGED_PASSED;
+	ok(strcmp(sd_subject_outcome(j, 1), "passed") == 0,
+	   "data passed, peers skipped: passed");
+	ok(strcmp(sd_subject_outcome(j, 3), "passed on retry") == 0,
+	   "passed at the third attempt");
+	j[SD_EXPECT_PEERS].status = SD_JUDGED_FAILED;
+	ok(strcmp(sd_subject_outcome(j, 3), "failed") == 0,
+	   "a failed one fails it");
+	ok(strcmp(sd_subject_outcome(j, 1), "failed") == 0,
+	   "at the first attempt too");
+}
+
 int main(void)
 {
+	test_outcome();
 	test_above_median();
 	test_median();
 	test_names();
