@@ -1435,6 +1435,25 @@ static void emit_suspects(struct sd_runner *r)
 	free(v);
 }
 
+/* The figure of a failed subject for its hosts' bad-node reasons: its
+ * failed judgement farthest from its reference (the first, when none has
+ * numbers: wrong data). */
+static int blame_figure(struct sd_blame *b, const struct sd_judgement *j)
+{
+	int worst = -1;
+	double wr = NAN;
+	for (int k = 0; k < SD_EXPECT_KINDS; k++) {
+		if (j[k].status != SD_JUDGED_FAILED)
+			continue;
+		double q = sd_judgement_ratio(&j[k]);
+		if (worst < 0 || (!isnan(q) && (isnan(wr) || q < wr))) {
+			worst = k;
+			wr = q;
+		}
+	}
+	return worst < 0 ? 0 : sd_blame_figure(b, wr, j[worst].reason);
+}
+
 /* Rank 0: record the test's verdicts, one per subject and expectation,
  * and hand each subject's outcome to the blame. */
 static int emit_verdicts(struct sd_runner *r, size_t ti,
@@ -1508,7 +1527,8 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 				}
 			}
 			if (!all || sd_blame_add(r->blame, kind, subject, hosts,
-						 all, na, 1, why))
+						 all, na, 1, why) ||
+			    blame_figure(r->blame, ji))
 				rc = -1;
 			free(all);
 		} else if (r->blame && sd_blame_add(r->blame, kind, subject,

@@ -347,6 +347,8 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 /* ---- blame ---- */
 
 struct failed_item {
+	double ratio;    /* sd_blame_figure's; NAN: none */
+	char *figure;
 	enum sd_subject_kind kind;
 	char *subject;
 	int a, b;        /* hosts; -1 when none */
@@ -368,6 +370,9 @@ struct sd_blame {
 	/* the run */
 	struct sd_suspect *sus;
 	int nsus, capsus;
+	int *host_failed;        /* failed subjects each host was in */
+	double *host_worst;      /* the worst ratio among them; NAN: none */
+	char **host_why;         /* its test, subject and figure */
 };
 
 struct sd_blame *sd_blame_new(int nhosts, const char *const *names)
@@ -381,7 +386,13 @@ struct sd_blame *sd_blame_new(int nhosts, const char *const *names)
 	b->pairs = calloc(n, sizeof(int));
 	b->pair_fails = calloc(n, sizeof(int));
 	b->passed_pair = calloc(n, 1);
-	if (!b->pairs || !b->pair_fails || !b->passed_pair) {
+	b->host_failed = calloc(n, sizeof(int));
+	b->host_worst = malloc(n * sizeof(double));
+	b->host_why = calloc(n, sizeof(char *));
+	for (size_t h = 0; b->host_worst && h < n; h++)
+		b->host_worst[h] = NAN;
+	if (!b->pairs || !b->pair_fails || !b->passed_pair ||
+	    !b->host_failed || !b->host_worst || !b->host_why) {
 		sd_blame_free(b);
 		return NULL;
 	}
@@ -415,6 +426,7 @@ int sd_blame_add(struct sd_blame *b, enum sd_subject_kind kind,
 	}
 	struct failed_item *f = &b->failed[b->nfailed];
 	memset(f, 0, sizeof(*f));
+	f->ratio = NAN;
 	f->kind = kind;
 	f->a = a;
 	f->b = c;
@@ -442,6 +454,26 @@ int sd_blame_add(struct sd_blame *b, enum sd_subject_kind kind,
 	return 0;
 }
 
+int sd_blame_figure(struct sd_blame *b, double ratio, const char *figure)
+{
+	if (b->nfailed == 0)
+		return 0;
+	struct failed_item *f = &b->failed[b->nfailed - 1];
+	free(f->figure);
+	f->ratio = ratio;
+	f->figure = strdup(figure ? figure : "");
+	return f->figure ? 0 : -1;
+}
+
+double sd_judgement_ratio(const struct sd_judgement *j)
+{
+	if (j->status != SD_JUDGED_FAILED || !isfinite(j->measured) ||
+	    !isfinite(j->threshold) || j->measured <= 0 || j->threshold <= 0)
+		return NAN;
+	return j->kind == SD_EXPECT_TIME ? j->threshold / j->measured
+					 : j->measured / j->threshold;
+}
+
 /* "A: B" or "A; T: B" as a malloc'd string; NULL when out of memory. */
 static char *join3(const char *a, const char *sep, const char *t,
 		   const char *c)
@@ -464,12 +496,12 @@ static int suspect(struct sd_blame *b, enum sd_suspect_kind kind,
 		struct sd_suspect *s = &b->sus[i];
 		if (s->kind != kind || strcmp(s->subject, subject) != 0)
 			continue;
-		if (strlen(s->reason) > 600)
+		if (strlen(s->detail) > 600)
 			return 0; /* enough said */
-		if (!(why = join3(s->reason, "; ", test, reason)))
+		if (!(why = join3(s->detail, "; ", test, reason)))
 			return -1;
-		free(s->reason);
-		s->reason = why;
+		free(s->detail);
+		s->detail = why;
 		return 0;
 	}
 	if (b->nsus == b->capsus) {
@@ -486,14 +518,79 @@ static int suspect(struct sd_blame *b, enum sd_suspect_kind kind,
 	s->host_b = host_b;
 	s->subject = strdup(subject);
 	s->hosts = strdup(hostlist);
-	s->reason = join3("", "", test, reason);
-	if (!s->subject || !s->reason || !s->hosts) {
+	s->detail = join3("", "", test, reason);
+	s->reason = NULL;
+	if (!s->subject || !s->detail || !s->hosts) {
 		free(s->subject);
 		free(s->hosts);
-		free(s->reason);
+		free(s->detail);
 		return -1;
 	}
 	b->nsus++;
+	return 0;
+}
+
+/* Each failed subject of the test counts for its hosts; the worst figure
+ * of each host is kept with its test and subject. */
+static int count_hosts(struct sd_blame *b, const char *test)
+{
+	for (size_t i = 0; i < b->nfailed; i++) {
+		const struct failed_item *f = &b->failed[i];
+		int two[2] = { f->a, f->b };
+		const int *hs = f->hosts_many ? f->hosts : two;
+		int n = f->hosts_many ? f->nh : 2;
+		for (int k = 0; k < n; k++) {
+			int h = hs[k];
+			if (h < 0 || h >= b->nhosts ||
+			    (!f->hosts_many && k == 1 && h == f->a))
+				continue;
+			b->host_failed[h]++;
+			int worse = isnan(b->host_worst[h])
+					    ? !isnan(f->ratio) || !b->host_why[h]
+					    : !isnan(f->ratio) &&
+						      f->ratio < b->host_worst[h];
+			if (!worse)
+				continue;
+			struct sd_buf w = { 0 };
+			if (sd_buf_printf(&w, "%s: %s %s: %s", test,
+					  sd_subject_kind_name(f->kind),
+					  f->subject, f->figure ? f->figure
+							       : f->reason)) {
+				sd_buf_free(&w);
+				return -1;
+			}
+			free(b->host_why[h]);
+			b->host_why[h] = w.data;
+			b->host_worst[h] = f->ratio;
+		}
+	}
+	return 0;
+}
+
+/* Every suspect's reason from its detail: a bad node's led by how many
+ * subjects it failed and its worst figure. */
+static int compose_reasons(struct sd_blame *b)
+{
+	for (int i = 0; i < b->nsus; i++) {
+		struct sd_suspect *s = &b->sus[i];
+		struct sd_buf r = { 0 };
+		int h = s->host;
+		int bad = (s->kind == SD_SUSPECT_NODE ||
+			   s->kind == SD_SUSPECT_LINK) && h >= 0 &&
+			  h < b->nhosts && b->host_failed[h] > 0;
+		int e = bad ? sd_buf_printf(&r, "%d failed subject%s; worst: "
+					    "%s; %s", b->host_failed[h],
+					    b->host_failed[h] == 1 ? "" : "s",
+					    b->host_why[h] ? b->host_why[h]
+							   : "-", s->detail)
+			    : sd_buf_printf(&r, "%s", s->detail);
+		if (e) {
+			sd_buf_free(&r);
+			return -1;
+		}
+		free(s->reason);
+		s->reason = r.data;
+	}
 	return 0;
 }
 
@@ -526,7 +623,7 @@ static int fails_every_pair(const struct sd_blame *b, int h)
 
 int sd_blame_end_test(struct sd_blame *b, const char *test)
 {
-	int rc = 0;
+	int rc = count_hosts(b, test);
 	char why[800];
 	/* nodes first: what they explain is not blamed on paths or rails */
 	for (size_t i = 0; i < b->nfailed && !rc; i++) {
@@ -589,12 +686,15 @@ int sd_blame_end_test(struct sd_blame *b, const char *test)
 				     f->reason);
 		}
 	}
+	if (!rc)
+		rc = compose_reasons(b);
 	/* the next test starts afresh */
 	for (size_t i = 0; i < b->nfailed; i++) {
 		free(b->failed[i].subject);
 		free(b->failed[i].hostlist);
 		free(b->failed[i].reason);
 		free(b->failed[i].hosts);
+		free(b->failed[i].figure);
 	}
 	b->nfailed = 0;
 	memset(b->pairs, 0, (size_t)b->nhosts * sizeof(int));
@@ -608,7 +708,7 @@ int sd_blame_name(struct sd_blame *b, enum sd_suspect_kind kind,
 		  const char *test, const char *reason)
 {
 	return suspect(b, kind, subject, hostlist ? hostlist : subject, host,
-		       -1, test, reason) ? -1 : 0;
+		       -1, test, reason) || compose_reasons(b) ? -1 : 0;
 }
 
 const struct sd_suspect *sd_blame_suspects(const struct sd_blame *b, int *n)
@@ -641,12 +741,19 @@ void sd_blame_free(struct sd_blame *b)
 		free(b->failed[i].hostlist);
 		free(b->failed[i].reason);
 		free(b->failed[i].hosts);
+		free(b->failed[i].figure);
 	}
 	for (int i = 0; i < b->nsus; i++) {
 		free(b->sus[i].subject);
 		free(b->sus[i].hosts);
 		free(b->sus[i].reason);
+		free(b->sus[i].detail);
 	}
+	for (int h = 0; b->host_why && h < b->nhosts; h++)
+		free(b->host_why[h]);
+	free(b->host_failed);
+	free(b->host_worst);
+	free(b->host_why);
 	free(b->failed);
 	free(b->sus);
 	free(b->pairs);

@@ -127,7 +127,11 @@ struct sd_suspect {
 	char *hosts;     /* its hosts, as a Slurm hostlist */
 	int host;        /* the host to repair (bad node), or -1 */
 	int host_b;      /* the other end of a path, or -1 */
-	char *reason;
+	char *reason;    /* a bad node's (node or link): first how many
+			    subjects it failed and the worst figure against
+			    its reference ("3 failed subjects; worst: ..."),
+			    then detail; else detail */
+	char *detail;    /* why, test by test */
 };
 
 struct sd_blame;
@@ -145,6 +149,20 @@ struct sd_blame *sd_blame_new(int nhosts, const char *const *names);
 int sd_blame_add(struct sd_blame *b, enum sd_subject_kind kind,
 		 const char *subject, const char *hostlist, const int *hosts,
 		 int nh, int failed, const char *reason);
+
+/*
+ * The figure of the subject sd_blame_add() last added as failed: ratio is
+ * how far it is from its reference (measured / threshold for a floor,
+ * threshold / measured for a ceiling: below 1 fails; NAN when there is
+ * none, as for wrong data) and figure says it ("busbw 0.017 GB/s at 1M
+ * is 0.03 x the median ...").  The worst figure of each host's failed
+ * subjects leads its bad-node reason.  Returns 0 or -1.
+ */
+int sd_blame_figure(struct sd_blame *b, double ratio, const char *figure);
+
+/* How far judgement j is from its reference, as sd_blame_figure() takes
+ * it; NAN when it did not fail or has no numbers. */
+double sd_judgement_ratio(const struct sd_judgement *j);
 
 /*
  * The test is over: decide its suspects and merge them into the run's.

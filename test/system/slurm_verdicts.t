@@ -97,8 +97,8 @@ slow=$(sqlite3 "$DB" "SELECT k.host FROM ranks k JOIN runs r ON r.id = k.run_id
 	WHERE r.uuid = '$uuid' AND k.rank = 2")
 ok '[ -n "$slow" ]' "the planted rank's host is recorded ($slow)"
 is "$(bad_nodes | head -n 1)" "$slow" "report --bad-nodes line 1 names it"
-like "$(bad_nodes | sed -n 2p)" "^$slow: node $slow: plan test 1 \\(all_reduce" \
-	"line 2 says why: its node test"
+like "$(bad_nodes | sed -n 2p)" "^$slow: node $slow: [4-9] failed subjects; worst: plan test 1 \\(all_reduce float32, node\\): node $slow: busbw [0-9.]+ GB/s at 4M is 0.[0-9]+ x the median" \
+	"line 2 says why: how many subjects it failed, the worst against its reference first"
 like "$(bad_nodes | sed -n 2p)" "every node pair it was in failed \\(3 of 3\\)" \
 	"and every node pair it was in"
 is "$(bad_nodes | wc -l | tr -d ' ')" 2 "nobody else is blamed"
@@ -110,7 +110,7 @@ is "$(sqlite3 :memory: "SELECT json_extract('$json', '\$.bad_nodes') || ' ' ||
 like "$(cat "$SD_TMP/slow")" "drained $slow \\(shakedown $uuid: " \
 	"--drain says what it drained"
 state=$($SD_CLUSTER_CLIENT sinfo -h -n "$slow" -o '%T|%E')
-like "$state" "^drain[a-z]*\\|shakedown $uuid: plan test 1 " \
+like "$state" "^drain[a-z]*\\|shakedown $uuid: [4-9] failed subjects; worst: plan test 1 \\(all_reduce float32, node\\): node $slow: busbw " \
 	"sinfo shows the node drained with the run and the reason"
 $SD_CLUSTER_CLIENT scontrol update NodeName="$slow" State=RESUME
 is "$(sqlite3 "$DB" "SELECT status || ' ' || exit_status FROM runs
@@ -162,7 +162,7 @@ if ip netns exec "$n3" tc qdisc add dev eth0 root tbf rate 40mbit \
 	[ "$rc" = 6 ] || diag_file "$SD_TMP/link" | tail -n 40
 	is "$(bad_nodes | head -n 1)" node3 "node3 is the bad node"
 	like "$(bad_nodes | sed -n 2p)" \
-		"^node3: node node3: plan test 2 \\(sendrecv.*every node pair it was in failed \\(3 of 3\\)" \
+		"^node3: node node3: [0-9]+ failed subjects; worst: plan test 2 \\(sendrecv float32, node-pairs\\): node-pair [a-z0-9,]*node3[a-z0-9,]*: busbw .*every node pair it was in failed \\(3 of 3\\)" \
 		"because every node pair through it failed"
 	uuid=$(latest)
 	is "$(sqlite3 "$DB" "SELECT group_concat(subject, ' ') FROM (SELECT

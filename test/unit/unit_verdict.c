@@ -454,8 +454,15 @@ static void test_blame_node_link(void)
 		is_int(s->host, 1, "host 1");
 		is_int(s->host_b, -1, "no other end");
 		ok(strcmp(s->hosts, "node01") == 0, "hosts node01");
-		ok(strcmp(s->reason, "test 1 (all_reduce): busbw 1 GB/s is "
-			  "below the floor 10 GB/s") == 0, "reason: test and why");
+		ok(strcmp(s->detail, "test 1 (all_reduce): busbw 1 GB/s is "
+			  "below the floor 10 GB/s") == 0, "detail: test and why");
+		/* a bad node's reason leads with its count and worst figure */
+		ok(strcmp(s->reason, "1 failed subject; worst: test 1 "
+			  "(all_reduce): node node01: busbw 1 GB/s is below the "
+			  "floor 10 GB/s; test 1 (all_reduce): busbw 1 GB/s is "
+			  "below the floor 10 GB/s") == 0,
+		   "reason: 1 failed subject, the worst, then the detail: %s",
+		   s->reason);
 	}
 	sd_blame_add(b, SD_SUBJECT_GPU_PAIR, "node03 local 0,1", "node03", &h3, 1,
 		     1, "busbw 2 GB/s low");
@@ -513,6 +520,41 @@ static void test_blame_pairs(void)
 	is_int(sd_blame_bad_hosts(b, bad), 1, "one bad host");
 	ok(bad[2], "host 2");
 	sd_blame_free(b);
+
+	/* the same with figures: the bad node's reason counts its failed
+	 * subjects over the tests and leads with the farthest from its
+	 * reference (pair 1-2 at 0.1 of it, not 0-2 at 0.5 or 2-3 at 0.3) */
+	b = sd_blame_new(4, names);
+	for (int x = 0; x < 4; x++)
+		for (int y = x + 1; y < 4; y++) {
+			pair(b, x, y, x == 2 || y == 2);
+			if (x == 2 || y == 2) {
+				char fig[64];
+				double q = x == 1 ? 0.1 : x == 0 ? 0.5 : 0.3;
+				snprintf(fig, sizeof(fig), "at %.1f x the median", q);
+				is_int(sd_blame_figure(b, q, fig), 0,
+				       "the figure of pair %d-%d", x, y);
+			}
+		}
+	sd_blame_end_test(b, "test 1");
+	s = find(b, SD_SUSPECT_NODE, "node02");
+	ok(s && strncmp(s->reason, "3 failed subjects; worst: test 1: "
+			"node-pair node01,node02: at 0.1 x the median; test 1: "
+			"every node pair", 80) == 0,
+	   "a bad node's reason: how many failed, the worst first: %s",
+	   s ? s->reason : "(none)");
+	sd_blame_free(b);
+	ok(isnan(sd_judgement_ratio(&(struct sd_judgement){
+		   .status = SD_JUDGED_PASSED, .measured = 1, .threshold = 2 })),
+	   "a passed judgement has no ratio");
+	is_dbl(sd_judgement_ratio(&(struct sd_judgement){
+		       .kind = SD_EXPECT_BUSBW, .status = SD_JUDGED_FAILED,
+		       .measured = 1, .threshold = 4 }), 0.25, 1e-12,
+	       "a floor: measured / threshold");
+	is_dbl(sd_judgement_ratio(&(struct sd_judgement){
+		       .kind = SD_EXPECT_TIME, .status = SD_JUDGED_FAILED,
+		       .measured = 400, .threshold = 100 }), 0.25, 1e-12,
+	       "a ceiling: threshold / measured");
 
 	/* one pair failing alone, both ends pass elsewhere: a path */
 	b = sd_blame_new(4, names);
