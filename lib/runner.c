@@ -179,6 +179,34 @@ char *sd_rank_list(const int *ranks, int n)
 	return b.data;
 }
 
+int sd_rank_list_parse(const char *s, int *out, int max)
+{
+	int n = 0;
+	while (s && *s) {
+		char *end;
+		long lo = strtol(s, &end, 10), hi = lo;
+		if (end == s || lo < 0)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			hi = strtol(s, &end, 10);
+			if (end == s || hi < lo)
+				return -1;
+		}
+		for (long r = lo; r <= hi; r++) {
+			if (n >= max)
+				return -1;
+			out[n++] = (int)r;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return n;
+}
+
 int sd_runner_algo_index(const struct sd_backend_ops *ops, enum sd_op op,
 			 const char *name)
 {
@@ -461,6 +489,7 @@ static int deliver(struct sd_runner *r, struct test_run *tr, int k,
 		/* a group of one rank moves nothing between ranks (its bus
 		 * bandwidth is 0 by definition): judge how fast it runs */
 		x->busbw_gbs = tr->gsize[k] == 1 ? m->algbw_gbs : m->busbw_gbs;
+		x->bw_name = tr->gsize[k] == 1 ? "algbw" : "busbw";
 		x->time_us = m->time_us;
 	}
 	if (k == 0) {

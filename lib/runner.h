@@ -119,4 +119,9 @@ void sd_runner_abort(struct sd_runner *r);
  * malloc'd (the caller frees), NULL when out of memory. */
 char *sd_rank_list(const int *ranks, int n);
 
+/* The ranks of a list sd_rank_list() wrote ("0-3", "4,6", "0,2-3") into
+ * out[0..max): how many, or -1 when s is not such a list or holds more
+ * than max. */
+int sd_rank_list_parse(const char *s, int *out, int max);
+
 #endif

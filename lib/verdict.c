@@ -145,6 +145,9 @@ static void set(struct sd_judgement *j, enum sd_expect_kind k,
 	va_end(ap);
 }
 
+/* Which bandwidth a subject's figure is (sd_subject_result.bw_name). */
+#define BW(r) ((r)->bw_name ? (r)->bw_name : "busbw")
+
 int sd_judge(const struct sd_expectation *e, const char *what,
 	     const struct sd_subject_result *res, int n,
 	     struct sd_judgement *out)
@@ -207,8 +210,8 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 			set(&o[SD_EXPECT_BUSBW], SD_EXPECT_BUSBW,
 			    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
 			    r->busbw_gbs, e->busbw_gbs, "GB/s",
-			    "busbw %.3g GB/s at %s %s the floor %g GB/s",
-			    r->busbw_gbs, sz, ok ? "meets" : "is below",
+			    "%s %.3g GB/s at %s %s the floor %g GB/s",
+			    BW(r), r->busbw_gbs, sz, ok ? "meets" : "is below",
 			    e->busbw_gbs);
 		}
 		if (e->time_us > 0) {
@@ -245,9 +248,9 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 				set(&o[SD_EXPECT_PEERS], SD_EXPECT_PEERS,
 				    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
 				    r->busbw_gbs, floor, "GB/s",
-				    "busbw %.3g GB/s at %s is %.2f x the median "
+				    "%s %.3g GB/s at %s is %.2f x the median "
 				    "%.3g GB/s of the other %s (%d; at least %g)",
-				    r->busbw_gbs, sz,
+				    BW(r), r->busbw_gbs, sz,
 				    others > 0 ? r->busbw_gbs / others : 0, others,
 				    what, nb - 1, e->peers);
 			}
@@ -265,9 +268,10 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 				set(&o[SD_EXPECT_MAD], SD_EXPECT_MAD,
 				    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
 				    r->busbw_gbs, floor, "GB/s",
-				    "busbw %.3g GB/s at %s is %.1f median absolute "
+				    "%s %.3g GB/s at %s is %.1f median absolute "
 				    "deviations %s the median %.3g GB/s of %d "
-				    "%s (at most %g below)", r->busbw_gbs, sz,
+				    "%s (at most %g below)", BW(r), r->busbw_gbs,
+				    sz,
 				    mad > 0 ? fabs(median - r->busbw_gbs) / mad
 					    : 0,
 				    r->busbw_gbs < median ? "below" : "above",
@@ -290,9 +294,9 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 				set(&o[SD_EXPECT_BASELINE], SD_EXPECT_BASELINE,
 				    ok ? SD_JUDGED_PASSED : SD_JUDGED_FAILED,
 				    r->busbw_gbs, floor, "GB/s",
-				    "busbw %.3g GB/s at %s is %.2f x the "
+				    "%s %.3g GB/s at %s is %.2f x the "
 				    "baseline's %.3g GB/s (at least %g)",
-				    r->busbw_gbs, sz,
+				    BW(r), r->busbw_gbs, sz,
 				    r->base_busbw_gbs > 0
 					    ? r->busbw_gbs / r->base_busbw_gbs
 					    : 0,

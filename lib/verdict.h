@@ -49,6 +49,11 @@ struct sd_subject_result {
 	int have;             /* a measurement at or below the judged size */
 	uint64_t size_bytes;  /* the size judged */
 	double busbw_gbs, time_us;
+	const char *bw_name;  /* what busbw_gbs is, as the reasons name it:
+				 "busbw", or "algbw" for a group of one rank
+				 (it moves nothing between ranks: its bus
+				 bandwidth is 0, how fast it runs is judged);
+				 NULL: "busbw" */
 	int checked;          /* the data was checked (at any size) */
 	uint64_t wrong;       /* wrong elements over all sizes */
 	int have_base;        /* a baseline value for this size */

@@ -19,10 +19,12 @@
 #include "sink_deepspeed.h"
 #include "sink_text.h"
 #include "verdict.h"
+#include "hostlist.h"
+#include "runner.h"
 #include "util.h"
 
 struct test_total {
-	char label[96];
+	char label[160];
 	const char *status;
 	double peak_busbw_gbs;
 	double sum_busbw_gbs;
@@ -58,6 +60,9 @@ struct text_sink {
 	 * before the summary */
 	struct suspect_line { char *kind, *subject, *text; } *sus;
 	int nsus, capsus;
+	/* each rank's host, when the run spans more than one: a group's
+	 * label names its hosts */
+	char (*host)[64];
 };
 
 static int t_run_begin(void *self, const struct sd_run_info *run)
@@ -65,6 +70,15 @@ static int t_run_begin(void *self, const struct sd_run_info *run)
 	struct text_sink *t = self;
 	t->nranks = run->nranks;
 	sd_strlcpy(t->run_uuid, run->uuid, sizeof(t->run_uuid));
+	int multi = 0;
+	for (int r = 1; r < run->nranks && run->ranks && !multi; r++)
+		multi = strcmp(run->ranks[r].host, run->ranks[0].host) != 0;
+	free(t->host);
+	t->host = NULL;
+	if (multi && (t->host = calloc((size_t)run->nranks, sizeof(*t->host))))
+		for (int r = 0; r < run->nranks; r++)
+			sd_strlcpy(t->host[r], run->ranks[r].host,
+				   sizeof(t->host[r]));
 	if (t->fmt == SD_FORMAT_JSON)
 		return SD_OK;
 	FILE *o = t->out;
@@ -100,6 +114,33 @@ static int t_run_begin(void *self, const struct sd_run_info *run)
 	}
 	fprintf(o, "#\n");
 	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+/* The hosts of a group's ranks (members) as a Slurm hostlist, when the
+ * run spans more than one host; else NULL (malloc'd). */
+static char *group_hosts(const struct text_sink *t, const char *members)
+{
+	if (!t->host || t->nranks <= 0)
+		return NULL;
+	int *r = malloc((size_t)t->nranks * sizeof(int));
+	const char **names = malloc((size_t)t->nranks * sizeof(*names));
+	int n = r && names ? sd_rank_list_parse(members, r, t->nranks) : -1;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (r[i] >= t->nranks) {
+			k = 0;
+			break;
+		}
+		int seen = 0;
+		for (int j = 0; j < k && !seen; j++)
+			seen = strcmp(names[j], t->host[r[i]]) == 0;
+		if (!seen)
+			names[k++] = t->host[r[i]];
+	}
+	char *list = k ? sd_hostlist_compress(names, k) : NULL;
+	free(r);
+	free(names);
+	return list;
 }
 
 static int t_test_begin(void *self, const struct sd_test_info *ti)
@@ -138,10 +179,18 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 	}
 	if (ti->scope && strcmp(ti->scope, "world") != 0 && ti->members &&
 	    *ti->members) {
-		/* a group of a split: which one, in the header and summary */
+		/* a group of a split: which one, in the header and summary;
+		 * across hosts, by its hosts first ("node node3 (ranks 2)") */
 		size_t u = strlen(tt->label);
-		snprintf(tt->label + u, sizeof(tt->label) - u, " %s ranks %s",
-			 ti->scope, ti->members);
+		char *hosts = group_hosts(t, ti->members);
+		if (hosts)
+			snprintf(tt->label + u, sizeof(tt->label) - u,
+				 " %s %s (ranks %s)", ti->scope, hosts,
+				 ti->members);
+		else
+			snprintf(tt->label + u, sizeof(tt->label) - u,
+				 " %s ranks %s", ti->scope, ti->members);
+		free(hosts);
 	}
 	if (t->fmt == SD_FORMAT_TABLE) {
 		fprintf(o, "# Test %d%s: %s, %d ranks, algorithm %s\n",
@@ -564,6 +613,7 @@ static void t_destroy(void *self)
 	free(t->sus);
 	sd_buf_free(&t->notes);
 	free(t->totals);
+	free(t->host);
 	free(t);
 }
 

@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 47
+SD_SLURM_NETNS=1 sd_slurm_begin 4 49
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -97,11 +97,15 @@ slow=$(sqlite3 "$DB" "SELECT k.host FROM ranks k JOIN runs r ON r.id = k.run_id
 	WHERE r.uuid = '$uuid' AND k.rank = 2")
 ok '[ -n "$slow" ]' "the planted rank's host is recorded ($slow)"
 is "$(bad_nodes | head -n 1)" "$slow" "report --bad-nodes line 1 names it"
-like "$(bad_nodes | sed -n 2p)" "^$slow: node $slow: [4-9] failed subjects; worst: plan test 1 \\(all_reduce float32, node\\): node $slow: busbw [0-9.]+ GB/s at 4M is 0.[0-9]+ x the median" \
-	"line 2 says why: how many subjects it failed, the worst against its reference first"
+like "$(bad_nodes | sed -n 2p)" "^$slow: node $slow: [4-9] failed subjects; worst: plan test 1 \\(all_reduce float32, node\\): node $slow: algbw [0-9.]+ GB/s at 4M is 0.[0-9]+ x the median" \
+	"line 2 says why: how many subjects it failed, the worst against its reference first (a node test of one rank judges algbw, and says so)"
 like "$(bad_nodes | sed -n 2p)" "every node pair it was in failed \\(3 of 3\\)" \
 	"and every node pair it was in"
 is "$(bad_nodes | wc -l | tr -d ' ')" 2 "nobody else is blamed"
+like "$(cat "$SD_TMP/slow")" "# FAILED node $slow: peers: algbw [0-9.]+ GB/s at 4M" \
+	"the FAILED line names the bandwidth judged: algbw for one rank, whose busbw column reads 0"
+like "$(cat "$SD_TMP/slow")" "# Test 1: all_reduce float32 sum node $slow \\(ranks 2\\), 1 ranks" \
+	"a group's header names its host, not only its rank"
 json=$(bad_nodes --format json)
 is "$(sqlite3 :memory: "SELECT json_extract('$json', '\$.bad_nodes') || ' ' ||
 	json_extract('$json', '\$.nodes[0].host') || ' ' ||
@@ -110,7 +114,7 @@ is "$(sqlite3 :memory: "SELECT json_extract('$json', '\$.bad_nodes') || ' ' ||
 like "$(cat "$SD_TMP/slow")" "drained $slow \\(shakedown $uuid: " \
 	"--drain says what it drained"
 state=$($SD_CLUSTER_CLIENT sinfo -h -n "$slow" -o '%T|%E')
-like "$state" "^drain[a-z]*\\|shakedown $uuid: [4-9] failed subjects; worst: plan test 1 \\(all_reduce float32, node\\): node $slow: busbw " \
+like "$state" "^drain[a-z]*\\|shakedown $uuid: [4-9] failed subjects; worst: plan test 1 \\(all_reduce float32, node\\): node $slow: algbw " \
 	"sinfo shows the node drained with the run and the reason"
 $SD_CLUSTER_CLIENT scontrol update NodeName="$slow" State=RESUME
 is "$(sqlite3 "$DB" "SELECT status || ' ' || exit_status FROM runs
