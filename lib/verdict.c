@@ -145,6 +145,20 @@ static void set(struct sd_judgement *j, enum sd_expect_kind k,
 	va_end(ap);
 }
 
+double sd_median_without(const double *sorted, int n, double v)
+{
+	if (n < 2)
+		return n == 1 ? sorted[0] : 0;
+	int p = 0;
+	while (p < n - 1 && sorted[p] != v)
+		p++;
+	int m = n - 1;
+#define AT(k) sorted[(k) < p ? (k) : (k) + 1]
+	double med = m % 2 ? AT(m / 2) : (AT(m / 2 - 1) + AT(m / 2)) / 2;
+#undef AT
+	return med;
+}
+
 /* Which bandwidth a subject's figure is (sd_subject_result.bw_name). */
 #define BW(r) ((r)->bw_name ? (r)->bw_name : "busbw")
 
@@ -227,16 +241,9 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 			/* the median of the others: with two subjects each is
 			 * compared with the other, not with their mean */
 			double others = median;
-			if (r->have && nb >= 2) {
-				int p = 0;
-				while (p < nb - 1 && bw[p] != r->busbw_gbs)
-					p++;
-				int m = nb - 1;
-#define AT(k) bw[(k) < p ? (k) : (k) + 1]
-				others = m % 2 ? AT(m / 2)
-					       : (AT(m / 2 - 1) + AT(m / 2)) / 2;
-#undef AT
-			}
+			if (r->have && nb >= 2)
+				others = sd_median_without(bw, nb,
+							   r->busbw_gbs);
 			double floor = e->peers * others;
 			if (nb < 2) {
 				set(&o[SD_EXPECT_PEERS], SD_EXPECT_PEERS,

@@ -98,6 +98,11 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 /* The median of n values (sorted in place); 0 when n is 0. */
 double sd_median(double *v, int n);
 
+/* The median of n sorted values without one that equals v (the last
+ * such, or the last value when none does): what peers compares a subject
+ * with, the median of the others; sorted[0] when n is 1. */
+double sd_median_without(const double *sorted, int n, double v);
+
 /*
  * A subject's outcome, the one word every view says of it: "failed" when
  * any of its SD_EXPECT_KINDS judgements j failed; "passed on retry" when

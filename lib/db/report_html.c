@@ -878,7 +878,11 @@ static void subject_bars(struct html *h, const char *name,
 		  len > 0 ? len : 0, bh,
 		  v[i].failed ? C_VERMILLION : C_SKY, v[i].v);
 		E(h, v[i].name);
-		P(h, ": %.4g (median %.4g)%s</title></rect>", v[i].v, med,
+		double ref = strcmp(expectation, "peers") == 0
+				     ? sd_median_without(vals, n, v[i].v) : med;
+		P(h, ": %.4g (%.2f x the median %.4g%s)%s</title></rect>",
+		  v[i].v, ref ? v[i].v / ref : 0, ref,
+		  strcmp(expectation, "peers") == 0 ? " of the others" : "",
 		  v[i].failed ? " FAILED" : "");
 		if (v[i].failed)
 			P(h, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" "
@@ -894,17 +898,22 @@ static void subject_bars(struct html *h, const char *name,
 	  "font-size=\"11\" text-anchor=\"middle\">median %.4g</text></svg>\n",
 	  mx, mx, ht - 18, mx, ht - 6, med);
 	/* the numbers of what was drawn */
+	/* each against the median its verdict judged it by: peers, the
+	 * others' (sd_median_without: the numbers of its reason); else all */
+	int peers = strcmp(expectation, "peers") == 0;
 	P(h, "<table><tr><th>subject</th><th>hosts</th><th>measured</th>"
-	  "<th>/ median</th><th>verdict</th></tr>\n");
+	  "<th>/ median%s</th><th>verdict</th></tr>\n",
+	  peers ? " of the others" : "");
 	for (int i = 0; i < n; i++) {
 		if (!show[i])
 			continue;
+		double others = peers ? sd_median_without(vals, n, v[i].v) : med;
 		P(h, "<tr><td>");
 		E(h, v[i].name);
 		P(h, "</td><td>");
 		E(h, v[i].hosts);
-		P(h, "</td><td class=\"n\">%.4g</td><td class=\"n\">%.3f</td>"
-		  "<td%s>%s</td></tr>\n", v[i].v, med ? v[i].v / med : 0,
+		P(h, "</td><td class=\"n\">%.4g</td><td class=\"n\">%.2f</td>"
+		  "<td%s>%s</td></tr>\n", v[i].v, others ? v[i].v / others : 0,
 		  v[i].failed ? " class=\"fail\"" : "",
 		  v[i].failed ? "FAILED" : "passed");
 	}
@@ -1303,10 +1312,35 @@ static void list_item(struct html *h, int *list)
 	*list = LIST_OPEN;
 }
 
+/* Whom the run blames, the bad nodes first, each with its reason (how
+ * many subjects it failed and the worst figure against its reference,
+ * then the detail). */
+static void blamed(struct html *h)
+{
+	sqlite3_stmt *st = prep(h,
+		"SELECT kind, subject, hosts, bad_node, reason FROM suspects "
+		"WHERE run_id = ?1 ORDER BY bad_node DESC, kind, subject");
+	int n = 0;
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (!n++)
+			P(h, "<ul id=\"suspects\">\n");
+		int bad = sqlite3_column_int(st, 3);
+		P(h, "<li class=\"%s\"><b>", bad ? "bad-node" : "suspect");
+		E(h, bad ? txt(st, 2) : txt(st, 1));
+		P(h, "</b> (%s%s): ", txt(st, 0), bad ? ", bad node" : "");
+		E(h, txt(st, 4));
+		P(h, "</li>\n");
+	}
+	sqlite3_finalize(st);
+	if (n)
+		P(h, "</ul>\n");
+}
+
 static void failures(struct html *h)
 {
 	int list = LIST_NONE, table = 0;
-	P(h, "<h2 id=\"failures\">Failures</h2>\n");
+	P(h, "<h2 id=\"failures\">Evidence: what failed</h2>\n");
+	blamed(h);
 	sqlite3_stmt *st = prep(h, "SELECT status, exit_status, message FROM "
 				   "runs WHERE id = ?1 AND status NOT IN "
 				   "('passed', 'running') AND message IS NOT "
@@ -1438,7 +1472,9 @@ int sd_report_html(sqlite3 *db, const char *run_ref, char **html,
 	int rc = sd_db_find_run(db, run_ref, &h.run_id, uuid, err, errlen);
 	if (rc != SD_OK)
 		return rc;
+	/* the verdict and its evidence first, then the plots */
 	head(&h, &is_train);
+	failures(&h);
 	if (!is_train)
 		tests(&h);
 	subjects(&h);
@@ -1446,7 +1482,6 @@ int sd_report_html(sqlite3 *db, const char *run_ref, char **html,
 		history(&h);
 	training(&h);
 	gemm(&h);
-	failures(&h);
 	P(&h, "<footer><p>Made by shakedown from the results database; the "
 	  "numbers of every plot are in the table beside it.</p></footer>\n"
 	  "</body>\n</html>\n");

@@ -660,36 +660,37 @@ static int report_text(sqlite3 *db, int64_t run_id, int steps, char *err,
 	sqlite3_finalize(st);
 	if (train)
 		return report_train_text(db, run_id, steps, err, errlen);
-	int rc = sd_db_print_query(db, report_tests_sql, &p, 1, SD_DB_TEXT,
-				   stdout, NULL, err, errlen);
-	if (rc != SD_OK)
-		return rc;
-	printf("\n");
-	/* what failed its expectations, and whom the run blames */
+	/* the evidence first: whom the run blames (the bad nodes first,
+	 * each with how many subjects it failed and its worst figure), what
+	 * failed its expectations; then the tests and what was measured */
 	static const char *const extra[][2] = {
-		{ "SELECT count(*) FROM verdicts WHERE run_id = ?1 AND "
-		  "status = 'failed'", report_failed_sql },
 		{ "SELECT count(*) FROM suspects WHERE run_id = ?1",
 		  report_suspects_sql },
+		{ "SELECT count(*) FROM verdicts WHERE run_id = ?1 AND "
+		  "status = 'failed'", report_failed_sql },
+		{ NULL, report_tests_sql },
 		/* shakedown gemm: each device's verdict per type */
 		{ "SELECT count(*) FROM gemm_devices WHERE run_id = ?1",
 		  report_gemm_sql },
 	};
-	static const char *const titles[] = { "failed expectations",
-					      "suspects", "gemm devices" };
-	for (int i = 0; i < 3; i++) {
+	static const char *const titles[] = { "suspects", "failed expectations",
+					      NULL, "gemm devices" };
+	int rc;
+	for (int i = 0; i < 4; i++) {
 		sqlite3_stmt *cnt = NULL;
-		long n = 0;
-		if (sqlite3_prepare_v2(db, extra[i][0], -1, &cnt, NULL) ==
-		    SQLITE_OK) {
+		long n = 1;
+		if (extra[i][0] &&
+		    sqlite3_prepare_v2(db, extra[i][0], -1, &cnt, NULL) ==
+			    SQLITE_OK) {
 			sqlite3_bind_int64(cnt, 1, run_id);
-			if (sqlite3_step(cnt) == SQLITE_ROW)
-				n = sqlite3_column_int64(cnt, 0);
+			n = sqlite3_step(cnt) == SQLITE_ROW
+				    ? sqlite3_column_int64(cnt, 0) : 0;
 		}
 		sqlite3_finalize(cnt);
 		if (!n)
 			continue;
-		printf("%s\n", titles[i]);
+		if (titles[i])
+			printf("%s\n", titles[i]);
 		rc = sd_db_print_query(db, extra[i][1], &p, 1, SD_DB_TEXT,
 				       stdout, NULL, err, errlen);
 		if (rc != SD_OK)

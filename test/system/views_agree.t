@@ -90,6 +90,17 @@ if fails != [(1, "0-1")]: say.append("failed %r" % fails)
 if "# FAILED group ranks 0-1: peers" not in run: say.append("no FAILED line")
 if not re.search(r"^1 +group +ranks 0-1 +peers .* 2 +busbw", rep, re.M):
     say.append("report's failed expectation")
+# the bars' ratio is the FAILED line's: the median of the others
+m = re.search(r"# FAILED group ranks 0-1: peers: busbw \S+ GB/s at \S+ is ([0-9.]+) x the median", run)
+b = re.search(r"<tr><td>ranks 0-1</td><td>[^<]*</td><td class=\"n\">[^<]*</td><td class=\"n\">([0-9.]+)</td><td class=\"fail\">FAILED", page)
+if not m or not b or m.group(1) != b.group(1):
+    say.append("ratios: FAILED %r, bars %r" % (m and m.group(1), b and b.group(1)))
+# the evidence first: the suspects and failed expectations before the
+# tests in report's text, the evidence before the plots in the HTML
+if not (0 <= rep.find("failed expectations") < rep.find("test  attempt")):
+    say.append("report's order")
+if not (0 <= page.find('id="failures"') < page.find('id="operations"')):
+    say.append("the page's order")
 print("agree" if len(say) == 1 else "; ".join(say))
 PY
 is "$(python3 "$TMPD/views.py" "$TMPD")" agree \
