@@ -94,6 +94,7 @@ static const struct option history_options[] = {
 
 static const struct option compare_options[] = {
 	{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
+	{ "host", required_argument, NULL, OPT_HOST },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "help", no_argument, NULL, 'h' },
@@ -1117,7 +1118,9 @@ out:
 
 /* --- compare ----------------------------------------------------------- */
 
-/* ?1 run A, ?2 run B, ?3 tolerance in percent.
+/* ?1 run A, ?2 run B, ?3 tolerance in percent, ?4 a host (NULL: all):
+ * with one, only the tests it took part in (test_hosts_v), so that a
+ * host's own groups, node pairs and rails are compared.
  *
  * One row per test (name, op, data type, operator, root, scope).  At each
  * size the figure is the best busbw of the test's measurements (in and
@@ -1136,7 +1139,8 @@ static const char compare_sql[] =
 	"  coalesce(t.redop, '-') AS redop, coalesce(t.root, -1) AS root, "
 	"  t.scope, m.size_bytes, m.busbw_gbs AS v "
 	" FROM tests t JOIN measurements m ON m.test_id = t.id "
-	" WHERE t.run_id IN (?1, ?2)), "
+	" WHERE t.run_id IN (?1, ?2) AND (?4 IS NULL OR t.id IN "
+	"  (SELECT test_id FROM test_hosts_v WHERE host = ?4))), "
 	/* A's noise per size */
 	"ranked AS (SELECT *, row_number() OVER (PARTITION BY " SD_COMPARE_SET
 	"  ORDER BY v) AS i, count(*) OVER (PARTITION BY " SD_COMPARE_SET
@@ -1243,15 +1247,17 @@ int cmd_compare(int argc, char **argv)
 			goto out;
 		}
 	}
-	struct sd_db_param p[3] = {
+	struct sd_db_param p[4] = {
 		{ .type = SD_DB_P_INT, .i = id[0] },
 		{ .type = SD_DB_P_INT, .i = id[1] },
 		{ .type = SD_DB_P_REAL, .d = tol },
+		{ .type = SD_DB_P_TEXT, .s = o.host },
 	};
 	if (o.format == SD_DB_TEXT)
-		printf("A  %s\nB  %s\ntolerance %.4g%%\n\n", uuid[0], uuid[1],
-		       tol);
-	int st = sd_db_print_query(db, compare_sql, p, 3, o.format, stdout,
+		printf("A  %s\nB  %s\ntolerance %.4g%%%s%s\n\n", uuid[0],
+		       uuid[1], tol, o.host ? "\nhost " : "",
+		       o.host ? o.host : "");
+	int st = sd_db_print_query(db, compare_sql, p, 4, o.format, stdout,
 				   NULL, err, sizeof(err));
 	if (st != SD_OK) {
 		rc = query_failed(argv[0], st, err);
@@ -1268,6 +1274,7 @@ int cmd_compare(int argc, char **argv)
 			sqlite3_bind_int64(cs, 1, id[0]);
 			sqlite3_bind_int64(cs, 2, id[1]);
 			sqlite3_bind_double(cs, 3, tol);
+			sd_db_bind_str(cs, 4, o.host);
 			if (sqlite3_step(cs) == SQLITE_ROW)
 				nreg = (long)sqlite3_column_int64(cs, 0);
 		}

@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 49
+SD_SLURM_NETNS=1 sd_slurm_begin 4 51
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -142,6 +142,12 @@ bs=$(host_busbw "$slow")
 bo=$(host_busbw "$other")
 ok "awk 'BEGIN { exit !($bs > 0 && $bs * 3 < $bo) }'" \
 	"history --host: $slow's busbw ($bs GB/s) is below a third of $other's ($bo GB/s)"
+# compare --host: the slow node's own tests regressed from the healthy run
+healthy_uuid=$(sqlite3 "$DB" "SELECT uuid FROM runs ORDER BY id LIMIT 1")
+run "$SHAKEDOWN" compare "$healthy_uuid" "$uuid" --db "$DB" --host "$slow"
+is "$rc" 1 "compare --host $slow: its own tests regressed (exit 1)"
+like "$out" "all_reduce +float32 +sum +- +node-pairs .* REGRESSION" \
+	"its node pairs, each through it, are slower beyond the healthy run's noise"
 # the README's one-liner for a node's own figure, on this node and size
 q=$(sed -n 's/^    sqlite3 -header -column shakedown.db "\(.*test_hosts_v.*\)"$/\1/p' \
 	"$top_srcdir/README" | sed "s/node17/$slow/; s/67108864/1048576/")
@@ -166,7 +172,7 @@ if ip netns exec "$n3" tc qdisc add dev eth0 root tbf rate 40mbit \
 	[ "$rc" = 6 ] || diag_file "$SD_TMP/link" | tail -n 40
 	is "$(bad_nodes | head -n 1)" node3 "node3 is the bad node"
 	like "$(bad_nodes | sed -n 2p)" \
-		"^node3: node node3: [0-9]+ failed subjects; worst: plan test 2 \\(sendrecv float32, node-pairs\\): node-pair [a-z0-9,]*node3[a-z0-9,]*: busbw .*every node pair it was in failed \\(3 of 3\\)" \
+		"^node3: node node3: [0-9]+ failed subjects; worst: plan test [23] \\((sendrecv|all_reduce) float32, node-pairs\\): node-pair [a-z0-9,]*node3[a-z0-9,]*: busbw .*every node pair it was in failed \\(3 of 3\\)" \
 		"because every node pair through it failed"
 	uuid=$(latest)
 	is "$(sqlite3 "$DB" "SELECT group_concat(subject, ' ') FROM (SELECT
