@@ -3,8 +3,7 @@
 -- test_hosts_v), at each run's largest size.  Per run a host's figure is
 -- the best of its tests, so a host whose every partner measured slow shows
 -- slow although other groups of the same run were fast; the host whose
--- numbers sit below its peers' (pct_of_run_mean: against each run's mean
--- host) is the one to look at.  Tests of one rank
+-- numbers sit below its peers' is the one to look at.  Tests of one rank
 -- count not: nothing crossed a link (their bus bandwidth is 0).  Only runs that
 -- completed count: passed, or failed on their data or expectations (exit
 -- 1 or 6); a run stopped early (lost rank, cancelled, aborted) did not
@@ -34,14 +33,8 @@ SELECT p.host,
 	round(avg(p.busbw_gbs), 3) AS avg_busbw_gbs,
 	round(min(p.busbw_gbs), 3) AS min_busbw_gbs,
 	round(max(p.busbw_gbs), 3) AS max_busbw_gbs,
-	-- against the mean host of each run, averaged over the runs: a
-	-- noisy run moves every host alike
-	round(100.0 * avg(p.busbw_gbs / m.mean), 1) AS pct_of_run_mean,
 	max(r.started_at) AS last_run_at
 FROM per_run p
 	JOIN runs r ON r.id = p.run_id
-	JOIN (SELECT run_id, op, avg(busbw_gbs) AS mean FROM per_run
-		GROUP BY run_id, op) m ON m.run_id = p.run_id AND m.op = p.op
-WHERE m.mean > 0
 GROUP BY p.host, p.op
-ORDER BY p.op, pct_of_run_mean;
+ORDER BY p.op, avg_busbw_gbs;

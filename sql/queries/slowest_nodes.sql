@@ -1,6 +1,6 @@
 -- slowest_nodes.sql - hosts ranked by all_reduce bus bandwidth at the
--- largest size of each run, against the mean host of the same run,
--- averaged over the runs (pct_of_all_hosts): the slowest first.  A host's figure in a run is the best of the tests it
+-- largest size of each run, against the average of every host: the
+-- slowest first.  A host's figure in a run is the best of the tests it
 -- took part in (its groups, node pairs, rails: test_hosts_v), not the
 -- run's best group, so a slow host stands out; tests of one rank count
 -- not (nothing crossed a link).  Change 'all_reduce' to
@@ -21,23 +21,16 @@ WITH per_run AS (
 			WHERE t2.run_id = t.run_id AND t2.op = t.op
 				AND t2.nranks > 1)
 	GROUP BY t.run_id, h.host
-), rel AS (
-	-- each host against its run's mean host: a noisy run moves every
-	-- host alike, a slow host stays below in every run it is slow in
-	SELECT p.host, p.busbw_gbs, p.busbw_gbs / m.mean AS share
-	FROM per_run p JOIN (SELECT run_id, avg(busbw_gbs) AS mean
-		FROM per_run GROUP BY run_id) m ON m.run_id = p.run_id
-	WHERE m.mean > 0
 ), per_host AS (
-	SELECT host, count(*) AS runs, avg(busbw_gbs) AS busbw_gbs,
-		avg(share) AS share
-	FROM rel
+	SELECT host, count(*) AS runs, avg(busbw_gbs) AS busbw_gbs
+	FROM per_run
 	GROUP BY host
 )
 SELECT host,
 	runs,
 	round(busbw_gbs, 3) AS avg_busbw_gbs,
-	round(100.0 * share, 1) AS pct_of_all_hosts
+	round(100.0 * busbw_gbs / (SELECT avg(busbw_gbs) FROM per_host), 1)
+		AS pct_of_all_hosts
 FROM per_host
-ORDER BY share
+ORDER BY busbw_gbs
 LIMIT 20;
