@@ -377,6 +377,8 @@ static void plan_name(const char *plan, char *out, size_t len)
 	}
 }
 
+static void failures(struct html *h);
+
 static void head(struct html *h, int *is_train)
 {
 	sqlite3_stmt *st = prep(h,
@@ -455,7 +457,9 @@ static void head(struct html *h, int *is_train)
 		free(names[i]);
 	free(names);
 
-	/* the identity */
+	/* the evidence right under the verdict, then the identity */
+	failures(h);
+	P(h, "<h2 id=\"identity-title\">The run</h2>\n");
 	P(h, "<dl id=\"identity\">\n");
 	static const struct { const char *label; int col; } rows[] = {
 		{ "run", 0 }, { "cluster", 12 }, { "job", 13 },
@@ -1472,9 +1476,8 @@ int sd_report_html(sqlite3 *db, const char *run_ref, char **html,
 	int rc = sd_db_find_run(db, run_ref, &h.run_id, uuid, err, errlen);
 	if (rc != SD_OK)
 		return rc;
-	/* the verdict and its evidence first, then the plots */
+	/* the verdict and its evidence first, then the run, then the plots */
 	head(&h, &is_train);
-	failures(&h);
 	if (!is_train)
 		tests(&h);
 	subjects(&h);

@@ -99,7 +99,7 @@ if not m or not b or m.group(1) != b.group(1):
 # tests in report's text, the evidence before the plots in the HTML
 if not (0 <= rep.find("failed expectations") < rep.find("test  attempt")):
     say.append("report's order")
-if not (0 <= page.find('id="failures"') < page.find('id="operations"')):
+if not (0 <= page.find('id="verdict"') < page.find('id="failures"') < page.find('id="identity"') < page.find('id="operations"')):
     say.append("the page's order")
 print("agree" if len(say) == 1 else "; ".join(say))
 PY
