@@ -116,7 +116,6 @@ const char *sd_subject_outcome(const struct sd_judgement *j, int attempts);
  * attempt of the same subject replaced. */
 #define SD_OUTCOME_RETRIED "retried"
 
-
 /*
  * Each of n subjects' value (a time: larger is slower) against the median
  * of all: *median (sd_median over a copy; 0 when n < 2), and above[i] = 1

@@ -160,6 +160,9 @@ CREATE TABLE upload_outbox (
 
 -- Since version 2: history questions ask by operation and data type.
 CREATE INDEX tests_by_op ON tests(op, dtype, run_id);
+-- Since version 9: a test's attempts, found from any of them (tests_v's
+-- outcome asks whether a later attempt of the same group exists).
+CREATE INDEX tests_by_attempt ON tests(run_id, plan_test, members, attempt);
 
 -- Since version 4: what each expectation of a plan found, per subject (a
 -- node, GPU pair, node pair, rail, group or the job) and test; the last
@@ -470,7 +473,7 @@ FROM tests t JOIN runs r ON r.id = t.run_id
 		WHEN t2.status NOT IN ('passed', 'failed') THEN t2.status
 		WHEN EXISTS (SELECT 1 FROM tests u WHERE u.run_id = t2.run_id
 			AND u.plan_test = t2.plan_test
-			AND coalesce(u.members, '') = coalesce(t2.members, '')
+			AND u.members IS t2.members
 			AND u.attempt > t2.attempt) THEN 'retried'
 		WHEN EXISTS (SELECT 1 FROM verdicts v WHERE v.test_id = t2.id
 			AND v.outcome IS NOT NULL) THEN
@@ -712,4 +715,4 @@ FROM gemm_results g
 	LEFT JOIN gemm_devices d ON d.run_id = g.run_id AND d.rank = g.rank
 		AND d.dtype = g.dtype;
 
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;

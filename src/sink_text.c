@@ -516,22 +516,31 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 static void mark_outcomes(struct text_sink *t, const struct sd_verdict_info *v,
 			  size_t n)
 {
+	struct test_total *x = NULL, *marked = NULL;
 	for (size_t i = 0; i < n; i++) {
-		struct test_total *x = NULL;
-		for (int k = t->ntotals - 1; k >= 0 && !x; k--)
-			if (t->totals[k].index == v[i].test_index)
-				x = &t->totals[k];
+		/* A test's rows come together: find its total once, from the
+		 * end, where the test just run is. */
+		if (!x || x->index != v[i].test_index) {
+			x = NULL;
+			for (int k = t->ntotals - 1; k >= 0 && !x; k--)
+				if (t->totals[k].index == v[i].test_index)
+					x = &t->totals[k];
+		}
 		if (!x || !v[i].outcome)
 			continue;
 		x->outcome = v[i].outcome;
 		x->attempts = v[i].attempts;
-		for (int k = 0; k < t->ntotals; k++) {
+		/* Its earlier attempts were retried: looked for once per
+		 * test, and never at attempt 1, which has none. */
+		for (int k = 0; x != marked && x->attempt > 1 && k < t->ntotals;
+		     k++) {
 			struct test_total *y = &t->totals[k];
 			if (y != x && y->number == x->number &&
 			    y->attempt < x->attempt &&
 			    strcmp(y->members, x->members) == 0)
 				y->outcome = SD_OUTCOME_RETRIED;
 		}
+		marked = x;
 	}
 }
 

@@ -41,6 +41,7 @@ static const struct migration migrations[] = {
 	{ 6, sd_db_migration_0006_sql },
 	{ 7, sd_db_migration_0007_sql },
 	{ 8, sd_db_migration_0008_sql },
+	{ 9, sd_db_migration_0009_sql },
 };
 
 void sd_db_bind_str(sqlite3_stmt *st, int i, const char *s)

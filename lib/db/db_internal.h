@@ -27,7 +27,12 @@ extern const char sd_db_migration_0005_sql[];
 extern const char sd_db_migration_0006_sql[];
 /* sql/migrations/0007_gemm.sql: version 6 -> 7, the gemm tables. */
 extern const char sd_db_migration_0007_sql[];
+/* sql/migrations/0008_test_hosts.sql: version 7 -> 8, test_hosts_v, the
+ * test's number and attempt, the subject's outcome. */
 extern const char sd_db_migration_0008_sql[];
+/* sql/migrations/0009_attempt_index.sql: version 8 -> 9, tests_v's
+ * outcome through an index. */
+extern const char sd_db_migration_0009_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

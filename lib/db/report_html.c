@@ -743,6 +743,7 @@ static void tests(struct html *h)
 struct subj {
 	char *name, *hosts;
 	double v;
+	double ref; /* the median its verdict judged it by */
 	int failed;
 };
 
@@ -843,6 +844,13 @@ static void subject_bars(struct html *h, const char *name,
 			hi_i--;
 		}
 	}
+	/* each against the median its verdict judged it by: peers, the
+	 * others' (sd_median_without: the numbers of its reason); else all */
+	int peers = strcmp(expectation, "peers") == 0;
+	for (int i = 0; i < n; i++)
+		if (show[i])
+			v[i].ref = peers ? sd_median_without(vals, n, v[i].v)
+					 : med;
 	P(h, "<h3>test %d: %s %s", index, kind, expectation);
 	if (*sz)
 		P(h, " at %s", sz);
@@ -882,12 +890,10 @@ static void subject_bars(struct html *h, const char *name,
 		  len > 0 ? len : 0, bh,
 		  v[i].failed ? C_VERMILLION : C_SKY, v[i].v);
 		E(h, v[i].name);
-		double ref = strcmp(expectation, "peers") == 0
-				     ? sd_median_without(vals, n, v[i].v) : med;
+		double ref = v[i].ref;
 		P(h, ": %.4g (%.2f x the median %.4g%s)%s</title></rect>",
 		  v[i].v, ref ? v[i].v / ref : 0, ref,
-		  strcmp(expectation, "peers") == 0 ? " of the others" : "",
-		  v[i].failed ? " FAILED" : "");
+		  peers ? " of the others" : "", v[i].failed ? " FAILED" : "");
 		if (v[i].failed)
 			P(h, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" "
 			  "height=\"%d\" fill=\"url(#hatch-%d-%s)\"/>", lw, y,
@@ -902,16 +908,13 @@ static void subject_bars(struct html *h, const char *name,
 	  "font-size=\"11\" text-anchor=\"middle\">median %.4g</text></svg>\n",
 	  mx, mx, ht - 18, mx, ht - 6, med);
 	/* the numbers of what was drawn */
-	/* each against the median its verdict judged it by: peers, the
-	 * others' (sd_median_without: the numbers of its reason); else all */
-	int peers = strcmp(expectation, "peers") == 0;
 	P(h, "<table><tr><th>subject</th><th>hosts</th><th>measured</th>"
 	  "<th>/ median%s</th><th>verdict</th></tr>\n",
 	  peers ? " of the others" : "");
 	for (int i = 0; i < n; i++) {
 		if (!show[i])
 			continue;
-		double others = peers ? sd_median_without(vals, n, v[i].v) : med;
+		double others = v[i].ref;
 		P(h, "<tr><td>");
 		E(h, v[i].name);
 		P(h, "</td><td>");
