@@ -43,6 +43,7 @@ struct db_opts {
 	const char *op, *size, *dtype, *since, *until, *host;
 	/* compare */
 	const char *tolerance;
+	int subjects;         /* compare --subjects */
 	const char *journal;  /* db recover --journal */
 	const char *into;     /* db recover --into */
 	/* report */
@@ -62,7 +63,7 @@ static const struct sd_name_row db_format_names[] = {
 enum db_option {
 	OPT_DB = 256, OPT_FORMAT, OPT_OP, OPT_SIZE, OPT_DTYPE, OPT_SINCE,
 	OPT_UNTIL, OPT_HOST, OPT_TOLERANCE, OPT_BAD_NODES, OPT_DRAIN, OPT_JOURNAL, OPT_INTO,
-	OPT_STEPS,
+	OPT_STEPS, OPT_SUBJECTS,
 };
 
 /* report's own format, beside db_format_names: one HTML page. */
@@ -94,6 +95,7 @@ static const struct option history_options[] = {
 
 static const struct option compare_options[] = {
 	{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
+	{ "subjects", no_argument, NULL, OPT_SUBJECTS },
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -188,6 +190,7 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_BAD_NODES: o->bad_nodes = 1; break;
 		case OPT_DRAIN: o->drain = 1; break;
 		case OPT_STEPS: o->steps = 1; break;
+		case OPT_SUBJECTS: o->subjects = 1; break;
 		case OPT_JOURNAL: o->journal = optarg; break;
 		case OPT_INTO: o->into = optarg; break;
 		case 'o': o->output = optarg; break;
@@ -1134,27 +1137,32 @@ out:
  * Measured by bench/compare_noise.sh (bench/README-compare.md). */
 #define SD_COMPARE_TEST "name, op, dtype, redop, root, scope"
 #define SD_COMPARE_SET "run_id, " SD_COMPARE_TEST ", size_bytes"
-static const char compare_sql[] =
-	"WITH vals AS (SELECT t.run_id, t.test_index, t.name, t.op, t.dtype, "
-	"  coalesce(t.redop, '-') AS redop, coalesce(t.root, -1) AS root, "
-	"  t.scope, m.size_bytes, m.busbw_gbs AS v "
-	" FROM tests t JOIN measurements m ON m.test_id = t.id "
-	" WHERE t.run_id IN (?1, ?2) AND (?4 IS NULL OR t.id IN "
-	"  (SELECT test_id FROM test_hosts_v WHERE host = ?4))), "
-	/* A's noise per size */
-	"ranked AS (SELECT *, row_number() OVER (PARTITION BY " SD_COMPARE_SET
-	"  ORDER BY v) AS i, count(*) OVER (PARTITION BY " SD_COMPARE_SET
-	"  ) AS n FROM vals WHERE run_id = ?1), "
-	"med AS (SELECT " SD_COMPARE_SET ", avg(v) AS med FROM ranked "
-	" WHERE n >= 2 AND i IN ((n + 1) / 2, (n + 2) / 2) "
-	" GROUP BY " SD_COMPARE_SET "), "
-	"devs AS (SELECT r.size_bytes, abs(r.v / d.med - 1) AS dev "
-	" FROM ranked r JOIN med d USING (" SD_COMPARE_SET ") WHERE d.med > 0), "
-	"dranked AS (SELECT size_bytes, dev, row_number() OVER (PARTITION BY "
-	"  size_bytes ORDER BY dev) AS i, count(*) OVER (PARTITION BY "
-	"  size_bytes) AS n FROM devs), "
-	"noise AS (SELECT size_bytes, dev AS noise FROM dranked "
+/* A's noise per size, shared by both comparisons: vals (every
+ * measurement of A and B, of the host's tests with ?4) and noise. */
+#define SD_COMPARE_NOISE \
+	"WITH vals AS (SELECT t.run_id, t.test_index, t.name, t.op, t.dtype, " \
+	"  coalesce(t.redop, '-') AS redop, coalesce(t.root, -1) AS root, " \
+	"  t.scope, m.size_bytes, m.busbw_gbs AS v " \
+	" FROM tests t JOIN measurements m ON m.test_id = t.id " \
+	" WHERE t.run_id IN (?1, ?2) AND (?4 IS NULL OR t.id IN " \
+	"  (SELECT test_id FROM test_hosts_v WHERE host = ?4))), " \
+	/* A's noise per size */ \
+	"ranked AS (SELECT *, row_number() OVER (PARTITION BY " SD_COMPARE_SET \
+	"  ORDER BY v) AS i, count(*) OVER (PARTITION BY " SD_COMPARE_SET \
+	"  ) AS n FROM vals WHERE run_id = ?1), " \
+	"med AS (SELECT " SD_COMPARE_SET ", avg(v) AS med FROM ranked " \
+	" WHERE n >= 2 AND i IN ((n + 1) / 2, (n + 2) / 2) " \
+	" GROUP BY " SD_COMPARE_SET "), " \
+	"devs AS (SELECT r.size_bytes, abs(r.v / d.med - 1) AS dev " \
+	" FROM ranked r JOIN med d USING (" SD_COMPARE_SET ") WHERE d.med > 0), " \
+	"dranked AS (SELECT size_bytes, dev, row_number() OVER (PARTITION BY " \
+	"  size_bytes ORDER BY dev) AS i, count(*) OVER (PARTITION BY " \
+	"  size_bytes) AS n FROM devs), " \
+	"noise AS (SELECT size_bytes, dev AS noise FROM dranked " \
 	" WHERE i = (9 * n + 9) / 10), "
+
+static const char compare_sql[] =
+	SD_COMPARE_NOISE
 	/* each run's best figure per test and size, and the change */
 	"best AS (SELECT run_id, min(test_index) AS test_index, "
 	SD_COMPARE_TEST ", size_bytes, max(v) AS v FROM vals "
@@ -1200,6 +1208,49 @@ static const char compare_sql[] =
 	" coalesce(w, CASE WHEN mr < -bound / 100.0 THEN 'REGRESSION' "
 	"  WHEN mr > bound / 100.0 THEN 'improved' ELSE 'ok' END) AS verdict "
 	"FROM rows ORDER BY ti";
+
+/* compare --subjects: one row per judged subject (test, subject kind and
+ * name, expectation, size): the figure its verdict judged (its last
+ * attempt's) in A and in B, r = B's / A's - 1 (A's / B's for a time),
+ * and the bound at that size from A's noise as above: a slower node pair
+ * is a regression of its own even where the test's best group is not. */
+#define SD_COMPARE_SUBJECT SD_COMPARE_TEST ", kind, subject, expectation, " \
+	"size_bytes, unit"
+static const char compare_subjects_sql[] =
+	SD_COMPARE_NOISE
+	"subj AS (SELECT v.run_id, coalesce(t.plan_test, t.test_index + 1) "
+	"  AS num, t.name, t.op, t.dtype, coalesce(t.redop, '-') AS redop, "
+	"  coalesce(t.root, -1) AS root, t.scope, v.subject_kind AS kind, "
+	"  v.subject, v.expectation, v.size_bytes, v.unit, max(v.id) AS last, "
+	"  v.measured AS m "
+	" FROM verdicts v JOIN tests t ON t.id = v.test_id "
+	" WHERE v.run_id IN (?1, ?2) AND v.measured IS NOT NULL "
+	"  AND v.unit IN ('GB/s', 'us') AND (?4 IS NULL OR t.id IN "
+	"  (SELECT test_id FROM test_hosts_v WHERE host = ?4)) "
+	" GROUP BY v.run_id, " SD_COMPARE_SUBJECT "), "
+	"j AS (SELECT a.num, " SD_COMPARE_SUBJECT ", a.m AS va, b.m AS vb, "
+	"  iif(unit = 'us', a.m / b.m, b.m / a.m) - 1 AS r, "
+	"  min(95.0, max(?3, 300.0 * coalesce(z.noise, 0))) AS bound, "
+	"  NULL AS w "
+	" FROM (SELECT * FROM subj WHERE run_id = ?1) a "
+	" JOIN (SELECT * FROM subj WHERE run_id = ?2) b "
+	"  USING (" SD_COMPARE_SUBJECT ") "
+	" LEFT JOIN noise z USING (size_bytes) WHERE a.m > 0 AND b.m > 0), "
+	"only AS (SELECT num + iif(run_id = ?2, 1000000, 0) AS num, "
+	SD_COMPARE_SUBJECT ", NULL, NULL, NULL, NULL, "
+	"  iif(run_id = ?1, 'only in A', 'only in B') AS w FROM subj x "
+	" WHERE NOT EXISTS (SELECT 1 FROM j WHERE j.name = x.name "
+	"  AND j.op = x.op AND j.dtype = x.dtype AND j.redop = x.redop "
+	"  AND j.root = x.root AND j.scope = x.scope AND j.kind = x.kind "
+	"  AND j.subject = x.subject AND j.expectation = x.expectation "
+	"  AND j.size_bytes IS x.size_bytes AND j.unit = x.unit)), "
+	"rows AS (SELECT * FROM j UNION ALL SELECT * FROM only) "
+	"SELECT num % 1000000 AS test, name, dtype, scope, kind, subject, "
+	" expectation, size_bytes, unit, va AS a, vb AS b, "
+	" round(100.0 * r, 2) AS delta_pct, round(bound, 2) AS bound_pct, "
+	" coalesce(w, CASE WHEN r < -bound / 100.0 THEN 'REGRESSION' "
+	"  WHEN r > bound / 100.0 THEN 'improved' ELSE 'ok' END) AS verdict "
+	"FROM rows ORDER BY num, kind, subject, expectation";
 
 static int parse_tolerance(const char *s, double *pct)
 {
@@ -1253,11 +1304,12 @@ int cmd_compare(int argc, char **argv)
 		{ .type = SD_DB_P_REAL, .d = tol },
 		{ .type = SD_DB_P_TEXT, .s = o.host },
 	};
+	const char *sql = o.subjects ? compare_subjects_sql : compare_sql;
 	if (o.format == SD_DB_TEXT)
 		printf("A  %s\nB  %s\ntolerance %.4g%%%s%s\n\n", uuid[0],
 		       uuid[1], tol, o.host ? "\nhost " : "",
 		       o.host ? o.host : "");
-	int st = sd_db_print_query(db, compare_sql, p, 4, o.format, stdout,
+	int st = sd_db_print_query(db, sql, p, 4, o.format, stdout,
 				   NULL, err, sizeof(err));
 	if (st != SD_OK) {
 		rc = query_failed(argv[0], st, err);
@@ -1267,7 +1319,7 @@ int cmd_compare(int argc, char **argv)
 	struct sd_buf q = { 0 };
 	long nreg = 0;
 	if (sd_buf_printf(&q, "SELECT count(*) FROM (%s) WHERE verdict = "
-			  "'REGRESSION'", compare_sql) == 0) {
+			  "'REGRESSION'", sql) == 0) {
 		sqlite3_stmt *cs = NULL;
 		if (sqlite3_prepare_v2(db, q.data, -1, &cs, NULL) ==
 		    SQLITE_OK) {

@@ -138,6 +138,35 @@ like "$out" "all_reduce +float32 +sum +- +world +2 +4096 .* REGRESSION" \
 	"the slow rank's run is slower beyond the healthy run's noise"
 run "$SHAKEDOWN" compare "$sl" "$sl" --db "$D3"
 is "$rc" 0 "a real run compared with itself: exit 0"
+# compare --subjects: each judged subject (here the blocks of a split:2
+# test judged against their peers) then and now; the slow rank's block is
+# a regression of its own
+cat >"$TMPD/split.yaml" <<'PLAN'
+name: split
+defaults: {min_bytes: 1K, max_bytes: 4K, iters: 5, warmup: 1,
+           expect: {peers: 0.01}}
+tests:
+  - {op: all_reduce, scope: "split:2"}
+PLAN
+run -t 120 "$SHAKEDOWN" run --local 4 --plan "$TMPD/split.yaml" --db "$D3" \
+	--no-progress
+is "$rc" 0 "a healthy split:2 run"
+h2=$(sqlite3 "$D3" "SELECT uuid FROM runs ORDER BY id DESC LIMIT 1")
+SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=50000 run -t 120 "$SHAKEDOWN" run \
+	--local 4 --plan "$TMPD/split.yaml" --db "$D3" --no-progress
+is "$rc" 0 "a slow rank in block 0-1 (within peers 0.01: it passes)"
+sl2=$(sqlite3 "$D3" "SELECT uuid FROM runs ORDER BY id DESC LIMIT 1")
+run "$SHAKEDOWN" compare "$h2" "$sl2" --db "$D3" --subjects
+is "$rc" 1 "compare --subjects healthy slow: exit 1"
+like "$out" "1 +all_reduce +float32 +split:2 +group +ranks 0-1 +peers +4096 +GB/s .* REGRESSION" \
+	"the slow block is a regression of its own"
+run "$SHAKEDOWN" compare "$sl2" "$sl2" --db "$D3" --subjects
+is "$rc" 0 "compare --subjects A A: exit 0"
+like "$out" "0 regressions beyond 5%" "compare --subjects A A: no regression"
+run "$SHAKEDOWN" compare "$h" "$h2" --db "$D3" --subjects --format csv
+is "$(printf '%s\n' "$out" | sed 1d | awk -F, '{ print $NF }' | sort | uniq -c |
+	tr -s ' ')" " 2 only in B" \
+	"a run without verdicts: each subject of the other only in B"
 
 # db info
 run "$SHAKEDOWN" db info --db "$DB"
