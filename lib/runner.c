@@ -11,23 +11,16 @@
 
 #include "hostlist.h"
 #include "runner.h"
+#include "measure.h"
 #include "schedule.h"
 #include "verdict.h"
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "util.h"
 
-/* What each rank hands rank 0 after a measurement (then, with per_iter,
- * its per-iteration times). */
-struct rank_result {
-	double time_us;
-	uint64_t wrong;
-	uint64_t first_index;
-	int32_t checked;
-	int32_t pad;
-	char expected[48];
-	char got[48];
-};
+/* What each rank hands rank 0 after a measurement is a struct
+ * sd_rank_result (measure.h), then, with per_iter, its per-iteration
+ * times. */
 
 static pthread_mutex_t sink_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -368,7 +361,7 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 	double sum = 0;
 	int timed = 0;
 	for (int k = 0; k < n; k++) {
-		const struct rank_result *rr =
+		const struct sd_rank_result *rr =
 			(const void *)(res + (size_t)k * stride);
 		if (takes_part(c, k, t->root)) {
 			sum += rr->time_us;
@@ -391,7 +384,7 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 		m->time_us_min = 0;
 	switch (t->cfg.combine) {
 	case SD_COMBINE_RANK0:
-		m->time_us = ((const struct rank_result *)(const void *)res)
+		m->time_us = ((const struct sd_rank_result *)(const void *)res)
 				     ->time_us;
 		break;
 	case SD_COMBINE_MIN: m->time_us = m->time_us_min; break;
@@ -407,7 +400,7 @@ static void combine(const struct sd_coll *c, const struct sd_test_spec *t,
 					continue;
 				const double *v = (const void *)(
 					res + (size_t)k * stride +
-					sizeof(struct rank_result));
+					sizeof(struct sd_rank_result));
 				for (long i = 0; i < t->cfg.iters; i++)
 					it[i] = fmax(it[i], v[i]);
 			}
@@ -526,7 +519,7 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 	size_t ts = sd_dtype_size(t->dtype), sc, rcount;
 	char err[512] = "", what[256], sz[32];
 	char *mine = NULL, *all = NULL;
-	size_t stride = sizeof(struct rank_result) +
+	size_t stride = sizeof(struct sd_rank_result) +
 			(t->cfg.per_iter ? (size_t)t->cfg.iters * sizeof(double) : 0);
 	sd_coll_counts(c, (size_t)(size / ts), ts, idle ? tr->max_size : n, &sc,
 		       &rcount);
@@ -568,94 +561,30 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 		}                                                            \
 	} while (0)
 
-	/* a planted slow rank waits before every operation it starts */
-	int slow = r->fault && r->fault->kind == SD_FAULT_SLOW &&
-		   sd_fault_here(r->fault, world_me, t->op, size, in_place);
-#define RUN(name)                                                            \
-	do {                                                                 \
-		if (slow)                                                    \
-			sd_fault_delay(r->fault);                            \
-		STEP(ops->run(comm, &a, err, sizeof(err)), name);            \
-	} while (0)
-
-	if (idle)
-		goto exchange;
-	/* the timed runs need the send data; their results are not checked */
-	a.fill_part = SD_FILL_SEND;
-	STEP(ops->fill(comm, &a, err, sizeof(err)), "fill");
-	a.timed_iters = t->cfg.per_iter && ops->iter_times ? t->cfg.iters : 0;
-	if (ops->prepare)
-		STEP(ops->prepare(comm, &a, err, sizeof(err)), "prepare");
-	for (long w = 0; w < t->cfg.warmup; w++)
-		RUN("warm-up");
-	STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "warm-up");
-	STEP(ops->barrier(comm, a.timeout_ms, err, sizeof(err)), "barrier");
-
-	int fault_here = r->fault && !slow &&
-			 sd_fault_here(r->fault, world_me, t->op, size, in_place);
-	struct rank_result *res = (void *)mine;
-	double *iter_us = (void *)(mine + sizeof(struct rank_result));
-
-	/* a backend with device-side times (CUDA events) times each
-	 * iteration itself: no host wait between iterations */
-	int host_per_iter = t->cfg.per_iter && !ops->iter_times;
-	a.want_iter_times = t->cfg.per_iter && ops->iter_times;
-	double t0 = sd_now(), prev = t0;
-	for (long i = 0; i < t->cfg.iters; i++) {
-		if (fault_here && r->fault->kind != SD_FAULT_CORRUPT &&
-		    i == r->fault->iter)
-			sd_fault_act(r->fault);
-		RUN("run");
-		if (host_per_iter) {
-			STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)),
-			     "run");
-			double now = sd_now();
-			iter_us[i] = (now - prev) * 1e6;
-			prev = now;
-		}
+	/* a rank in no group this round only keeps in step */
+	if (!idle) {
+		struct sd_rank_result *res = (void *)mine;
+		double *iter_us = (void *)(mine + sizeof(*res));
+		struct sd_measure_spec ms = {
+			.iters = t->cfg.iters, .warmup = t->cfg.warmup,
+			.check_passes = t->cfg.check_passes,
+			.per_iter = t->cfg.per_iter
+		};
+		int here = r->fault && sd_fault_here(r->fault, world_me, t->op,
+						     size, in_place);
+		struct sd_measure_fault mf = {
+			.fault = here ? r->fault : NULL,
+			.slow = here && r->fault->kind == SD_FAULT_SLOW,
+			.here = here
+		};
+		const char *step = "run";
+		STEP(sd_measure_local(ops, comm, &a, &ms, &mf, res, iter_us,
+				      &step, err, sizeof(err)),
+		     step);
 	}
-	STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "run");
-	double t1 = sd_now();
-	a.want_iter_times = 0;
-	res->time_us = t->cfg.iters > 0 ? (t1 - t0) * 1e6 / (double)t->cfg.iters : 0;
-	if (t->cfg.per_iter && !host_per_iter && t->cfg.iters > 0)
-		STEP(ops->iter_times(comm, iter_us, t->cfg.iters, err, sizeof(err)),
-		     "per-iteration times");
-
-	/* check on fresh data, after timing */
-	for (long pass = 0; pass < t->cfg.check_passes; pass++) {
-		struct sd_mismatch mm = { 0 };
-		uint64_t wrong = 0;
-		/* out of place the send data is still the last fill's (a
-		 * backend that wrote into it makes this pass's result
-		 * wrong, which the check sees): poison the receive buffer;
-		 * in place the timed runs replaced the input */
-		a.fill_part = in_place ? SD_FILL_ALL : SD_FILL_RECV;
-		STEP(ops->fill(comm, &a, err, sizeof(err)), "check");
-		RUN("check");
-		STEP(ops->wait(comm, a.timeout_ms, err, sizeof(err)), "check");
-		if (fault_here && r->fault->kind == SD_FAULT_CORRUPT &&
-		    pass == 0) {
-			r->fault->fired = 1;
-			if (ops->corrupt)
-				ops->corrupt(comm, &a, r->fault->index);
-		}
-		STEP(ops->verify(comm, &a, &wrong, &mm, err, sizeof(err)),
-		     "verify");
-		res->checked = 1;
-		if (wrong && !res->wrong) {
-			res->first_index = mm.index;
-			memcpy(res->expected, mm.expected, sizeof(res->expected));
-			memcpy(res->got, mm.got, sizeof(res->got));
-		}
-		res->wrong += wrong;
-	}
-
-exchange:
 	if (world_me == 0 && !(all = malloc(stride * (size_t)r->bs->size)) &&
 	    snprintf(err, sizeof(err), "out of memory"))
 		STEP(SD_ERR_NOMEM, "results");
-#undef RUN
 #undef STEP
 	rc = sd_ctrl_exchange(r->ctrl, g->id, *seq, mine, stride, all,
 			      r->cancel && *r->cancel, stop, r->err,
