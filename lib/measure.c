@@ -16,19 +16,19 @@ int sd_measure_local(const struct sd_backend_ops *ops, struct sd_comm *comm,
 	int rc;
 	struct sd_fault *fault = f ? f->fault : NULL;
 	int slow = fault && f->slow, here = fault && f->here && !f->slow;
-#define STEP(call, name)                                                     \
-	do {                                                                 \
-		if ((rc = (call))) {                                         \
-			*step = (name);                                      \
-			return rc;                                           \
-		}                                                            \
+#define STEP(call, name)                                                       \
+	do {                                                                   \
+		if ((rc = (call))) {                                           \
+			*step = (name);                                        \
+			return rc;                                             \
+		}                                                              \
 	} while (0)
 	/* a planted slow rank waits before every operation it starts */
-#define RUN(name)                                                            \
-	do {                                                                 \
-		if (slow)                                                    \
-			sd_fault_delay(fault);                               \
-		STEP(ops->run(comm, a, err, errlen), name);                  \
+#define RUN(name)                                                              \
+	do {                                                                   \
+		if (slow)                                                      \
+			sd_fault_delay(fault);                                 \
+		STEP(ops->run(comm, a, err, errlen), name);                    \
 	} while (0)
 
 	/* the timed runs need the send data; their results are not checked */
@@ -88,7 +88,8 @@ int sd_measure_local(const struct sd_backend_ops *ops, struct sd_comm *comm,
 		res->checked = 1;
 		if (wrong && !res->wrong) {
 			res->first_index = mm.index;
-			memcpy(res->expected, mm.expected, sizeof(res->expected));
+			memcpy(res->expected, mm.expected,
+			       sizeof(res->expected));
 			memcpy(res->got, mm.got, sizeof(res->got));
 		}
 		res->wrong += wrong;

@@ -28,10 +28,10 @@ struct sd_rank_result {
 
 /* How a measurement repeats (the test's settings). */
 struct sd_measure_spec {
-	long iters;         /* timed */
-	long warmup;        /* untimed first */
-	long check_passes;  /* checked runs after the timed ones */
-	int per_iter;       /* time each iteration too */
+	long iters;	   /* timed */
+	long warmup;	   /* untimed first */
+	long check_passes; /* checked runs after the timed ones */
+	int per_iter;	   /* time each iteration too */
 };
 
 /* The fault planted in this measurement (SHAKEDOWN_FAULT), as the runner

@@ -24,6 +24,7 @@
  * lib/nccl_env.c, which the NCCL plugin builds in too, so that a plan
  * check needs no backend */
 #include "shakedown/nccl_env.h"
+#include "transport.h"
 
 const char sd_default_plan[] =
 	"# shakedown built-in plan: every collective, float32, sum\n"
@@ -58,6 +59,9 @@ struct raw_test {
 	char algo[32];
 	char env[512];
 	char scope[32];
+	char transport[16];
+	char iface[32];
+	char process_env[512];
 	struct sd_test_settings cfg;
 	struct sd_expectation expect;
 	int retries;
@@ -178,6 +182,44 @@ static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
 		const struct sd_nccl_env_rule *r = sd_nccl_env_rule(name);
 		if (sd_nccl_env_check(name, val, why, sizeof(why)))
 			return fail(p, r && r->field ? vn : kn, "env: %s", why);
+	}
+	return 0;
+}
+
+/* process_env: a mapping of environment variable names to plain values,
+ * kept as "N=V N=V" and appended to what the defaults set: the test runs
+ * in worker processes started with them (lib/worker.h), so any variable
+ * a library reads once per process may be set. */
+static int process_env_value(struct parse *p, yaml_node_t *v, char *out,
+			     size_t len)
+{
+	if (v->type != YAML_MAPPING_NODE)
+		return fail(p, v, "'process_env' must be a mapping of variable "
+			    "names to values, e.g. process_env: "
+			    "{NCCL_P2P_DISABLE: 1}");
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
+	     pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *kn = yaml_document_get_node(&p->doc, pr->key);
+		yaml_node_t *vn = yaml_document_get_node(&p->doc, pr->value);
+		const char *name = scalar(kn), *val = scalar(vn);
+		int good = name && *name && !(*name >= '0' && *name <= '9');
+		for (const char *c = name; good && *c; c++)
+			good = (*c >= 'A' && *c <= 'Z') ||
+			       (*c >= 'a' && *c <= 'z') ||
+			       (*c >= '0' && *c <= '9') || *c == '_';
+		if (!good)
+			return fail(p, kn, "process_env: '%s' is not a variable "
+				    "name (letters, digits and '_', not first "
+				    "a digit)", name ? name : "?");
+		if (!val || !*val || val[strcspn(val, " \t;=")])
+			return fail(p, vn, "process_env: %s's value '%s' must be "
+				    "plain (no spaces, ';' or '=')", name,
+				    val ? val : "?");
+		size_t used = strlen(out);
+		if (snprintf(out + used, len - used, "%s%s=%s", used ? " " : "",
+			     name, val) >= (int)(len - used))
+			return fail(p, kn, "process_env: too long (at most %zu "
+				    "characters)", len - 1);
 	}
 	return 0;
 }
@@ -319,6 +361,7 @@ static const struct sd_name_row test_keys[] = {
 	{ "warmup", 11 }, { "check", 12 }, { "per_iter", 13 },
 	{ "in_place", 14 }, { "combine", 15 }, { "timeout", 16 },
 	{ "scope", 17 }, { "env", 18 }, { "expect", 19 }, { "retries", 20 },
+	{ "transport", 21 }, { "iface", 22 }, { "process_env", 23 },
 	{ NULL, 0 }
 };
 
@@ -327,6 +370,9 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 {
 	if (strcmp(key, "env") == 0)
 		return env_value(p, v, t->env, sizeof(t->env));
+	if (strcmp(key, "process_env") == 0)
+		return process_env_value(p, v, t->process_env,
+					 sizeof(t->process_env));
 	if (strcmp(key, "expect") == 0)
 		return expect_value(p, v, &t->expect);
 	const char *s = scalar(v), *hint = NULL;
@@ -339,7 +385,8 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 			    "redop, root, algo, min_bytes, max_bytes, "
 			    "step_factor, step_bytes, iters, warmup, check, "
 			    "per_iter, in_place, combine, timeout, scope, env, "
-			    "expect, retries", key);
+			    "expect, retries, transport, iface, process_env",
+			    key);
 	}
 	if (strcmp(key, "op") == 0 || strcmp(key, "ops") == 0)
 		return list_value(p, v, t->ops, sizeof(t->ops), key);
@@ -357,6 +404,25 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 	}
 	if (strcmp(key, "scope") == 0) {
 		sd_strlcpy(t->scope, s, sizeof(t->scope));
+		return 0;
+	}
+	if (strcmp(key, "transport") == 0) {
+		const char *thint = NULL;
+		if (sd_transport_lookup(s, &thint))
+			return fail(p, v, "transport '%s' is not one plans "
+				    "know%s%s%s; use nvlink, pcie, shm, tcp or "
+				    "ib", s, thint ? "; did you mean '" : "",
+				    thint ? thint : "", thint ? "'?" : "");
+		sd_strlcpy(t->transport, s, sizeof(t->transport));
+		return 0;
+	}
+	if (strcmp(key, "iface") == 0) {
+		if (strlen(s) >= sizeof(t->iface) || s[strcspn(s, " \t;=/")])
+			return fail(p, v, "iface '%s' must be a network "
+				    "interface name such as eth1 (at most "
+				    "%zu characters, no spaces)", s,
+				    sizeof(t->iface) - 1);
+		sd_strlcpy(t->iface, s, sizeof(t->iface));
 		return 0;
 	}
 	int *flag = strcmp(key, "per_iter") == 0   ? &t->cfg.per_iter
@@ -737,6 +803,11 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 			sd_strlcpy(t.algo, r->algo[0] ? r->algo : "auto",
 				   sizeof(t.algo));
 			sd_strlcpy(t.env, r->env, sizeof(t.env));
+			sd_strlcpy(t.transport, r->transport,
+				   sizeof(t.transport));
+			sd_strlcpy(t.iface, r->iface, sizeof(t.iface));
+			sd_strlcpy(t.process_env, r->process_env,
+				   sizeof(t.process_env));
 			t.expect = r->expect;
 			t.retries = r->retries;
 			if (t.cfg.min_bytes > t.cfg.max_bytes) {
@@ -926,6 +997,26 @@ static int render(struct sd_plan *p)
 						     (int)(eq - e), e,
 						     (int)(n - (size_t)(eq - e) - 1),
 						     eq + 1);
+				e += n + (e[n] == ' ');
+			}
+			bad |= sd_buf_printf(&b, "}");
+		}
+		if (t->transport[0])
+			bad |= sd_buf_printf(&b, ", transport: %s",
+					     t->transport);
+		if (t->iface[0])
+			bad |= sd_buf_printf(&b, ", iface: %s", t->iface);
+		if (t->process_env[0]) {
+			/* "A=1 B=2" as process_env: {A: 1, B: 2} */
+			bad |= sd_buf_printf(&b, ", process_env: {");
+			for (const char *e = t->process_env; *e && !bad;) {
+				size_t n = strcspn(e, " ");
+				const char *eq = memchr(e, '=', n);
+				bad |= sd_buf_printf(
+					&b, "%s%.*s: %.*s",
+					e == t->process_env ? "" : ", ",
+					(int)(eq - e), e,
+					(int)(n - (size_t)(eq - e) - 1), eq + 1);
 				e += n + (e[n] == ' ');
 			}
 			bad |= sd_buf_printf(&b, "}");

@@ -77,6 +77,14 @@ struct sd_test_spec {
 	char algo[32];          /* "auto" or a backend algorithm name */
 	char env[512];          /* "NCCL_X=v NCCL_Y=w": run on a fresh
 				   communicator made with these set; "" none */
+	char transport[16];     /* the path the test is for (transport.h):
+				   "nvlink", "pcie", "shm", "tcp", "ib"; ""
+				   any */
+	char iface[32];         /* the network interface its processes
+				   use; "" the job's */
+	char process_env[512];  /* "NAME=v ...": set in its worker
+				   processes (worker.h), after what the
+				   transport sets; "" none */
 	char scope[32];         /* "world"; "split:K": the ranks in blocks of
 				   K consecutive ranks; "node": the ranks of
 				   each host; "rail": local rank i of every

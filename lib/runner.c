@@ -14,6 +14,8 @@
 #include "measure.h"
 #include "schedule.h"
 #include "verdict.h"
+#include "transport.h"
+#include "worker.h"
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "util.h"
@@ -126,6 +128,8 @@ void sd_sinks_close(struct sd_sinks *s)
  * control plane's thread reaches them too (one runner per process). */
 static pthread_mutex_t active_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct sd_comm *active[2];
+static const struct sd_backend_ops *active_ops[2]; /* whose they are: the
+						      backend's or a worker's */
 static int aborted;
 
 /* Record `c` (or NULL) in active slot i; a comm made after an abort is
@@ -135,6 +139,7 @@ static void set_active(const struct sd_backend_ops *ops, int i,
 {
 	pthread_mutex_lock(&active_mu);
 	active[i] = c;
+	active_ops[i] = ops;
 	if (c && aborted && ops->abort)
 		ops->abort(c);
 	pthread_mutex_unlock(&active_mu);
@@ -145,8 +150,8 @@ void sd_runner_abort(struct sd_runner *r)
 	pthread_mutex_lock(&active_mu);
 	aborted = 1;
 	for (int i = 0; i < 2; i++)
-		if (active[i] && r->ops->abort)
-			r->ops->abort(active[i]);
+		if (active[i] && active_ops[i]->abort)
+			active_ops[i]->abort(active[i]);
 	if (r->comm && r->ops->abort)
 		r->ops->abort(r->comm);
 	pthread_mutex_unlock(&active_mu);
@@ -305,6 +310,14 @@ int sd_runner_check_plan(const struct sd_backend_ops *ops,
 		}
 		if (t->env[0] && (rc = check_env(ops, i, t, err, errlen)))
 			return rc;
+		char penv[1024], why[512];
+		if (sd_transport_in_worker(t) &&
+		    sd_transport_env(ops->name, t, penv, sizeof(penv), why,
+				     sizeof(why))) {
+			snprintf(err, errlen, "test %zu (%s): %s", i + 1,
+				 c->name, why);
+			return SD_ERR_INVALID;
+		}
 	}
 	return SD_OK;
 }
@@ -458,6 +471,8 @@ struct test_run {
 	int *orig;                  /* a retry's groups: each one's index in
 				       the full round; NULL: the same */
 	void *sendbase, *recvbase;
+	int in_worker;              /* its communicators are a worker's
+				       (sd_worker_ops): measure there */
 	/* rank 0: measurements of groups after the first, held until the
 	 * test ends, since a writer takes one test at a time; group 0's go
 	 * out as they come */
@@ -578,8 +593,13 @@ static int measure(struct sd_runner *r, struct test_run *tr, uint32_t *seq,
 			.here = here
 		};
 		const char *step = "run";
-		STEP(sd_measure_local(ops, comm, &a, &ms, &mf, res, iter_us,
-				      &step, err, sizeof(err)),
+		STEP(tr->in_worker
+			     ? sd_worker_measure(comm, &a, &ms, &mf, res,
+						 iter_us, &step, err,
+						 sizeof(err))
+			     : sd_measure_local(ops, comm, &a, &ms, &mf, res,
+						iter_us, &step, err,
+						sizeof(err)),
 		     step);
 	}
 	if (world_me == 0 && !(all = malloc(stride * (size_t)r->bs->size)) &&
@@ -1008,6 +1028,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 	struct test_run tr = { .t = t, .ti = ti, .c = c };
 	struct sd_group g = { .comm = r->comm };
 	struct sd_comm *made = NULL, *split = NULL;
+	struct sd_worker *wk = NULL;
 	char **mtext = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0;
@@ -1095,7 +1116,40 @@ static int run_round(struct sd_runner *r, size_t ti,
 				   sizeof(r->err))))
 		goto out;
 	const char *step = NULL;
-	if (t->env[0]) {
+	if (sd_transport_in_worker(t)) {
+		/* a test of another path: in a worker process per rank,
+		 * started with the path's settings (worker.h) */
+		char penv[1024], variant[64];
+		sd_transport_variant(t, variant, sizeof(variant));
+		step = "starting the test's worker process";
+		rc = sd_transport_env(ops->name, t, penv, sizeof(penv), err,
+				      sizeof(err));
+		struct sd_worker_spec ws = {
+			.exe = r->exe, .backend = ops->name, .env = penv,
+			.variant = variant, .cancel = r->cancel,
+			.timeout_ms = step_budget_ms(t, tr.ngroups) +
+				      t->cfg.timeout_ms,
+		};
+		if (!rc)
+			rc = sd_worker_start(&ws, r->bs, &wk, err, sizeof(err));
+		struct sd_comm_config cfg = {
+			.timeout_ms = t->cfg.timeout_ms,
+			.iface = t->iface[0] ? t->iface : r->iface,
+			.env = t->env[0] ? t->env : NULL
+		};
+		if (!rc) {
+			step = "creating the communicator in the test's worker "
+			       "process";
+			rc = sd_worker_comm_create(wk, &cfg, &made, err,
+						   sizeof(err));
+		}
+		if (!rc) {
+			ops = &sd_worker_ops;
+			g.comm = made;
+			tr.in_worker = 1;
+		}
+		set_active(ops, 0, made);
+	} else if (t->env[0]) {
 		struct sd_comm_config cfg = { .timeout_ms = t->cfg.timeout_ms,
 					      .iface = r->iface, .env = t->env };
 		step = "creating the communicator for the test's env";
@@ -1168,6 +1222,7 @@ out:
 		ops->comm_destroy(split);
 	if (made)
 		ops->comm_destroy(made);
+	sd_worker_stop(wk);
 	for (int gi = 0; mtext && gi < tr.ngroups; gi++)
 		free(mtext[gi]);
 	free(mtext);

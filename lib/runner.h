@@ -41,6 +41,10 @@ struct sd_runner {
 				      the node and rail scopes; NULL: one
 				      host */
 	const char *iface;         /* for communicators made per test */
+	const char *exe;           /* this program (/proc/self/exe), which a
+				      test of another path starts as its
+				      worker (worker.h); NULL: such tests
+				      cannot run */
 	struct sd_ctrl *ctrl;
 	struct sd_sinks *sinks;    /* rank 0 only; NULL on the others */
 	struct sd_fault *fault;

@@ -37,6 +37,9 @@ const struct sd_command sd_commands[] = {
 	  0 },
 	{ "help", cmd_help, "show help for shakedown or one command", 0 },
 	{ "version", cmd_version, "print the version", 0 },
+	{ "worker", cmd_worker,
+	  "a test's worker process, started by a rank (lib/worker.h)",
+	  SD_CMD_INTERNAL },
 	{ NULL, NULL, NULL, 0 }
 };
 

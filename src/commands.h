@@ -14,9 +14,14 @@
  * command table.  They say which shared options (job_options.h) the
  * command takes. */
 enum sd_command_flag {
-	SD_CMD_RANKS = 1 << 0, /* starts ranks: --local --backend --iface
-				  --timeout, the job lifecycle (job.h) */
-	SD_CMD_DB = 1 << 1,    /* records a run: --db */
+	/* starts ranks: --local --backend --iface --timeout, the job
+	 * lifecycle (job.h) */
+	SD_CMD_RANKS = 1 << 0,
+	/* records a run: --db */
+	SD_CMD_DB = 1 << 1,
+	/* started by shakedown itself (a test's worker process), not listed
+	 * in the help */
+	SD_CMD_INTERNAL = 1 << 2,
 };
 
 struct sd_command {
@@ -43,6 +48,7 @@ int cmd_train(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
 void cmd_run_usage(FILE *out);
 
 /* results database commands (src/db/) */

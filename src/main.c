@@ -38,7 +38,8 @@ static void usage(FILE *out)
 		     "       shakedown help [command]\n"
 		     "       shakedown --version\n\ncommands:\n");
 	for (const struct sd_command *c = sd_commands; c->name; c++)
-		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+		if (!(c->flags & SD_CMD_INTERNAL))
+			fprintf(out, "  %-10s %s\n", c->name, c->summary);
 	fprintf(out, "\nSee shakedown(1) for options, output columns, formulas "
 		     "and exit statuses.\n");
 }

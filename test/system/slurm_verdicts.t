@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 53
+SD_SLURM_NETNS=1 sd_slurm_begin 4 55
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -291,6 +291,26 @@ isnt "$rc" 0 "a rank that dies: the run fails (srun exit $rc)"
 is "$(sqlite3 "$DB" "SELECT exit_status FROM runs ORDER BY id DESC LIMIT 1")" 4 \
 	"and is recorded with exit status 4"
 is "$(bad_nodes | head -n 1)" node4 "its node is the bad node"
+
+# --- a test of another path under srun: worker processes on every node ------
+PLAN_SAVED=$PLAN
+PLAN=$SD_TMP/variant.yaml
+cat >"$PLAN" <<'EOF'
+name: variant
+defaults: {dtype: float32, min_bytes: 64K, max_bytes: 256K, step_factor: 4,
+           iters: 3, warmup: 1, timeout: 30}
+tests:
+  - {op: all_reduce}
+  - {op: [all_reduce, sendrecv], scope: node-pairs, transport: tcp,
+     iface: eth0}
+EOF
+run_plan variant
+is "$rc" 0 "under srun, a tcp/eth0 variant's node pairs in worker processes: exit 0"
+[ "$rc" = 0 ] || diag_file "$SD_TMP/variant" | tail -n 30
+is "$(sqlite3 "$DB" "SELECT count(*) || ' ' || sum(status = 'passed') FROM
+	tests WHERE run_id = (SELECT max(id) FROM runs) AND plan_test > 1")" \
+	"12 12" "each of the 6 node pairs of both ops measured, checked and recorded"
+PLAN=$PLAN_SAVED
 
 # --- the report's own view ----------------------------------------------------
 like "$("$SHAKEDOWN" report --db "$DB" "$path_uuid")" "failed .*0\\.[0-9]+ x the median" \
