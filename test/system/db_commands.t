@@ -144,7 +144,7 @@ is "$rc" 0 "a real run compared with itself: exit 0"
 cat >"$TMPD/split.yaml" <<'PLAN'
 name: split
 defaults: {min_bytes: 1K, max_bytes: 4K, iters: 5, warmup: 1,
-           expect: {peers: 0.01}}
+           expect: {peers: 0.0001}}
 tests:
   - {op: all_reduce, scope: "split:2"}
 PLAN
@@ -154,7 +154,7 @@ is "$rc" 0 "a healthy split:2 run"
 h2=$(sqlite3 "$D3" "SELECT uuid FROM runs ORDER BY id DESC LIMIT 1")
 SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=50000 run -t 120 "$SHAKEDOWN" run \
 	--local 4 --plan "$TMPD/split.yaml" --db "$D3" --no-progress
-is "$rc" 0 "a slow rank in block 0-1 (within peers 0.01: it passes)"
+is "$rc" 0 "a slow rank in block 0-1 (within peers 0.0001: it passes)"
 sl2=$(sqlite3 "$D3" "SELECT uuid FROM runs ORDER BY id DESC LIMIT 1")
 run "$SHAKEDOWN" compare "$h2" "$sl2" --db "$D3" --subjects
 is "$rc" 1 "compare --subjects healthy slow: exit 1"
