@@ -657,6 +657,18 @@ out:
 	return rc;
 }
 
+/* How reasons name a plan test: "plan test 2 (all_reduce float32,
+ * node-pairs, tcp eth1)", the path where it ran one of its own. */
+static void plan_test_name(const struct sd_test_spec *t, size_t ti, char *buf,
+			   size_t len)
+{
+	char variant[64];
+	sd_transport_variant(t, variant, sizeof(variant));
+	snprintf(buf, len, "plan test %zu (%s %s, %s%s%s)", ti + 1,
+		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope,
+		 variant[0] ? ", " : "", variant);
+}
+
 /* Rank 0: end group k's test (status from its wrong count, or cut short). */
 static void end_group(struct sd_runner *r, struct test_run *tr, int k,
 		      int stop)
@@ -1030,10 +1042,12 @@ static int run_round(struct sd_runner *r, size_t ti,
 	struct sd_comm *made = NULL, *split = NULL;
 	struct sd_worker *wk = NULL;
 	char **mtext = NULL;
+	char variant[64]; /* the path, when the test asks for its own */
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0;
 
 	tr.mine = &g;
+	sd_transport_variant(t, variant, sizeof(variant));
 	if (layout_groups(r, t, hs, round, host_group, &tr) ||
 	    (keep && keep_groups(&tr, keep, nkeep, r->bs->size))) {
 		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "groups",
@@ -1093,6 +1107,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 				.attempt = keep ? attempt_of(acc, round,
 							     tr.orig[gi])
 						: 1,
+				.variant = variant,
 			};
 		if (r->on_test)
 			r->on_test(r->on_test_arg, ti, r->plan->ntests,
@@ -1119,8 +1134,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 	if (sd_transport_in_worker(t)) {
 		/* a test of another path: in a worker process per rank,
 		 * started with the path's settings (worker.h) */
-		char penv[1024], variant[64];
-		sd_transport_variant(t, variant, sizeof(variant));
+		char penv[1024];
 		step = "starting the test's worker process";
 		rc = sd_transport_env(ops->name, t, penv, sizeof(penv), err,
 				      sizeof(err));
@@ -1483,8 +1497,7 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 	 * job's size): a subject's distinct hosts in one pass */
 	int *stamp = calloc((size_t)r->bs->size + 1, sizeof(int));
 	int rc = v && strs && stamp ? 0 : -1;
-	snprintf(test, sizeof(test), "plan test %zu (%s %s, %s)", ti + 1,
-		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope);
+	plan_test_name(t, ti, test, sizeof(test));
 	for (size_t i = 0; !rc && i < a->n; i++) {
 		const struct subject *x = &a->v[i];
 		const struct sd_judgement *ji = j + i * SD_EXPECT_KINDS;
@@ -1605,8 +1618,7 @@ static int name_culprit(struct sd_runner *r, const struct sd_hosts *hs,
 	char *list = set_hostlist(r, hs, lo, hi);
 	if (!list)
 		return -1;
-	snprintf(test, sizeof(test), "plan test %zu (%s %s, %s)", ti + 1,
-		 sd_op_name(t->op), sd_dtype_name(t->dtype), t->scope);
+	plan_test_name(t, ti, test, sizeof(test));
 	snprintf(why, sizeof(why), "the job failed it; bisected in %d round%s: "
 		 "%s %s", rounds, rounds == 1 ? "" : "s", list, how);
 	int rc = r->blame ? sd_blame_name(r->blame,

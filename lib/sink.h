@@ -103,6 +103,8 @@ struct sd_test_info {
 				 number every view gives a test) */
 	int attempt;          /* 1; 2.. when a retry measures the group
 				 again */
+	const char *variant;  /* the path it ran in processes of its own
+				 ("tcp eth1"); NULL or "": the rank's */
 };
 
 /* The one number every view gives a test: its plan test (1..); a record

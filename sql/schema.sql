@@ -107,6 +107,10 @@ CREATE TABLE tests (
 	                             -- view; NULL before (test_index + 1)
 	attempt INTEGER,             -- since version 8: 1, or 2.. for a retry
 	                             -- of the group
+	variant TEXT,                -- since version 10: the path it ran in
+	                             -- processes of its own ('tcp eth1',
+	                             -- 'nvlink', 'process_env'); NULL: the
+	                             -- rank's own process
 	UNIQUE (run_id, test_index)
 ) STRICT;
 
@@ -413,7 +417,8 @@ SELECT r.id AS run_id,
 FROM runs r LEFT JOIN jobs j ON j.run_id = r.id;
 
 -- Every test with its verdict and the reason for it; since version 8
--- with its number (its plan test), attempt and outcome.
+-- with its number (its plan test), attempt and outcome; since version 10
+-- with its variant (the path it ran).
 CREATE VIEW tests_v AS
 SELECT t.id AS test_id,
 	t.run_id,
@@ -466,7 +471,8 @@ SELECT t.id AS test_id,
 	END AS verdict_reason,
 	coalesce(t.plan_test, t.test_index + 1) AS number,
 	coalesce(t.attempt, 1) AS attempt,
-	o.outcome
+	o.outcome,
+	t.variant
 FROM tests t JOIN runs r ON r.id = t.run_id
 	JOIN (SELECT t2.id,
 		CASE
@@ -715,4 +721,4 @@ FROM gemm_results g
 	LEFT JOIN gemm_devices d ON d.run_id = g.run_id AND d.rank = g.rank
 		AND d.dtype = g.dtype;
 
-PRAGMA user_version = 9;
+PRAGMA user_version = 10;

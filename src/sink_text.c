@@ -192,6 +192,12 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 				 " %s ranks %s", ti->scope, ti->members);
 		free(hosts);
 	}
+	if (ti->variant && *ti->variant) {
+		/* a test of its own path (a worker process per rank) */
+		size_t u = strlen(tt->label);
+		snprintf(tt->label + u, sizeof(tt->label) - u, " via %s",
+			 ti->variant);
+	}
 	if (t->fmt == SD_FORMAT_TABLE) {
 		fprintf(o, "# Test %d%s: %s, %d ranks, algorithm %s\n",
 			tt->number, again, tt->label, ti->nranks, ti->algo);

@@ -42,6 +42,7 @@ static const struct migration migrations[] = {
 	{ 7, sd_db_migration_0007_sql },
 	{ 8, sd_db_migration_0008_sql },
 	{ 9, sd_db_migration_0009_sql },
+	{ 10, sd_db_migration_0010_sql },
 };
 
 void sd_db_bind_str(sqlite3_stmt *st, int i, const char *s)
@@ -678,6 +679,7 @@ static const char report_sql[] =
 "  'index', t.test_index, 'test', t.number, 'attempt', t.attempt,"
 "  'name', t.name, 'op', t.op, 'dtype', t.dtype,"
 "  'redop', t.redop, 'root', t.root, 'scope', t.scope,"
+"  'variant', t.variant,"
 "  'members', (SELECT members FROM tests WHERE id = t.test_id),"
 "  'algo', t.algo,"
 "  'nranks', t.nranks, 'status', t.status, 'message', t.message,"

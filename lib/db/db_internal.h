@@ -33,6 +33,8 @@ extern const char sd_db_migration_0008_sql[];
 /* sql/migrations/0009_attempt_index.sql: version 8 -> 9, tests_v's
  * outcome through an index. */
 extern const char sd_db_migration_0009_sql[];
+/* sql/migrations/0010_variant.sql: version 9 -> 10, tests.variant. */
+extern const char sd_db_migration_0010_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

@@ -553,6 +553,10 @@ static void one_test(struct html *h, sqlite3_stmt *t)
 	}
 	P(h, ", scope ");
 	E(h, txt(t, 6));
+	if (!isnull(t, 16)) {
+		P(h, ", via ");
+		E(h, txt(t, 16));
+	}
 	if (!isnull(t, 12)) {
 		P(h, ", ranks ");
 		E(h, txt(t, 12));
@@ -731,7 +735,7 @@ static void tests(struct html *h)
 	sqlite3_stmt *t = prep(h,
 		"SELECT test_id, test_index, name, op, dtype, redop, scope, "
 		" nranks, measurements, verdict, verdict_reason, wrong, members, "
-		" number, attempt, outcome "
+		" number, attempt, outcome, variant "
 		"FROM tests_v WHERE run_id = ?1 ORDER BY test_index");
 	while (t && sqlite3_step(t) == SQLITE_ROW && !h->oom)
 		one_test(h, t);

@@ -64,7 +64,7 @@ struct meas {
 /* A test as kept until it is written. */
 struct ktest {
 	struct sd_test_info test;
-	char name[64], scope[128], algo[64], members[64];
+	char name[64], scope[128], algo[64], members[64], variant[64];
 	char started_at[32], status[16];
 	char *message;
 	struct meas *meas;
@@ -226,9 +226,9 @@ static const char ins_train_run_sql[] =
 static const char ins_test_sql[] =
 	"INSERT INTO tests (run_id, test_index, name, op, dtype, redop, root, "
 	" scope, algo, nranks, status, message, started_at, finished_at, "
-	" members, plan_test, attempt) "
+	" members, plan_test, attempt, variant) "
 	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-	" ?12, ?13, ?14, ?15, ?16, ?17)";
+	" ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
 
 /* A measurement finds its test by run and index (?1, ?28). */
 static const char ins_meas_sql[] =
@@ -539,6 +539,7 @@ static void bind_test(sqlite3_stmt *st, const char *uuid,
 	sd_db_bind_str(st, 15, k->members[0] ? k->members : NULL);
 	sqlite3_bind_int(st, 16, sd_test_number(t));
 	sqlite3_bind_int(st, 17, t->attempt > 0 ? t->attempt : 1);
+	sd_db_bind_str(st, 18, k->variant[0] ? k->variant : NULL);
 }
 
 /* Bind a measurement's row (ins_meas_sql) of the test with index `index`. */
@@ -1108,10 +1109,13 @@ static int db_test_begin(void *self, const struct sd_test_info *test)
 	sd_strlcpy(k->algo, test->algo ? test->algo : "", sizeof(k->algo));
 	sd_strlcpy(k->members, test->members ? test->members : "",
 		   sizeof(k->members));
+	sd_strlcpy(k->variant, test->variant ? test->variant : "",
+		   sizeof(k->variant));
 	k->test.name = k->name;
 	k->test.scope = k->scope;
 	k->test.algo = k->algo;
 	k->test.members = k->members;
+	k->test.variant = k->variant;
 	sd_db_iso_time(sd_wall_now(), k->started_at);
 	k->nmeas = 0;
 	pthread_mutex_unlock(&s->mu);
@@ -1178,6 +1182,7 @@ static void end_test(struct db_sink *s, const char *status,
 	x->test.scope = x->scope;
 	x->test.algo = x->algo;
 	x->test.members = x->members;
+	x->test.variant = x->variant;
 	for (size_t i = 0; i < x->nmeas; i++)
 		x->meas[i].m.algo = x->meas[i].algo;
 	memset(k, 0, sizeof(*k)); /* the next test gets its own buffer */

@@ -264,7 +264,7 @@ static const char report_head_sql[] =
 static const char report_tests_sql[] =
 	"SELECT number AS test, attempt, name, dtype, redop, root, scope, "
 	" members, nranks, measurements, peak_busbw_gbs, wrong, outcome, "
-	" verdict_reason AS why "
+	" verdict_reason AS why, variant AS path "
 	"FROM tests_v WHERE run_id = ?1 ORDER BY test_index";
 
 static const char report_meas_sql[] =

@@ -13,6 +13,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 have_gloo || skip_all "the Gloo plugin was not built (libgloo-dev missing)"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
+command -v python3 >/dev/null || skip_all "python3 missing (reads the report document)"
 
 DB=$TMPD/v.db
 cat >"$TMPD/variants.yaml" <<'PLAN'
@@ -36,6 +37,22 @@ is "$(sqlite3 "$DB" "SELECT count(*) FROM measurements m JOIN tests t
 	ON t.id = m.test_id WHERE t.plan_test = 2 AND m.checked = 1
 	AND m.wrong = 0")" 6 \
 	"the tcp/lo variant measured every size both ways, each checked"
+is "$(sqlite3 "$DB" "SELECT group_concat(number || ':' || coalesce(variant,
+	'-'), ' ') FROM (SELECT number, variant FROM tests_v ORDER BY
+	test_index)")" "1:- 2:tcp lo 3:process_env 3:process_env 4:process_env 4:process_env" \
+	"each test's path is recorded (tests.variant)"
+like "$("$SHAKEDOWN" report --db "$DB")" "^2 +1 +all_reduce +float32 +sum +- +world +0-3 .* passed +- +tcp lo$" \
+	"report's tests name the path"
+is "$("$SHAKEDOWN" report --db "$DB" --format json | python3 -c '
+import json, sys
+print(" ".join(str(t["variant"]) for t in json.load(sys.stdin)["tests"]))')" \
+	"None tcp lo process_env process_env process_env process_env" \
+	"and so does the report document"
+like "$out" "# Test 2: all_reduce float32 sum via tcp lo, 4 ranks" \
+	"the run's output heads the test with its path"
+"$SHAKEDOWN" report --db "$DB" --format html -o "$TMPD/v.html"
+like "$(cat "$TMPD/v.html")" "<h3>test 2: all_reduce float32 sum, scope world, via tcp lo," \
+	"and the HTML page"
 like "$(sqlite3 "$DB" "SELECT plan_text FROM runs")" \
 	"scope: world, transport: tcp, iface: lo\\}" \
 	"the run's plan records the tcp variant"
@@ -70,6 +87,22 @@ like "$err$out" "rank 1 \\([^)]*pid [0-9]+\\) in group 0 \\(ranks 0-1\\) failed 
 is "$(sqlite3 "$DB" "SELECT count(*) FROM tests t WHERE t.run_id = (SELECT
 	max(id) FROM runs) AND t.plan_test IN (1, 2) AND t.status = 'passed'")" \
 	2 "the tests before it are recorded"
+
+# a slow rank in a worker: judged and blamed as any test, the reason
+# naming the path
+cat >"$TMPD/slow.yaml" <<'PLAN'
+name: slow
+defaults: {min_bytes: 1K, max_bytes: 16K, iters: 5, warmup: 1,
+           expect: {peers: 0.5}, retries: 1}
+tests:
+  - {op: all_reduce, scope: "split:2", transport: tcp, iface: lo}
+PLAN
+SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=20000 run -t 120 "$SHAKEDOWN" run \
+	--local 4 --plan "$TMPD/slow.yaml" --db "$DB" --no-progress
+is "$rc" 6 "a slow rank in a worker's group: exit 6 (the fault acts in the worker)"
+like "$("$SHAKEDOWN" report --bad-nodes --db "$DB")" \
+	"group ranks 0-1 \\([^)]*\\): plan test 1 \\(all_reduce float32, split:2, tcp lo\\): busbw " \
+	"the reason names the test's path"
 
 # a stalled worker: the run ends within the timeout, the rank named
 SHAKEDOWN_FAULT=rank=2,kind=stall,op=all_gather run -t 120 "$SHAKEDOWN" run \
