@@ -9,6 +9,11 @@
 #
 #   sd_netns_create NODES   0, or 1 with SD_CLUSTER_SKIP saying why not
 #   sd_netns_destroy        delete what sd_netns_create made
+#
+# SD_NETNS_SECOND=1 gives the cluster a second network, as a cluster with
+# two fabrics has: a second bridge (10.78.0.1/24) in the same namespace
+# and an eth1 on it in each node (node1 = 10.78.0.11, ...); Slurm and the
+# control plane stay on the first.
 
 SD_NETNS_MADE=${SD_NETNS_MADE:-}
 
@@ -35,6 +40,14 @@ sd_netns_create() {
 		SD_CLUSTER_SKIP="cannot make a bridge in a network namespace"
 		return 1
 	}
+	if [ -n "${SD_NETNS_SECOND:-}" ]; then
+		ip -n "$br" link add sdbr1 type bridge &&
+		ip -n "$br" addr add 10.78.0.1/24 dev sdbr1 &&
+		ip -n "$br" link set sdbr1 up || {
+			SD_CLUSTER_SKIP="cannot make a second bridge"
+			return 1
+		}
+	fi
 	i=1
 	while [ "$i" -le "$nodes" ]; do
 		ns=$SD_CLUSTER_NETNS_PREFIX-n$i
@@ -53,6 +66,18 @@ sd_netns_create() {
 			SD_CLUSTER_SKIP="cannot connect a veth to the bridge"
 			return 1
 		}
+		if [ -n "${SD_NETNS_SECOND:-}" ]; then
+			ip link add "sdw$$.$i" type veth peer name "sdq$$.$i" &&
+			ip link set "sdw$$.$i" netns "$br" &&
+			ip link set "sdq$$.$i" netns "$ns" &&
+			ip -n "$br" link set "sdw$$.$i" master sdbr1 up &&
+			ip -n "$ns" link set "sdq$$.$i" name eth1 &&
+			ip -n "$ns" addr add "10.78.0.$((10 + i))/24" dev eth1 &&
+			ip -n "$ns" link set eth1 up || {
+				SD_CLUSTER_SKIP="cannot connect a second veth"
+				return 1
+			}
+		fi
 		i=$((i + 1))
 	done
 	SD_CLUSTER_NETNS=1
