@@ -1146,9 +1146,15 @@ static int run_round(struct sd_runner *r, size_t ti,
 		};
 		if (!rc)
 			rc = sd_worker_start(&ws, r->bs, &wk, err, sizeof(err));
+		/* Gloo binds the interface its config names before its
+		 * environment's: the test's own; NCCL's comes from the
+		 * worker's environment (NCCL_SOCKET_IFNAME, or for ib
+		 * NCCL_IB_HCA, which is no socket interface), and --iface
+		 * only where that sets none */
+		int gloo_iface = t->iface[0] && strcmp(ops->name, "nccl") != 0;
 		struct sd_comm_config cfg = {
 			.timeout_ms = t->cfg.timeout_ms,
-			.iface = t->iface[0] ? t->iface : r->iface,
+			.iface = gloo_iface ? t->iface : r->iface,
 			.env = t->env[0] ? t->env : NULL
 		};
 		if (!rc) {
