@@ -146,80 +146,65 @@ static int list_value(struct parse *p, yaml_node_t *n, char *out, size_t len,
 	return 0;
 }
 
-/* env: a mapping of NCCL_* names to plain values, kept as "N=V N=V" and
- * appended to what the defaults set (a later pair wins when applied).
- * Only what NCCL takes per communicator, as an ncclConfig_t field: the
- * rest it reads once per process, or from an environment nothing may
- * change while NCCL runs (plugins/nccl/nccl_env.c). */
-static int env_value(struct parse *p, yaml_node_t *v, char *out, size_t len)
+/* Whether name is a variable name: letters, digits and '_', not first a
+ * digit; for NCCL's (env), NCCL_ and capitals, digits and '_'. */
+static int var_name(const char *name, int nccl)
 {
-	if (v->type != YAML_MAPPING_NODE)
-		return fail(p, v, "'env' must be a mapping of NCCL_* names to "
-			    "values, e.g. env: {NCCL_MIN_CTAS: 4}");
-	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
-	     pr < v->data.mapping.pairs.top; pr++) {
-		yaml_node_t *kn = yaml_document_get_node(&p->doc, pr->key);
-		yaml_node_t *vn = yaml_document_get_node(&p->doc, pr->value);
-		const char *name = scalar(kn), *val = scalar(vn);
-		int good = name && strncmp(name, "NCCL_", 5) == 0 && name[5];
-		for (const char *c = name; good && *c; c++)
-			good = (*c >= 'A' && *c <= 'Z') ||
-			       (*c >= '0' && *c <= '9') || *c == '_';
-		if (!good)
-			return fail(p, kn, "env: '%s' is not an NCCL_* name with "
-				    "a plain value (no spaces, ';' or '=')",
-				    name ? name : "?");
-		if (!val || !*val || val[strcspn(val, " \t;=")])
-			return fail(p, vn, "env: %s's value '%s' must be plain "
-				    "(no spaces, ';' or '=')", name,
-				    val ? val : "?");
-		size_t used = strlen(out);
-		if (snprintf(out + used, len - used, "%s%s=%s", used ? " " : "",
-			     name, val) >= (int)(len - used))
-			return fail(p, kn, "env: too long (at most %zu "
-				    "characters)", len - 1);
-		char why[768];
-		const struct sd_nccl_env_rule *r = sd_nccl_env_rule(name);
-		if (sd_nccl_env_check(name, val, why, sizeof(why)))
-			return fail(p, r && r->field ? vn : kn, "env: %s", why);
-	}
-	return 0;
+	int good = name && *name && !(*name >= '0' && *name <= '9') &&
+		   (!nccl || (strncmp(name, "NCCL_", 5) == 0 && name[5]));
+	for (const char *c = name; good && *c; c++)
+		good = (*c >= 'A' && *c <= 'Z') ||
+		       (!nccl && *c >= 'a' && *c <= 'z') ||
+		       (*c >= '0' && *c <= '9') || *c == '_';
+	return good;
 }
 
-/* process_env: a mapping of environment variable names to plain values,
- * kept as "N=V N=V" and appended to what the defaults set: the test runs
- * in worker processes started with them (lib/worker.h), so any variable
- * a library reads once per process may be set. */
-static int process_env_value(struct parse *p, yaml_node_t *v, char *out,
-			     size_t len)
+/*
+ * env and process_env: a mapping of names to plain values, kept as
+ * "N=V N=V" and appended to what the defaults set (a later pair wins).
+ * env (nccl) takes only what NCCL takes per communicator, as an
+ * ncclConfig_t field: the rest it reads once per process, or from an
+ * environment nothing may change while NCCL runs (plugins/nccl/
+ * nccl_env.c).  process_env takes any variable: the test runs in worker
+ * processes started with them (lib/worker.h).
+ */
+static int pairs_value(struct parse *p, yaml_node_t *v, char *out, size_t len,
+		       int nccl)
 {
+	const char *key = nccl ? "env" : "process_env";
 	if (v->type != YAML_MAPPING_NODE)
-		return fail(p, v, "'process_env' must be a mapping of variable "
-			    "names to values, e.g. process_env: "
-			    "{NCCL_P2P_DISABLE: 1}");
+		return nccl ? fail(p, v, "'env' must be a mapping of NCCL_* "
+				   "names to values, e.g. env: "
+				   "{NCCL_MIN_CTAS: 4}")
+			    : fail(p, v, "'process_env' must be a mapping of "
+				   "variable names to values, e.g. "
+				   "process_env: {NCCL_P2P_DISABLE: 1}");
 	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
 	     pr < v->data.mapping.pairs.top; pr++) {
 		yaml_node_t *kn = yaml_document_get_node(&p->doc, pr->key);
 		yaml_node_t *vn = yaml_document_get_node(&p->doc, pr->value);
 		const char *name = scalar(kn), *val = scalar(vn);
-		int good = name && *name && !(*name >= '0' && *name <= '9');
-		for (const char *c = name; good && *c; c++)
-			good = (*c >= 'A' && *c <= 'Z') ||
-			       (*c >= 'a' && *c <= 'z') ||
-			       (*c >= '0' && *c <= '9') || *c == '_';
-		if (!good)
-			return fail(p, kn, "process_env: '%s' is not a variable "
-				    "name (letters, digits and '_', not first "
-				    "a digit)", name ? name : "?");
+		if (!var_name(name, nccl))
+			return nccl ? fail(p, kn, "env: '%s' is not an NCCL_* "
+					   "name with a plain value (no spaces, "
+					   "';' or '=')", name ? name : "?")
+				    : fail(p, kn, "process_env: '%s' is not a "
+					   "variable name (letters, digits and "
+					   "'_', not first a digit)",
+					   name ? name : "?");
 		if (!val || !*val || val[strcspn(val, " \t;=")])
-			return fail(p, vn, "process_env: %s's value '%s' must be "
-				    "plain (no spaces, ';' or '=')", name,
+			return fail(p, vn, "%s: %s's value '%s' must be plain "
+				    "(no spaces, ';' or '=')", key, name,
 				    val ? val : "?");
 		size_t used = strlen(out);
 		if (snprintf(out + used, len - used, "%s%s=%s", used ? " " : "",
 			     name, val) >= (int)(len - used))
-			return fail(p, kn, "process_env: too long (at most %zu "
-				    "characters)", len - 1);
+			return fail(p, kn, "%s: too long (at most %zu "
+				    "characters)", key, len - 1);
+		char why[768];
+		const struct sd_nccl_env_rule *r = sd_nccl_env_rule(name);
+		if (nccl && sd_nccl_env_check(name, val, why, sizeof(why)))
+			return fail(p, r && r->field ? vn : kn, "env: %s", why);
 	}
 	return 0;
 }
@@ -369,10 +354,10 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		     yaml_node_t *kn, yaml_node_t *v)
 {
 	if (strcmp(key, "env") == 0)
-		return env_value(p, v, t->env, sizeof(t->env));
+		return pairs_value(p, v, t->env, sizeof(t->env), 1);
 	if (strcmp(key, "process_env") == 0)
-		return process_env_value(p, v, t->process_env,
-					 sizeof(t->process_env));
+		return pairs_value(p, v, t->process_env,
+				   sizeof(t->process_env), 0);
 	if (strcmp(key, "expect") == 0)
 		return expect_value(p, v, &t->expect);
 	const char *s = scalar(v), *hint = NULL;

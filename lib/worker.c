@@ -80,21 +80,6 @@ struct worker_comm {
 
 /* --- bytes on the socket ------------------------------------------------ */
 
-static int put_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Read len bytes; wait at most until `deadline` (sd_now seconds; 0:
  * forever) and stop when *cancel is set.  0, -1 (closed or failed), -2
  * (timed out) or -3 (cancelled). */
@@ -134,11 +119,11 @@ static int put_msg(int fd, uint32_t type, int32_t status, const void *a,
 	struct hdr h = { .type = type,
 			 .status = status,
 			 .len = (uint64_t)(alen + blen) };
-	if (put_all(fd, &h, sizeof(h)))
+	if (sd_send_full(fd, &h, sizeof(h)))
 		return -1;
-	if (alen && put_all(fd, a, alen))
+	if (alen && sd_send_full(fd, a, alen))
 		return -1;
-	if (blen && put_all(fd, b, blen))
+	if (blen && sd_send_full(fd, b, blen))
 		return -1;
 	return 0;
 }
@@ -165,6 +150,24 @@ static int get_payload(int fd, const struct hdr *h, char **out, double deadline,
 
 /* --- the rank's side ---------------------------------------------------- */
 
+/* Wait up to tries x 10 ms for pid to end, then kill it.  Returns what
+ * waitpid returned when it ended on its own (> 0), else 0, with *st its
+ * status either way. */
+static pid_t reap(pid_t pid, int tries, int *st)
+{
+	pid_t got = 0;
+	for (int i = 0; i < tries && got == 0; i++) {
+		got = waitpid(pid, st, WNOHANG);
+		if (got == 0)
+			usleep(10000);
+	}
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, st, 0);
+	}
+	return got;
+}
+
 /* The worker is gone or cut off: reap it and say so once; every later
  * call returns the same. */
 static int worker_lost(struct sd_worker *w, int how, char *err, size_t errlen)
@@ -188,16 +191,7 @@ static int worker_lost(struct sd_worker *w, int how, char *err, size_t errlen)
 				 (w->timeout_ms + 999) / 1000);
 		} else {
 			/* closed: it ended; give it a moment to be reaped */
-			pid_t got = 0;
-			for (int i = 0; i < 50 && got == 0; i++) {
-				got = waitpid(w->pid, &st, WNOHANG);
-				if (got == 0)
-					usleep(10000);
-			}
-			if (got == 0) {
-				kill(w->pid, SIGKILL);
-				waitpid(w->pid, &st, 0);
-			}
+			pid_t got = reap(w->pid, 50, &st);
 			char how_s[64] = "went away";
 			if (got > 0 && WIFSIGNALED(st))
 				snprintf(how_s, sizeof(how_s),
@@ -649,16 +643,7 @@ void sd_worker_stop(struct sd_worker *w)
 	if (!w->dead && w->pid > 0) {
 		put_msg(w->fd, W_QUIT, 0, NULL, 0, NULL, 0);
 		int st;
-		pid_t got = 0;
-		for (int i = 0; i < 300 && got == 0; i++) {
-			got = waitpid(w->pid, &st, WNOHANG);
-			if (got == 0)
-				usleep(10000);
-		}
-		if (got == 0) {
-			kill(w->pid, SIGKILL);
-			waitpid(w->pid, &st, 0);
-		}
+		reap(w->pid, 300, &st);
 	}
 	close(w->fd);
 	free(w);

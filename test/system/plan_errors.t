@@ -30,14 +30,14 @@ good='name: t\ntests:\n  - op: all_reduce\n'
 cat >rows <<'ROWS'
 '%s' must be a name or a list of names|-|name: t\ntests:\n  - op: all_reduce\n    dtype: {a: b}\n|@F:4: 'dtype' must be a name or a list of names$
 '%s' must list plain names|-|name: t\ntests:\n  - op: all_reduce\n    redop: [sum, [max]]\n|@F:4: 'redop' must list plain names$
-"'env' must be a mapping of NCCL_* names to "|-|name: t\ntests:\n  - op: all_reduce\n    env: NCCL_MIN_CTAS=4\n|@F:4: 'env' must be a mapping of NCCL_\* names to values, e\.g\. env: \{NCCL_MIN_CTAS: 4\}$
-"env: '%s' is not an NCCL_* name with "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_MIN_CTAS: 4\n      CUDA_VISIBLE_DEVICES: 0\n|@F:6: env: 'CUDA_VISIBLE_DEVICES' is not an NCCL_\* name with a plain value \(no spaces, ';' or '='\)$
-"env: %s's value '%s' must be plain "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_NET: "IB Socket"\n|@F:5: env: NCCL_NET's value 'IB Socket' must be plain \(no spaces, ';' or '='\)$
-"env: too long (at most %zu "|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_BUFFSIZE: @LONG}\n|@F:4: env: too long \(at most 511 characters\)$
-"'process_env' must be a mapping of variable "|-|name: t\ntests:\n  - op: all_reduce\n    process_env: NCCL_P2P_DISABLE=1\n|@F:4: 'process_env' must be a mapping of variable names to values, e\.g\. process_env: \{NCCL_P2P_DISABLE: 1\}$
-"process_env: '%s' is not a variable "|-|name: t\ntests:\n  - op: all_reduce\n    process_env:\n      NCCL_P2P_DISABLE: 1\n      NCCL-X: 0\n|@F:6: process_env: 'NCCL-X' is not a variable name \(letters, digits and '_', not first a digit\)$
-"process_env: %s's value '%s' must be "|-|name: t\ntests:\n  - op: all_reduce\n    process_env:\n      NCCL_IB_HCA: "mlx5_0 mlx5_1"\n|@F:5: process_env: NCCL_IB_HCA's value 'mlx5_0 mlx5_1' must be plain \(no spaces, ';' or '='\)$
-"process_env: too long (at most %zu "|-|name: t\ntests:\n  - op: all_reduce\n    process_env: {NCCL_BUFFSIZE: @LONG}\n|@F:4: process_env: too long \(at most 511 characters\)$
+"'env' must be a mapping of NCCL_* "|-|name: t\ntests:\n  - op: all_reduce\n    env: NCCL_MIN_CTAS=4\n|@F:4: 'env' must be a mapping of NCCL_\* names to values, e\.g\. env: \{NCCL_MIN_CTAS: 4\}$
+"env: '%s' is not an NCCL_* "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_MIN_CTAS: 4\n      CUDA_VISIBLE_DEVICES: 0\n|@F:6: env: 'CUDA_VISIBLE_DEVICES' is not an NCCL_\* name with a plain value \(no spaces, ';' or '='\)$
+"%s: %s's value '%s' must be plain "|-|name: t\ntests:\n  - op: all_reduce\n    env:\n      NCCL_NET: "IB Socket"\n|@F:5: env: NCCL_NET's value 'IB Socket' must be plain \(no spaces, ';' or '='\)$
+"%s: too long (at most %zu "|-|name: t\ntests:\n  - op: all_reduce\n    env: {NCCL_BUFFSIZE: @LONG}\n|@F:4: env: too long \(at most 511 characters\)$
+"'process_env' must be a mapping of "|-|name: t\ntests:\n  - op: all_reduce\n    process_env: NCCL_P2P_DISABLE=1\n|@F:4: 'process_env' must be a mapping of variable names to values, e\.g\. process_env: \{NCCL_P2P_DISABLE: 1\}$
+"process_env: '%s' is not a "|-|name: t\ntests:\n  - op: all_reduce\n    process_env:\n      NCCL_P2P_DISABLE: 1\n      NCCL-X: 0\n|@F:6: process_env: 'NCCL-X' is not a variable name \(letters, digits and '_', not first a digit\)$
+"%s: %s's value '%s' must be plain "|-|name: t\ntests:\n  - op: all_reduce\n    process_env:\n      NCCL_IB_HCA: "mlx5_0 mlx5_1"\n|@F:5: process_env: NCCL_IB_HCA's value 'mlx5_0 mlx5_1' must be plain \(no spaces, ';' or '='\)$
+"%s: too long (at most %zu "|-|name: t\ntests:\n  - op: all_reduce\n    process_env: {NCCL_BUFFSIZE: @LONG}\n|@F:4: process_env: too long \(at most 511 characters\)$
 "transport '%s' is not one plans "|-|name: t\ntests:\n  - op: all_reduce\n    transport: nvlnk\n|@F:4: transport 'nvlnk' is not one plans know; did you mean 'nvlink'\?; use nvlink, pcie, shm, tcp or ib$
 "iface '%s' must be a network "|-|name: t\ntests:\n  - op: all_reduce\n    iface: "eth0 eth1"\n|@F:4: iface 'eth0 eth1' must be a network interface name such as eth1 \(at most 31 characters, no spaces\)$
 "env: %s", why|-|name: t\ntests:\n  - op: all_reduce\n  - op: all_gather\n    env: {NCCL_P2P_DISABLE: 1}\n|@F:5: env: NCCL_P2P_DISABLE is read once per process by NCCL, so a test cannot change it; set it in the job's environment instead, e\.g\. NCCL_P2P_DISABLE=1 srun \.\.\. shakedown run$
