@@ -15,7 +15,7 @@
 sd_need_shakedown_gloo
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is needed to read the database"
 command -v tc >/dev/null || skip_all "tc is needed to shape traffic (apt-get install iproute2)"
-SD_SLURM_NETNS=1 sd_slurm_begin 4 55
+SD_SLURM_NETNS=1 sd_slurm_begin 4 56
 
 PLAN=$SD_TMP/verdicts.yaml
 cat >"$PLAN" <<'EOF'
@@ -149,17 +149,25 @@ is "$rc" 1 "compare --host $slow: its own tests regressed (exit 1)"
 like "$out" "all_reduce +float32 +sum +- +node-pairs .* REGRESSION" \
 	"its node pairs, each through it, are slower beyond the healthy run's noise"
 # compare --subjects: each judged subject's own figure then and now; every
-# node pair through the slow node is a regression of its own (3 pairs x 2
-# tests), where the test's best pair is not
+# node pair through the slow node fell, each on its own row (3 pairs x 2
+# tests), and whatever is a regression is one of them.  How many pass the
+# bound depends on the healthy run's own spread, which on a busy machine
+# reaches the 95% cap (db_commands.t plants a drop beyond it)
 "$SHAKEDOWN" compare "$healthy_uuid" "$uuid" --db "$DB" --subjects \
 	--format json >"$SD_TMP/subjects.json"
-is "$?" 1 "compare --subjects: a regression (exit 1)"
-is "$(sqlite3 :memory: "SELECT sum(json_extract(value, '\$.verdict') =
-	'REGRESSION') || ' of ' || count(*) FROM
+rc=$?
+is "$(sqlite3 :memory: "SELECT sum(json_extract(value, '\$.delta_pct') <
+	-50) || ' of ' || count(*) FROM
 	json_each(readfile('$SD_TMP/subjects.json')) WHERE
 	json_extract(value, '\$.kind') = 'node-pair' AND
 	instr(json_extract(value, '\$.subject'), '$slow') > 0")" "6 of 6" \
-	"compare --subjects: each of $slow's node pairs regressed, each named"
+	"compare --subjects: each of $slow's node pairs fell by more than half"
+is "$(sqlite3 :memory: "SELECT count(*) FROM
+	json_each(readfile('$SD_TMP/subjects.json')) WHERE
+	json_extract(value, '\$.verdict') = 'REGRESSION' AND
+	instr(json_extract(value, '\$.subject'), '$slow') = 0")" 0 \
+	"no subject without $slow is called a regression"
+ok '[ "$rc" = 0 ] || [ "$rc" = 1 ]' "compare --subjects: exit $rc (1 with a regression)"
 # the README's one-liner for a node's own figure, on this node and size
 q=$(sed -n 's/^    sqlite3 -header -column shakedown.db "\(.*test_hosts_v.*\)"$/\1/p' \
 	"$top_srcdir/README" | sed "s/node17/$slow/; s/67108864/1048576/")
