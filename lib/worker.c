@@ -333,11 +333,25 @@ static char **worker_env(const char *pairs)
 		if (!set)
 			env[k++] = environ[i];
 	}
-	/* the strings not from environ are this call's (worker_env_free) */
+	/* the strings not from environ are this call's (worker_env_free);
+	 * of two pairs of one name the later wins (a test's process_env
+	 * over what its transport and iface set) */
+	size_t base = k;
 	for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok;
-	     tok = strtok_r(NULL, " ", &save))
-		if ((env[k] = sd_dupstr(tok, &bad)))
+	     tok = strtok_r(NULL, " ", &save)) {
+		size_t tl = strcspn(tok, "="), j = base;
+		while (j < k && !(strcspn(env[j], "=") == tl &&
+				  !strncmp(env[j], tok, tl)))
+			j++;
+		char *dup = sd_dupstr(tok, &bad);
+		if (!dup)
+			continue;
+		if (j < k)
+			free(env[j]);
+		else
 			k++;
+		env[j] = dup;
+	}
 	free(copy);
 	if (bad) {
 		worker_env_free(env);
@@ -404,9 +418,33 @@ int sd_worker_start(const struct sd_worker_spec *spec, struct sd_bootstrap *bs,
 			 (char *)"--host",
 			 w->host,
 			 NULL };
+	/* the worker gets its end of the socket and nothing else of the
+	 * rank's: not the rank's communicator, control-plane and PMI
+	 * sockets, which it would otherwise hold open (and which the
+	 * proof of its path would count as its connections) */
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_t *fap = NULL;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+	if (posix_spawn_file_actions_init(&fa) == 0) {
+		fap = &fa;
+		if (posix_spawn_file_actions_addclosefrom_np(
+			    &fa, sv[1] > 2 ? sv[1] + 1 : 3)) {
+			posix_spawn_file_actions_destroy(&fa);
+			fap = NULL;
+		}
+	}
+	/* the fds below the worker's end: closed one by one */
+	for (int fd = 3; fap && fd < sv[1]; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			posix_spawn_file_actions_addclose(&fa, fd);
+#else
+	(void)fa;
+#endif
 	char **env = worker_env(spec->env);
-	int rc = env ? posix_spawn(&w->pid, spec->exe, NULL, NULL, argv, env)
+	int rc = env ? posix_spawn(&w->pid, spec->exe, fap, NULL, argv, env)
 		     : ENOMEM;
+	if (fap)
+		posix_spawn_file_actions_destroy(fap);
 	worker_env_free(env);
 	close(sv[1]);
 	if (rc) {
@@ -634,6 +672,11 @@ int sd_worker_measure(struct sd_comm *comm, struct sd_op_args *a,
 	}
 	free(rep);
 	return rc;
+}
+
+pid_t sd_worker_pid(const struct sd_worker *w)
+{
+	return w && !w->dead ? w->pid : -1;
 }
 
 void sd_worker_stop(struct sd_worker *w)

@@ -30,6 +30,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "shakedown/backend.h"
 #include "measure.h"
@@ -81,6 +82,10 @@ int sd_worker_measure(struct sd_comm *comm, struct sd_op_args *a,
 		      const struct sd_measure_fault *f,
 		      struct sd_rank_result *res, double *iter_us,
 		      const char **step, char *err, size_t errlen);
+
+/* Its process id (its sockets are read for the proof of a test's path,
+ * path_proof.h); -1 once it has ended or for NULL. */
+pid_t sd_worker_pid(const struct sd_worker *w);
 
 /* Ask it to end and wait for it (killed when it does not end in a few
  * seconds); frees w.  NULL is a no-op. */
