@@ -380,6 +380,23 @@ static const struct {
 	{ "ib", BIT(SD_NCCL_PATH_NET_IB), 1 },
 };
 
+int sd_nccl_path_accepted(const char *want, enum sd_nccl_path path)
+{
+	for (size_t i = 0; want && i < sizeof(wants) / sizeof(wants[0]); i++)
+		if (!strcmp(want, wants[i].want))
+			return (unsigned)path < SD_NCCL_PATH_COUNT &&
+			       (wants[i].accept & BIT(path)) != 0;
+	return -1;
+}
+
+int sd_nccl_want_net(const char *want)
+{
+	for (size_t i = 0; want && i < sizeof(wants) / sizeof(wants[0]); i++)
+		if (!strcmp(want, wants[i].want))
+			return wants[i].net;
+	return -1;
+}
+
 /* What to change when a test asked for `want` and NCCL took `got`. */
 static const char *hint(const char *want, int want_net, enum sd_nccl_path got)
 {
@@ -410,14 +427,16 @@ static const char *hint(const char *want, int want_net, enum sd_nccl_path got)
 			return "ranks on different hosts need the network: "
 			       "run the test's ranks on one host";
 		if (got == SD_NCCL_PATH_COLLNET)
-			return "set NCCL_COLLNET_ENABLE=0 in the test's env to "
-			       "test the point-to-point network";
+			return "set NCCL_COLLNET_ENABLE=0 in the test's "
+			       "process_env to test the point-to-point "
+			       "network";
 		if (!strcmp(want, "ib"))
 			return "NCCL found no usable IB device: check the "
 			       "ports (ibstat), NCCL_IB_HCA and "
-			       "NCCL_IB_DISABLE; NCCL_NET=IB in the test's env "
-			       "makes NCCL fail instead of falling back";
-		return "set NCCL_NET=Socket in the test's env to test TCP";
+			       "NCCL_IB_DISABLE, and that no process_env "
+			       "overrides NCCL_NET=IB";
+		return "transport: tcp sets NCCL_NET=Socket: check that "
+		       "no process_env overrides it";
 	default:
 		return "this NCCL names a transport that shakedown does not "
 		       "know: read the log's \"via\" words";

@@ -157,6 +157,19 @@ int sd_nccl_transport_read_text(const char *text, struct sd_nccl_paths *out,
 int sd_nccl_paths_expect(const struct sd_nccl_paths *paths, const char *want,
 			 char *msg, size_t len);
 
+/*
+ * Whether path is one that want (as sd_nccl_paths_expect takes it)
+ * accepts: 1 or 0; -1 for an unknown want.
+ */
+int sd_nccl_path_accepted(const char *want, enum sd_nccl_path path);
+
+/*
+ * Whether want is a path between hosts (tcp, ib: 1) or inside one (nvlink,
+ * pcie, p2p, shm: 0); -1 for an unknown want.  A test's connections of the
+ * other kind are not its to prove.
+ */
+int sd_nccl_want_net(const char *want);
+
 #ifdef __cplusplus
 }
 #endif

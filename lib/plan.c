@@ -395,9 +395,10 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		const char *thint = NULL;
 		if (sd_transport_lookup(s, &thint))
 			return fail(p, v, "transport '%s' is not one plans "
-				    "know%s%s%s; use nvlink, pcie, shm, tcp or "
-				    "ib", s, thint ? "; did you mean '" : "",
-				    thint ? thint : "", thint ? "'?" : "");
+				    "know%s%s%s; use %s", s,
+				    thint ? "; did you mean '" : "",
+				    thint ? thint : "", thint ? "'?" : "",
+				    sd_transport_list());
 		sd_strlcpy(t->transport, s, sizeof(t->transport));
 		return 0;
 	}

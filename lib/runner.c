@@ -3,17 +3,20 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hostlist.h"
 #include "runner.h"
 #include "measure.h"
 #include "schedule.h"
 #include "verdict.h"
+#include "path_proof.h"
 #include "transport.h"
 #include "worker.h"
 #include "shakedown/coll.h"
@@ -924,12 +927,18 @@ static int keep_groups(struct test_run *tr, const unsigned char *keep,
 
 /* Rank 0: the test cannot run because a group is too small for its op:
  * record it as skipped in every group, and say why. */
-static void skip_test(struct sd_runner *r, struct test_run *tr)
+static void skip_test(struct sd_runner *r, struct test_run *tr,
+		      const char *why)
 {
-	char msg[200];
-	snprintf(msg, sizeof(msg), "a group of %d rank%s is too small for %s, "
-		 "which needs %d", tr->min_size, tr->min_size == 1 ? "" : "s",
-		 tr->c->name, tr->c->min_ranks);
+	char msg[300];
+	if (why)
+		snprintf(msg, sizeof(msg), "%s", why);
+	else
+		snprintf(msg, sizeof(msg),
+			 "a group of %d rank%s is too small for %s, which "
+			 "needs %d",
+			 tr->min_size, tr->min_size == 1 ? "" : "s",
+			 tr->c->name, tr->c->min_ranks);
 	for (int k = 0; k < tr->ngroups; k++) {
 		struct sd_event ev = { .kind = SD_EVENT_TEST_BEGIN,
 				       .test = &tr->infos[k] };
@@ -1021,6 +1030,148 @@ static int attempt_of(const struct subjects *a, int round, int g)
 	return 1;
 }
 
+/* Whether this host has the InfiniBand (or RoCE) device a test of
+ * transport ib needs: hca (NCCL_IB_HCA's "mlx5_0" or "mlx5_0:1"), or any
+ * when empty. */
+static int ib_present(const char *hca)
+{
+	char path[160];
+	if (hca && hca[0]) {
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%.*s",
+			 (int)strcspn(hca, ":"), hca);
+		return access(path, F_OK) == 0;
+	}
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n > 0;
+}
+
+/* A test of transport ib under NCCL, before its workers start: where no
+ * host has an IB device the test is skipped (*skip; a cluster without
+ * InfiniBand or RoCE); where some lack one that others have, each such
+ * rank fails (a missing or dead HCA: its node is to blame). */
+static int ib_check(struct sd_runner *r, struct test_run *tr,
+		    struct sd_group *g, uint32_t *seq, int *stop, int *skip)
+{
+	const struct sd_test_spec *t = tr->t;
+	int me = r->bs->rank, n = r->bs->size, rc;
+	unsigned char have = (unsigned char)ib_present(t->iface), word = 0;
+	unsigned char *all = me == 0 ? calloc((size_t)n, 1) : NULL;
+	*skip = 0;
+	if (me == 0 && !all)
+		return step_failed(r, g, *seq + 1, SD_ERR_NOMEM, "ib",
+				   "out of memory");
+	(*seq)++;
+	rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->cfg.timeout_ms,
+			      t->cfg.timeout_ms,
+			      "looking for the InfiniBand device of a test "
+			      "of transport ib",
+			      r->err, sizeof(r->err));
+	if (!rc)
+		rc = sd_ctrl_exchange(r->ctrl, g->id, *seq, &have, 1, all,
+				      r->cancel && *r->cancel, stop, r->err,
+				      sizeof(r->err));
+	if (!rc && me == 0) {
+		int k = 0;
+		for (int q = 0; q < n; q++)
+			k += all[q];
+		word = k == 0 ? 1 : k < n ? 2 : 0;
+	}
+	free(all);
+	void *got = NULL;
+	size_t gotlen = 0;
+	if (!rc) {
+		(*seq)++;
+		rc = sd_ctrl_decide(r->ctrl, g->id, *seq, &word, 1, &got,
+				    &gotlen, r->err, sizeof(r->err));
+	}
+	if (rc)
+		return rc;
+	word = got && gotlen == 1 ? *(unsigned char *)got : 0;
+	free(got);
+	if (word == 1)
+		*skip = 1;
+	else if (word == 2 && !have) {
+		char err[300];
+		snprintf(err, sizeof(err),
+			 "no InfiniBand or RoCE device %s%sin "
+			 "/sys/class/infiniband, which other nodes of the job "
+			 "have: a missing or dead HCA (check ibstat)",
+			 t->iface[0] ? t->iface : "",
+			 t->iface[0] ? " " : "");
+		return step_failed(r, g, *seq, SD_ERR_NODEV,
+				   "test of transport ib", err);
+	}
+	return SD_OK;
+}
+
+/* After a proved test's sizes (path_proof.h): each rank reads its
+ * worker's account of the connections it made, and rank 0 judges each
+ * group's subject from its members' accounts. */
+static int prove_path(struct sd_runner *r, struct test_run *tr,
+		      const struct sd_group *g, struct sd_worker *wk,
+		      const char *nccl_log, uint32_t *seq, int *stop)
+{
+	const struct sd_test_spec *t = tr->t;
+	int me = r->bs->rank, n = r->bs->size, rc;
+	int nccl = strcmp(r->ops->name, "nccl") == 0;
+	struct sd_path_tally mine, *all = NULL;
+	char what[160];
+	sd_path_tally_init(&mine);
+	if (me == 0 && !(all = calloc((size_t)n, sizeof(*all))))
+		return step_failed(r, g, *seq + 1, SD_ERR_NOMEM, "proof",
+				   "out of memory");
+	(*seq)++;
+	snprintf(what, sizeof(what),
+		 "reading which path test %d's connections took",
+		 (int)tr->ti + 1);
+	rc = sd_ctrl_progress(r->ctrl, g->id, *seq, t->cfg.timeout_ms,
+			      t->cfg.timeout_ms, what, r->err,
+			      sizeof(r->err));
+	if (rc) {
+		free(all);
+		return rc;
+	}
+	if (g->size > 0) {
+		const int *mem = tr->members + tr->gstart[g->id];
+		if (nccl)
+			sd_path_read_nccl(nccl_log, t->transport, g->rank, mem,
+					  g->size, r->host_of, &mine);
+		else
+			sd_path_read_sockets(NULL, sd_worker_pid(wk), t->iface,
+					     &mine);
+	}
+	rc = sd_ctrl_exchange(r->ctrl, g->id, *seq, &mine, sizeof(mine), all,
+			      r->cancel && *r->cancel, stop, r->err,
+			      sizeof(r->err));
+	if (!rc && me == 0) {
+		struct sd_path_tally *grp =
+			malloc((size_t)tr->max_size * sizeof(*grp));
+		for (int k = 0; grp && k < tr->ngroups; k++) {
+			const int *mem = tr->members + tr->gstart[k];
+			struct sd_subject_result *x = &tr->res[k];
+			for (int q = 0; q < tr->gsize[k]; q++)
+				grp[q] = all[mem[q]];
+			x->path_judged = sd_path_judge(
+				r->ops->name, t->transport, t->iface, grp,
+				mem, tr->gsize[k], r->host_of, r->ranks,
+				&x->path_asked, &x->path_took, x->path_reason,
+				sizeof(x->path_reason));
+		}
+		if (!grp)
+			rc = step_failed(r, g, *seq, SD_ERR_NOMEM, "proof",
+					 "out of memory");
+		free(grp);
+	}
+	free(all);
+	return rc;
+}
+
 /* Run round `round` of test ti on this rank's group (only the groups
  * marked in `keep` when not NULL: a retry); *stop when the ranks stopped.
  * Rank 0 adds the groups to `acc`. */
@@ -1043,6 +1194,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 	struct sd_worker *wk = NULL;
 	char **mtext = NULL;
 	char variant[64]; /* the path, when the test asks for its own */
+	char nccl_log[256] = ""; /* where its NCCL workers log (a proof) */
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0;
 
@@ -1116,7 +1268,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 	if (tr.min_size < c->min_ranks) {
 		/* every rank knows every group: all skip alike */
 		if (me == 0)
-			skip_test(r, &tr);
+			skip_test(r, &tr, NULL);
 		goto out;
 	}
 	/* a test with its own library settings (env: NCCL_* pairs, each
@@ -1131,13 +1283,49 @@ static int run_round(struct sd_runner *r, size_t ti,
 				   sizeof(r->err))))
 		goto out;
 	const char *step = NULL;
+	if (sd_transport_in_worker(t) && !strcmp(ops->name, "nccl") &&
+	    !strcmp(t->transport, "ib")) {
+		int skip = 0;
+		if ((rc = ib_check(r, &tr, &g, seq, stop, &skip)))
+			goto out;
+		if (skip) {
+			if (me == 0)
+				skip_test(r, &tr,
+					  "no node of the job has an InfiniBand "
+					  "or RoCE device (/sys/class/"
+					  "infiniband): no fabric but TCP to "
+					  "test");
+			goto out;
+		}
+	}
 	if (sd_transport_in_worker(t)) {
 		/* a test of another path: in a worker process per rank,
-		 * started with the path's settings (worker.h) */
-		char penv[1024];
+		 * started with the path's settings (worker.h), and for NCCL
+		 * those that make it write down the connections it made,
+		 * to a file of this worker's (path_proof.h) */
+		char penv[1280], proof[512];
+		size_t used;
+		static unsigned nlog;
+		const char *tmp = getenv("TMPDIR");
+		if (!tmp || !tmp[0] || strchr(tmp, ' ') ||
+		    strlen(tmp) > sizeof(nccl_log) - 64)
+			tmp = "/tmp";
+		snprintf(nccl_log, sizeof(nccl_log),
+			 "%s/shakedown-nccl-%d-%u.log", tmp, (int)getpid(),
+			 nlog++);
 		step = "starting the test's worker process";
 		rc = sd_transport_env(ops->name, t, penv, sizeof(penv), err,
 				      sizeof(err));
+		if (!rc && sd_transport_proof_env(ops->name, t, nccl_log,
+						  proof, sizeof(proof)) == 0 &&
+		    proof[0]) {
+			used = strlen(penv);
+			snprintf(penv + used, sizeof(penv) - used, "%s%s",
+				 used ? " " : "", proof);
+			unlink(nccl_log);
+		} else {
+			nccl_log[0] = '\0';
+		}
 		struct sd_worker_spec ws = {
 			.exe = r->exe, .backend = ops->name, .env = penv,
 			.variant = variant, .cancel = r->cancel,
@@ -1146,15 +1334,14 @@ static int run_round(struct sd_runner *r, size_t ti,
 		};
 		if (!rc)
 			rc = sd_worker_start(&ws, r->bs, &wk, err, sizeof(err));
-		/* Gloo binds the interface its config names before its
-		 * environment's: the test's own; NCCL's comes from the
-		 * worker's environment (NCCL_SOCKET_IFNAME, or for ib
-		 * NCCL_IB_HCA, which is no socket interface), and --iface
-		 * only where that sets none */
-		int gloo_iface = t->iface[0] && strcmp(ops->name, "nccl") != 0;
+		/* a test's iface reaches its workers through their
+		 * environment (SHAKEDOWN_GLOO_IFACE, NCCL_SOCKET_IFNAME, or
+		 * for ib NCCL_IB_HCA, which is no socket interface), so that
+		 * a process_env may override it; --iface only where the test
+		 * names none */
 		struct sd_comm_config cfg = {
 			.timeout_ms = t->cfg.timeout_ms,
-			.iface = gloo_iface ? t->iface : r->iface,
+			.iface = t->iface[0] ? NULL : r->iface,
 			.env = t->env[0] ? t->env : NULL
 		};
 		if (!rc) {
@@ -1223,6 +1410,9 @@ static int run_round(struct sd_runner *r, size_t ti,
 		    (rc = measure(r, &tr, seq, sizes[si], 1, stop)))
 			goto out;
 	}
+	if (!*stop && tr.in_worker && sd_transport_proof(r->ops->name, t) &&
+	    (rc = prove_path(r, &tr, &g, wk, nccl_log, seq, stop)))
+		goto out;
 	if (me == 0) {
 		end_test(r, &tr, *stop);
 		if (!*stop && acc && push_subjects(acc, &tr, round))
@@ -1243,6 +1433,8 @@ out:
 	if (made)
 		ops->comm_destroy(made);
 	sd_worker_stop(wk);
+	if (nccl_log[0])
+		unlink(nccl_log);
 	for (int gi = 0; mtext && gi < tr.ngroups; gi++)
 		free(mtext[gi]);
 	free(mtext);
@@ -1530,7 +1722,12 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 				.subject_kind = sd_subject_kind_name(kind),
 				.subject = subject, .hosts = hosts,
 				.expectation = sd_expect_kind_name(ji[k].kind),
-				.size_bytes = x->res.have ? x->res.size_bytes : 0,
+				/* the path is the whole test's, at no size */
+				.size_bytes = x->res.have &&
+							      ji[k].kind !=
+								      SD_EXPECT_PATH
+						      ? x->res.size_bytes
+						      : 0,
 				.measured = ji[k].measured,
 				.threshold = ji[k].threshold,
 				.unit = ji[k].unit,

@@ -21,6 +21,8 @@ static const struct transport {
 	  NULL },
 	{ "pcie", "NCCL_P2P_LEVEL=SYS NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0",
 	  NULL },
+	{ "p2p", "NCCL_P2P_LEVEL=SYS NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0",
+	  NULL },
 	{ "shm", "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=0 NCCL_NVLS_ENABLE=0",
 	  NULL },
 	{ "tcp", "NCCL_NET=Socket NCCL_IB_DISABLE=1 NCCL_COLLNET_ENABLE=0",
@@ -31,8 +33,8 @@ static const struct transport {
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 
 static const struct sd_name_row transport_names[] = {
-	{ "nvlink", 0 }, { "pcie", 1 }, { "shm", 2 },
-	{ "tcp", 3 },	 { "ib", 4 },	{ NULL, 0 }
+	{ "nvlink", 0 }, { "pcie", 1 }, { "p2p", 2 }, { "shm", 3 },
+	{ "tcp", 4 },	 { "ib", 5 },	{ NULL, 0 }
 };
 
 int sd_transport_lookup(const char *name, const char **hint)
@@ -40,6 +42,22 @@ int sd_transport_lookup(const char *name, const char **hint)
 	int which;
 	*hint = NULL;
 	return sd_name_lookup(transport_names, name, &which, hint) ? -1 : 0;
+}
+
+const char *sd_transport_list(void)
+{
+	static char text[96];
+	if (!text[0]) {
+		size_t used = 0;
+		for (size_t i = 0; i < NTRANSPORTS; i++)
+			used += (size_t)snprintf(text + used,
+						 sizeof(text) - used, "%s%s",
+						 i == 0			? ""
+						 : i + 1 == NTRANSPORTS ? " or "
+									: ", ",
+						 transports[i].name);
+	}
+	return text;
 }
 
 static const struct transport *find(const char *name)
@@ -109,6 +127,31 @@ int sd_transport_env(const char *backend, const struct sd_test_spec *t,
 		if (t->iface[0])
 			ADD("SHAKEDOWN_GLOO_IFACE=%s", t->iface);
 	}
+	if (nccl && tr && t->process_env[0]) {
+		/* the proof's settings are shakedown's (path_proof.h) */
+		static const char *const ours[] = { "NCCL_DEBUG",
+						    "NCCL_DEBUG_SUBSYS",
+						    "NCCL_DEBUG_FILE",
+						    "NCCL_RUNTIME_CONNECT" };
+		for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+			size_t k = strlen(ours[i]);
+			for (const char *p = t->process_env; *p;) {
+				if (!strncmp(p, ours[i], k) && p[k] == '=') {
+					snprintf(
+						err, errlen,
+						"process_env sets %s, which a "
+						"test with a transport leaves "
+						"to shakedown: it reads NCCL's "
+						"log to prove the path; drop "
+						"it, or drop transport: %s",
+						ours[i], tr->name);
+					return SD_ERR_INVALID;
+				}
+				p += strcspn(p, " ");
+				p += strspn(p, " ");
+			}
+		}
+	}
 	if (t->process_env[0])
 		ADD("%s%s", used ? " " : "", t->process_env);
 #undef ADD
@@ -127,4 +170,24 @@ void sd_transport_variant(const struct sd_test_spec *t, char *out, size_t len)
 		snprintf(out, len, "process_env");
 	else
 		out[0] = '\0';
+}
+
+int sd_transport_proof(const char *backend, const struct sd_test_spec *t)
+{
+	if (!strcmp(backend, "nccl"))
+		return t->transport[0] && find(t->transport) != NULL;
+	return t->iface[0] != 0;
+}
+
+int sd_transport_proof_env(const char *backend, const struct sd_test_spec *t,
+			   const char *file, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (strcmp(backend, "nccl") != 0 || !sd_transport_proof(backend, t))
+		return 0;
+	int k = snprintf(out, len,
+			 "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET "
+			 "NCCL_RUNTIME_CONNECT=1 NCCL_DEBUG_FILE=%s",
+			 file);
+	return k > 0 && (size_t)k < len ? 0 : SD_ERR_NOMEM;
 }

@@ -15,7 +15,7 @@
 static const char *const subject_kinds[] = { "job", "group", "node",
 					     "gpu-pair", "node-pair", "rail" };
 static const char *const expect_kinds[] = { "data", "busbw", "time", "peers",
-					    "mad", "baseline", "link" };
+					    "mad", "baseline", "link", "path" };
 static const char *const judged[] = { "none", "passed", "failed", "skipped" };
 static const char *const suspect_kinds[] = { "node", "link", "path", "rail",
 					     "group" };
@@ -201,6 +201,17 @@ int sd_judge(const struct sd_expectation *e, const char *what,
 		else
 			set(&o[SD_EXPECT_DATA], SD_EXPECT_DATA, SD_JUDGED_SKIPPED,
 			    NAN, 0, "elements", "the data was not checked");
+		if (r->path_judged == 1)
+			set(&o[SD_EXPECT_PATH], SD_EXPECT_PATH,
+			    r->path_asked > 0 && r->path_took == r->path_asked
+				    ? SD_JUDGED_PASSED
+				    : SD_JUDGED_FAILED,
+			    r->path_took, r->path_asked, "connections", "%s",
+			    r->path_reason);
+		else if (r->path_judged == 2)
+			set(&o[SD_EXPECT_PATH], SD_EXPECT_PATH,
+			    SD_JUDGED_SKIPPED, NAN, NAN, "connections", "%s",
+			    r->path_reason);
 		int any = e->busbw_gbs > 0 || e->time_us > 0 || e->peers > 0 ||
 			  e->mad > 0 || e->baseline > 0;
 		if (any && !r->have) {

@@ -36,6 +36,8 @@ enum sd_expect_kind {
 	SD_EXPECT_MAD, SD_EXPECT_BASELINE,
 	SD_EXPECT_LINK,  /* a GPU pair of a faster link class measured at the
 			    speed of a slower class (with peers or mad) */
+	SD_EXPECT_PATH,  /* a test of a transport or iface: its connections
+			    took that path (path_proof.h) */
 	SD_EXPECT_KINDS
 };
 const char *sd_expect_kind_name(enum sd_expect_kind k);
@@ -66,6 +68,13 @@ struct sd_subject_result {
 	   mad compare a pair with the pairs of its own class. */
 	const char *link_class;  /* NULL: unknown (one class for all) */
 	int link_tier;
+	/* a test that asked for a path (path_proof.h): path_judged 1 when
+	   its connections were read, path_took of path_asked on the path
+	   asked (fails unless all, and at least one, were); 2 when there
+	   was nothing to prove; 0 not asked.  path_reason says so. */
+	int path_judged;
+	int path_asked, path_took;
+	char path_reason[240];
 };
 
 /* The tier of a link class name (see link_tier above); -1 unknown. */

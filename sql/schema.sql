@@ -180,7 +180,7 @@ CREATE TABLE verdicts (
 	subject TEXT NOT NULL,
 	hosts TEXT NOT NULL,
 	expectation TEXT NOT NULL CHECK (expectation IN ('data', 'busbw',
-		'time', 'peers', 'mad', 'baseline', 'link')),
+		'time', 'peers', 'mad', 'baseline', 'link', 'path')),
 	size_bytes INTEGER,
 	measured REAL,
 	threshold REAL,
@@ -721,4 +721,4 @@ FROM gemm_results g
 	LEFT JOIN gemm_devices d ON d.run_id = g.run_id AND d.rank = g.rank
 		AND d.dtype = g.dtype;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 11;

@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "runner.h"
 #include "schedule.h"
+#include "transport.h"
 #include "shakedown/coll.h"
 #include "shakedown/pattern.h"
 #include "ranks.h"
@@ -106,6 +107,12 @@ static int print_shapes(const struct sd_plan *p, const struct job *j)
 		sd_scope_shape(t, &hs, nranks, &sh);
 		double s = estimate_s(t, sh.group_size, sh.rounds, j, &nsizes,
 				      &pl);
+		char variant[64];
+		sd_transport_variant(t, variant, sizeof(variant));
+		/* a test of its own path starts worker processes each round:
+		 * a second or two (a CUDA context and a communicator) */
+		if (variant[0])
+			s += SD_WORKER_START_S * sh.rounds;
 		all_s += s;
 		printf("# test %zu: %s %s", i + 1, c->name,
 		       sd_dtype_name(t->dtype));
@@ -113,6 +120,8 @@ static int print_shapes(const struct sd_plan *p, const struct job *j)
 			printf(" %s", sd_redop_name(t->redop));
 		if (t->root >= 0)
 			printf(" root %d", t->root);
+		if (variant[0])
+			printf(" via %s", variant);
 		if (!sh.rounds) {
 			printf(", scope %s: nothing to pair (skipped)\n",
 			       t->scope);

@@ -43,6 +43,7 @@ static const struct migration migrations[] = {
 	{ 8, sd_db_migration_0008_sql },
 	{ 9, sd_db_migration_0009_sql },
 	{ 10, sd_db_migration_0010_sql },
+	{ 11, sd_db_migration_0011_sql },
 };
 
 void sd_db_bind_str(sqlite3_stmt *st, int i, const char *s)

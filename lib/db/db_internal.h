@@ -35,6 +35,8 @@ extern const char sd_db_migration_0008_sql[];
 extern const char sd_db_migration_0009_sql[];
 /* sql/migrations/0010_variant.sql: version 9 -> 10, tests.variant. */
 extern const char sd_db_migration_0010_sql[];
+/* sql/migrations/0011_path.sql: version 10 -> 11, the path expectation. */
+extern const char sd_db_migration_0011_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

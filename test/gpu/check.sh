@@ -28,7 +28,9 @@
 #            rank timed out (exit 4), sizes beyond the GPU's memory refused
 #            before any allocation (exit 3), two ranks on one GPU refused
 #            (exit 3)
-#   env      a test's env reaches NCCL as its communicator's ncclConfig_t
+#   env      a test's env reaches NCCL as its communicator's ncclConfig_t;
+#            transport variants (p2p, shm, tcp) run in worker processes on
+#            the GPU and record their path verdicts (one rank: skipped)
 #   gemm     every type over the default sweep, every product checked,
 #            beside torch.matmul on the same shapes (best TFLOPs per type,
 #            ratio); bf16 above half the H100/H200 peak; fp8 where the
@@ -484,6 +486,25 @@ if wants env; then
 		"a plan's NCCL_* settings reach NCCL per test (init.cc parseCommConfig logs them)" -- \
 		env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV \
 		"$sd" run --local 1 $common --plan "$TMPD/env.yaml"
+	# transport variants: each test in a worker process of its own,
+	# started with its path's settings and NCCL's log; one GPU has no
+	# connection to prove, and says so (shakedown-plan(5))
+	printf 'tests:\n  - {op: all_reduce, max_bytes: 1M, transport: p2p}\n  - {op: sendrecv, max_bytes: 1M, transport: shm}\n  - {op: all_reduce, max_bytes: 1M, transport: tcp}\n' \
+		>"$TMPD/paths.yaml"
+	step "transport variants: p2p, shm and tcp in worker processes (exit 0)" 0 \
+		"via p2p" 90 \
+		"a test of a path runs in a worker process with that path's NCCL settings, on the GPU" -- \
+		"$sd" run --local 1 $common --plan "$TMPD/paths.yaml"
+	step "the 1-rank path recorded: each variant's path verdict" 0 \
+		"^tcp\|skipped\|one rank: no connection to prove$" 10 \
+		"the proof of the path runs on the GPU path and records its verdict" -- \
+		"$sq" "$DB" "SELECT t.variant, v.status, v.reason FROM verdicts v
+			JOIN tests t ON t.id = v.test_id WHERE v.expectation = 'path'
+			AND v.run_id = (SELECT max(id) FROM runs) ORDER BY t.test_index"
+	check "p2p, shm and tcp: skipped, saying why (one GPU)" \
+		"a one-rank test has no connection to prove, and the record says so" \
+		'[ "$(cut -d"|" -f1 "$step_out" | tr "\n" " ")" = "p2p shm tcp " ] &&
+		 [ "$(grep -c "|skipped|one rank: no connection to prove$" "$step_out")" = 3 ]'
 fi
 
 # -- bench: nccl-tests beside shakedown -----------------------------------

@@ -98,6 +98,11 @@ for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
 		"old-run-$v|1.5" "version $v rows are kept"
 	is "$(SQ "$TMPD/v$v.db" "SELECT run_kind FROM run_summary")" collectives \
 		"version $v runs are collective runs"
+	# since version 11 a verdict may be of the path a test asked for
+	ok "SQ '$TMPD/v$v.db' \"INSERT INTO verdicts (run_id, test_id,
+		subject_kind, subject, hosts, expectation, status, reason)
+		VALUES (1, 1, 'node-pair', 'a,b', 'a,b', 'path', 'failed',
+		'asked for ib')\"" "version $v migrated takes a path verdict"
 	run "$SHAKEDOWN" db migrate --db "$TMPD/v$v.db"
 	is "$out" "$TMPD/v$v.db: already at schema version $CUR" "migrating twice is a no-op"
 	# migrating on first use: a run recorded into the old file

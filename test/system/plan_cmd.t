@@ -53,6 +53,18 @@ like "$out" "# test 2: pt2pt float32, scope world: 1 round of 1 group of 4" \
 like "$out" "# about [0-9.e+-]+ s in all, at 25 GB/s bus bandwidth" \
 	"the whole plan's estimate, saying what it assumes"
 
+# the README's line: the acceptance plan's tests of each path, one per path
+run -t 30 sh -c "$SHAKEDOWN plan expand '$top_srcdir/plans/acceptance.yaml' --nodes 4 --ranks-per-node 8 | grep ' via '"
+is "$rc" 0 "acceptance expanded for 4 nodes x 8: exit 0"
+is "$(printf '%s\n' "$out" | sed 's/, scope.*//')" "# test 16: all_reduce bfloat16 sum via p2p
+# test 17: sendrecv bfloat16 via p2p
+# test 18: all_reduce bfloat16 sum via shm
+# test 19: sendrecv bfloat16 via ib
+# test 20: sendrecv bfloat16 via tcp" \
+	"the shipped acceptance plan tests each path: p2p, shm, ib and tcp"
+like "$out" "via ib, scope node-pairs: 3 rounds of 2 groups of 16, 1 size x 2 placements" \
+	"the paths between nodes: every node pair, at one size"
+
 # a large job on paper: the pair scopes' rounds, without a cluster
 run -t 30 $SHAKEDOWN plan expand "$top_srcdir/plans/acceptance.yaml" \
 	--nodes 4096 --ranks-per-node 8 --busbw 50

@@ -399,11 +399,12 @@ static void check_expects(void)
 		{ "ib", 1,
 		  "asked for ib, NCCL used NET/Socket for 3 of 8 connections; "
 		  "NCCL found no usable IB device: check the ports (ibstat), "
-		  "NCCL_IB_HCA and NCCL_IB_DISABLE; NCCL_NET=IB in the test's "
-		  "env makes NCCL fail instead of falling back" },
+		  "NCCL_IB_HCA and NCCL_IB_DISABLE, and that no process_env "
+		  "overrides NCCL_NET=IB" },
 		{ "tcp", 1,
-		  "asked for tcp, NCCL used NET/IB for 5 of 8 connections; set "
-		  "NCCL_NET=Socket in the test's env to test TCP" },
+		  "asked for tcp, NCCL used NET/IB for 5 of 8 connections; "
+		  "transport: tcp sets NCCL_NET=Socket: check that no "
+		  "process_env overrides it" },
 		{ "nvlink", 1,
 		  "asked for nvlink, NCCL used NET/Socket for 3, NET/IB for 5 "
 		  "of 8 connections; ranks on different hosts need the "

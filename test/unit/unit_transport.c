@@ -35,6 +35,8 @@ static const struct row rows[] = {
 	  "NCCL_P2P_LEVEL=NVL NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0", "nvlink" },
 	{ "nccl", "pcie", "", "", 0,
 	  "NCCL_P2P_LEVEL=SYS NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0", "pcie" },
+	{ "nccl", "p2p", "", "", 0,
+	  "NCCL_P2P_LEVEL=SYS NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0", "p2p" },
 	{ "nccl", "shm", "", "", 0,
 	  "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=0 NCCL_NVLS_ENABLE=0", "shm" },
 	{ "nccl", "tcp", "eth1", "", 0,
@@ -50,6 +52,15 @@ static const struct row rows[] = {
 	  "NCCL_IB_DISABLE=0 NCCL_BUFFSIZE=8388608", "tcp" },
 	{ "nccl", "", "", "NCCL_P2P_DISABLE=1", 0, "NCCL_P2P_DISABLE=1",
 	  "process_env" },
+	/* the proof's settings are shakedown's in a test with a transport */
+	{ "nccl", "ib", "", "NCCL_BUFFSIZE=1 NCCL_DEBUG_FILE=/x", SD_ERR_INVALID,
+	  "process_env sets NCCL_DEBUG_FILE, which a test with a transport "
+	  "leaves to shakedown",
+	  "ib" },
+	{ "nccl", "shm", "", "NCCL_DEBUG=WARN", SD_ERR_INVALID,
+	  "sets NCCL_DEBUG, which", "shm" },
+	{ "nccl", "", "", "NCCL_DEBUG=WARN NCCL_DEBUG_SUBSYS=ALL", 0,
+	  "NCCL_DEBUG=WARN NCCL_DEBUG_SUBSYS=ALL", "process_env" },
 	{ "nccl", "shm", "eth1", "", SD_ERR_INVALID,
 	  "transport shm stays inside a node and has no interface", "shm eth1" },
 	{ "gloo", "tcp", "eth1", "", 0, "SHAKEDOWN_GLOO_IFACE=eth1",
@@ -99,5 +110,29 @@ int main(void)
 				sizeof(err)),
 	       SD_ERR_NOMEM, "too long for the buffer: SD_ERR_NOMEM");
 	ok(strstr(err, "too long") != NULL, "saying so");
+
+	/* the proof: NCCL's log of a test with a transport, Gloo's iface */
+	char proof[512];
+	t = spec("ib", "", "");
+	is_int(sd_transport_proof("nccl", &t), 1, "nccl ib: proved");
+	is_int(sd_transport_proof_env("nccl", &t, "/tmp/l.log", proof,
+				      sizeof(proof)),
+	       0, "its settings");
+	ok(!strcmp(proof, "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET "
+			  "NCCL_RUNTIME_CONNECT=1 NCCL_DEBUG_FILE=/tmp/l.log"),
+	   "NCCL writes its connections to the file: '%s'", proof);
+	t = spec("", "eth1", "");
+	is_int(sd_transport_proof("nccl", &t), 0,
+	       "nccl with only an iface: no transport to prove");
+	sd_transport_proof_env("nccl", &t, "/tmp/l.log", proof, sizeof(proof));
+	ok(!proof[0], "and no settings");
+	is_int(sd_transport_proof("gloo", &t), 1, "gloo with an iface: proved");
+	sd_transport_proof_env("gloo", &t, "/tmp/l.log", proof, sizeof(proof));
+	ok(!proof[0], "from the socket table: no settings");
+	t = spec("tcp", "", "");
+	is_int(sd_transport_proof("gloo", &t), 0,
+	       "gloo tcp without an iface: nothing to prove (TCP only)");
+	ok(!strcmp(sd_transport_list(), "nvlink, pcie, p2p, shm, tcp or ib"),
+	   "the list messages give: %s", sd_transport_list());
 	return done_testing();
 }

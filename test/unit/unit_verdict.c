@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,12 +365,13 @@ static void test_all_kinds(void)
 	int good = 1;
 	for (int i = 0; i < 3; i++)
 		for (int k = 0; k < SD_EXPECT_KINDS; k++)
-			good &= k == SD_EXPECT_LINK
+			good &= k == SD_EXPECT_LINK || k == SD_EXPECT_PATH
 					? JD(i, k)->status == SD_JUDGED_NONE
 					: JD(i, k)->status == SD_JUDGED_PASSED &&
 						  JD(i, k)->kind ==
 							  (enum sd_expect_kind)k;
-	ok(good, "every kind passed, each with its kind (link: not GPU pairs)");
+	ok(good, "every kind passed, each with its kind (link: not GPU "
+		 "pairs; path: no transport asked)");
 	int skipped = JD(3, SD_EXPECT_DATA)->status == SD_JUDGED_PASSED;
 	for (int k = SD_EXPECT_BUSBW; k <= SD_EXPECT_BASELINE; k++)
 		skipped &= JD(3, k)->status == SD_JUDGED_SKIPPED &&
@@ -897,6 +899,52 @@ static void test_outcome(void)
 	   "at the first attempt too");
 }
 
+/* The path a test asked for (path_proof.h): judged from what the runner
+ * read, whatever the plan expects; not a performance failure. */
+static void test_path(void)
+{
+	struct sd_expectation none = { 0 };
+	struct sd_subject_result r[4] = { sub(10), sub(10), sub(10), sub(10) };
+	r[0].path_judged = 1;
+	r[0].path_asked = r[0].path_took = 8;
+	snprintf(r[0].path_reason, sizeof(r[0].path_reason),
+		 "NCCL used NET/IB for 8 of 8 connections");
+	r[1].path_judged = 1;
+	r[1].path_asked = 8;
+	r[1].path_took = 5;
+	snprintf(r[1].path_reason, sizeof(r[1].path_reason),
+		 "asked for ib, NCCL used NET/Socket for 3 of 8 connections");
+	r[2].path_judged = 2;
+	snprintf(r[2].path_reason, sizeof(r[2].path_reason),
+		 "one rank: no connection to prove");
+	r[3].path_judged = 1; /* read, but no connection seen */
+	snprintf(r[3].path_reason, sizeof(r[3].path_reason), "none seen");
+	is_int(sd_judge(&none, "node pairs", r, 4, J), 0,
+	       "a wrong path is no performance failure (no retry): 0");
+	is_int(JD(0, SD_EXPECT_PATH)->status, SD_JUDGED_PASSED,
+	       "8 of 8 on the path: passed");
+	is_int(JD(0, SD_EXPECT_PATH)->kind, SD_EXPECT_PATH, "its kind is path");
+	ok(JD(0, SD_EXPECT_PATH)->measured == 8 &&
+		   JD(0, SD_EXPECT_PATH)->threshold == 8,
+	   "measured 8 connections of 8");
+	ok(!strcmp(JD(0, SD_EXPECT_PATH)->unit, "connections"), "unit connections");
+	is_int(JD(1, SD_EXPECT_PATH)->status, SD_JUDGED_FAILED,
+	       "5 of 8: failed");
+	ok(!strcmp(JD(1, SD_EXPECT_PATH)->reason,
+		   "asked for ib, NCCL used NET/Socket for 3 of 8 connections"),
+	   "its reason is the runner's");
+	is_int(JD(2, SD_EXPECT_PATH)->status, SD_JUDGED_SKIPPED,
+	       "nothing to prove: skipped");
+	ok(isnan(JD(2, SD_EXPECT_PATH)->measured), "skipped: no figure");
+	is_int(JD(3, SD_EXPECT_PATH)->status, SD_JUDGED_FAILED,
+	       "0 of 0 where connections were due: failed");
+	ok(!strcmp(sd_subject_outcome(JD(1, 0), 1), "failed"),
+	       "the subject with the wrong path: failed");
+	ok(!strcmp(sd_subject_outcome(JD(2, 0), 1), "passed"),
+	       "nothing to prove, data right: passed");
+	ok(!strcmp(sd_expect_kind_name(SD_EXPECT_PATH), "path"), "named path");
+}
+
 int main(void)
 {
 	test_outcome();
@@ -910,6 +958,7 @@ int main(void)
 	test_mad();
 	test_baseline();
 	test_all_kinds();
+	test_path();
 	test_blame_node_link();
 	test_blame_pairs();
 	test_blame_odd();
