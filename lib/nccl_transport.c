@@ -309,6 +309,20 @@ void sd_nccl_paths_add(struct sd_nccl_paths *paths,
 			  conn->via, strlen(conn->via));
 }
 
+void sd_nccl_paths_merge(struct sd_nccl_paths *into,
+			 const struct sd_nccl_paths *from)
+{
+	for (int p = 0; p < SD_NCCL_PATH_COUNT; p++) {
+		into->connections[p] += from->connections[p];
+		into->received[p] += from->received[p];
+		if (!into->example[p][0])
+			memcpy(into->example[p], from->example[p],
+			       sizeof(into->example[p]));
+	}
+	into->total += from->total;
+	into->received_total += from->received_total;
+}
+
 /* Write a message into err when there is one; returns rc. */
 static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
 {

@@ -125,6 +125,11 @@ int sd_nccl_transport_parse_line(const char *line, struct sd_nccl_conn *out);
 void sd_nccl_paths_add(struct sd_nccl_paths *paths,
 		       const struct sd_nccl_conn *conn);
 
+/* Add one summary to another (one process's log to the job's): counts
+ * summed, the first example of each path kept. */
+void sd_nccl_paths_merge(struct sd_nccl_paths *into,
+			 const struct sd_nccl_paths *from);
+
 /*
  * Read a log from f to its end and add its connection lines to *out;
  * other lines are skipped.  Returns SD_OK, SD_ERR_INVALID (f or out NULL)

@@ -297,15 +297,7 @@ int sd_path_judge(const char *backend, const char *want, const char *iface,
 		const struct sd_path_tally *t = &tallies[i];
 		if (t->err[0] && failed < 0)
 			failed = i;
-		for (int p = 0; p < SD_NCCL_PATH_COUNT; p++) {
-			sum.connections[p] += t->paths.connections[p];
-			sum.received[p] += t->paths.received[p];
-			if (!sum.example[p][0])
-				memcpy(sum.example[p], t->paths.example[p],
-				       sizeof(sum.example[p]));
-		}
-		sum.total += t->paths.total;
-		sum.received_total += t->paths.received_total;
+		sd_nccl_paths_merge(&sum, &t->paths);
 		sockets += t->sockets;
 		on += t->on_iface;
 		if (!off && t->off_iface[0]) {

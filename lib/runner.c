@@ -1283,8 +1283,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 				   sizeof(r->err))))
 		goto out;
 	const char *step = NULL;
-	if (sd_transport_in_worker(t) && !strcmp(ops->name, "nccl") &&
-	    !strcmp(t->transport, "ib")) {
+	if (!strcmp(ops->name, "nccl") && !strcmp(t->transport, "ib")) {
 		int skip = 0;
 		if ((rc = ib_check(r, &tr, &g, seq, stop, &skip)))
 			goto out;
@@ -1303,28 +1302,26 @@ static int run_round(struct sd_runner *r, size_t ti,
 		 * started with the path's settings (worker.h), and for NCCL
 		 * those that make it write down the connections it made,
 		 * to a file of this worker's (path_proof.h) */
-		char penv[1280], proof[512];
-		size_t used;
-		static unsigned nlog;
-		const char *tmp = getenv("TMPDIR");
-		if (!tmp || !tmp[0] || strchr(tmp, ' ') ||
-		    strlen(tmp) > sizeof(nccl_log) - 64)
-			tmp = "/tmp";
-		snprintf(nccl_log, sizeof(nccl_log),
-			 "%s/shakedown-nccl-%d-%u.log", tmp, (int)getpid(),
-			 nlog++);
+		char penv[1280], proof[512] = "";
 		step = "starting the test's worker process";
 		rc = sd_transport_env(ops->name, t, penv, sizeof(penv), err,
 				      sizeof(err));
-		if (!rc && sd_transport_proof_env(ops->name, t, nccl_log,
-						  proof, sizeof(proof)) == 0 &&
-		    proof[0]) {
-			used = strlen(penv);
-			snprintf(penv + used, sizeof(penv) - used, "%s%s",
-				 used ? " " : "", proof);
+		if (!rc && !strcmp(ops->name, "nccl") &&
+		    sd_transport_proof(ops->name, t)) {
+			static unsigned nlog;
+			const char *tmp = getenv("TMPDIR");
+			if (!tmp || !tmp[0] || strchr(tmp, ' ') ||
+			    strlen(tmp) > sizeof(nccl_log) - 64)
+				tmp = "/tmp";
+			snprintf(nccl_log, sizeof(nccl_log),
+				 "%s/shakedown-nccl-%d-%u.log", tmp,
+				 (int)getpid(), nlog++);
 			unlink(nccl_log);
-		} else {
-			nccl_log[0] = '\0';
+			sd_transport_proof_env(ops->name, t, nccl_log, proof,
+					       sizeof(proof));
+			size_t used = strlen(penv);
+			snprintf(penv + used, sizeof(penv) - used, "%s%s",
+				 used && proof[0] ? " " : "", proof);
 		}
 		struct sd_worker_spec ws = {
 			.exe = r->exe, .backend = ops->name, .env = penv,
