@@ -112,7 +112,16 @@ like "$err$out" "rank 2 \\([^)]*pid [0-9]+\\) in group 1 \\(ranks 2-3\\) did not
 	"the stalled worker's rank is named"
 ok "awk 'BEGIN { exit !($secs < 40) }'" "within the timeout and a margin (${secs} s)"
 sleep 1
-ok "! pgrep -f 'shakedown worker --fd' >/dev/null" "no worker process is left"
+# a worker left behind has lost its rank: its parent is no longer a
+# shakedown process (other tests' workers, under make -j, still have theirs)
+orphans() {
+	for p in $(pgrep -f 'shakedown worker --fd'); do
+		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+		[ -n "$pp" ] && ! ps -o args= -p "$pp" | grep -q shakedown &&
+			echo "$p"
+	done
+}
+ok "[ -z \"\$(orphans)\" ]" "no worker process is left"
 
 # refused before the run
 printf 'name: x\ntests:\n  - {op: all_reduce, transport: nvlink}\n' >"$TMPD/nv.yaml"
