@@ -1,12 +1,18 @@
 /*
- * hostlist.c - compress host names into a Slurm hostlist (see hostlist.h).
+ * hostlist.c - compress host names into a Slurm hostlist, and expand one
+ * into its names (see hostlist.h).
  *
- * With libslurm the work is Slurm's (slurm_hostlist_*), so the string is the
- * one squeue prints.  The built-in compressor handles what real clusters
- * name their nodes: a prefix and a decimal suffix, zero-padded or not.
+ * With libslurm the compression is Slurm's (slurm_hostlist_*), so the
+ * string is the one squeue prints.  The built-in compressor handles what
+ * real clusters name their nodes: a prefix and a decimal suffix,
+ * zero-padded or not.  The expander is always built in: it reads a list
+ * twice, once to check it and count its names (so that a list too long is
+ * refused before anything is allocated), once to write them.
  */
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +21,7 @@
 #endif
 
 #include "hostlist.h"
+#include "shakedown/backend.h"
 
 /* One host name split into prefix and numeric suffix. */
 struct host {
@@ -189,4 +196,287 @@ char *sd_hostlist_compress(const char *const *hosts, int n)
 #else
 	return sd_hostlist_compress_builtin(hosts, n);
 #endif
+}
+
+/*
+ * Expansion.  A list is items apart by commas or whitespace outside
+ * brackets; an item is literal text and bracket groups; a group is ranges
+ * apart by commas, a range N or N-M (N <= M, at most 9 digits each).
+ */
+
+/* At most this many bracket groups in one item: the writer recurses once
+ * per group. */
+#define GROUPS_MAX 16
+#define DIGITS_MAX 9
+
+static int is_sep(char c)
+{
+	return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The length of the item at s: up to a separator outside brackets. */
+static size_t item_len(const char *s)
+{
+	size_t i = 0;
+	int inside = 0;
+	for (; s[i]; i++) {
+		if (s[i] == '[')
+			inside = 1;
+		else if (s[i] == ']')
+			inside = 0;
+		else if (!inside && is_sep(s[i]))
+			break;
+	}
+	return i;
+}
+
+/* A number at *p (before end): its value and digits, *p moved past it.
+ * Returns the number of digits (0: none there). */
+static int number(const char **p, const char *end, unsigned long *v)
+{
+	int w = 0;
+	*v = 0;
+	while (*p < end && **p >= '0' && **p <= '9') {
+		if (w < DIGITS_MAX)
+			*v = *v * 10 + (unsigned long)(**p - '0');
+		w++;
+		(*p)++;
+	}
+	return w;
+}
+
+/* Why a range cannot be read at p (before end). */
+static const char *bad_range(const char *p, const char *end)
+{
+	if (p == end)
+		return "no ']' closes the '['";
+	if (*p == '[')
+		return "a '[' inside brackets";
+	if (*p == ' ' || *p == '\t')
+		return "whitespace inside brackets";
+	if (*p == ']' || *p == ',')
+		return "an empty range: brackets hold N or N-M, apart by "
+		       "commas";
+	return "a range is N or N-M with numbers N and M";
+}
+
+/* The range at *p (before end): N or N-M.  Fills lo, hi and width (N's
+ * digits, the padding of every name) and moves *p past it; 0, or -1 with
+ * *why. */
+static int range(const char **p, const char *end, unsigned long *lo,
+		 unsigned long *hi, int *width, const char **why)
+{
+	int w = number(p, end, lo), v = 0;
+	if (!w) {
+		*why = bad_range(*p, end);
+		return -1;
+	}
+	*hi = *lo;
+	if (*p < end && **p == '-') {
+		(*p)++;
+		v = number(p, end, hi);
+		if (!v) {
+			*why = *p < end && (**p == ']' || **p == ',')
+				       ? "a range N-M with no M"
+				       : bad_range(*p, end);
+			return -1;
+		}
+	}
+	if (w > DIGITS_MAX || v > DIGITS_MAX) {
+		*why = "a number of more than 9 digits";
+		return -1;
+	}
+	if (*hi < *lo) {
+		*why = "a range N-M with M below N";
+		return -1;
+	}
+	*width = w;
+	return 0;
+}
+
+/* The bracket group after the '[' at s (item ends at end): checks it,
+ * counts its numbers into *count and sets *close to its ']'.  0, or -1
+ * with *why. */
+static int group(const char *s, const char *end, const char **close,
+		 unsigned long long *count, const char **why)
+{
+	unsigned long lo, hi;
+	int w;
+	*count = 0;
+	for (;;) {
+		if (range(&s, end, &lo, &hi, &w, why))
+			return -1;
+		*count += hi - lo + 1;
+		if (s < end && *s == ',') {
+			s++;
+			continue;
+		}
+		if (s < end && *s == ']') {
+			*close = s;
+			return 0;
+		}
+		*why = bad_range(s, end);
+		return -1;
+	}
+}
+
+/* Check the item s (len bytes) and count its names into *count (capped
+ * just above SD_HOSTLIST_MAX).  0, or -1 with *why. */
+static int item_count(const char *s, size_t len, unsigned long long *count,
+		      const char **why)
+{
+	const char *end = s + len;
+	unsigned long long c = 1, g;
+	int groups = 0;
+	for (const char *p = s; p < end; p++) {
+		if (*p == ']') {
+			*why = "a ']' with no '[' before it";
+			return -1;
+		}
+		if (*p != '[')
+			continue;
+		if (++groups > GROUPS_MAX) {
+			*why = "more than 16 bracket groups in one name";
+			return -1;
+		}
+		if (group(p + 1, end, &p, &g, why))
+			return -1;
+		if (g > SD_HOSTLIST_MAX)
+			g = SD_HOSTLIST_MAX + 1ull;
+		c *= g;
+		if (c > SD_HOSTLIST_MAX)
+			c = (unsigned long long)SD_HOSTLIST_MAX + 1;
+	}
+	*count = c;
+	return 0;
+}
+
+/* Names being written: the array and the name being built. */
+struct names {
+	char **v;
+	int n;
+	char *buf;
+};
+
+/* Write the names of the checked item p..end after the pos characters
+ * already in buf; 0, or -1 when memory runs out. */
+static int item_write(struct names *o, const char *p, const char *end,
+		      size_t pos)
+{
+	while (p < end && *p != '[')
+		o->buf[pos++] = *p++;
+	if (p == end) {
+		o->buf[pos] = '\0';
+		if (!(o->v[o->n] = strdup(o->buf)))
+			return -1;
+		o->n++;
+		return 0;
+	}
+	const char *close = memchr(p, ']', (size_t)(end - p));
+	const char *why;
+	unsigned long lo, hi;
+	int w;
+	p++;
+	while (p < close) {
+		range(&p, close, &lo, &hi, &w, &why);
+		for (unsigned long v = lo; v <= hi; v++) {
+			int k = snprintf(o->buf + pos, DIGITS_MAX + 1, "%0*lu",
+					 w, v);
+			if (item_write(o, close + 1, end, pos + (size_t)k))
+				return -1;
+		}
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+void sd_hostlist_free(char **names, int n)
+{
+	if (!names)
+		return;
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int sd_hostlist_parse(const char *list, char ***names, int *n, char *err,
+		      size_t errlen)
+{
+	unsigned long long total = 0, c;
+	size_t longest = 0, len;
+	const char *p, *why;
+	struct names o = { 0 };
+
+	*names = NULL;
+	*n = 0;
+	if (err && errlen)
+		err[0] = '\0';
+	if (!list)
+		list = "";
+	/* First pass: check every item and count the names. */
+	for (p = list; *p; p += len) {
+		if (is_sep(*p)) {
+			len = 1;
+			continue;
+		}
+		len = item_len(p);
+		if (item_count(p, len, &c, &why))
+			return fail(err, errlen, SD_ERR_INVALID,
+				    "malformed hostlist item '%.*s': %s",
+				    (int)(len > 80 ? 80 : len), p, why);
+		total += c;
+		if (total > SD_HOSTLIST_MAX)
+			return fail(err, errlen, SD_ERR_INVALID,
+				    "hostlist '%.80s%s' expands to more than "
+				    "%d names",
+				    list, strlen(list) > 80 ? "..." : "",
+				    SD_HOSTLIST_MAX);
+		if (len > longest)
+			longest = len;
+	}
+	/* Second pass: write them. */
+	o.v = calloc(total ? (size_t)total : 1, sizeof(*o.v));
+	o.buf = malloc(longest + DIGITS_MAX + 2);
+	if (!o.v || !o.buf)
+		goto nomem;
+	for (p = list; *p; p += len) {
+		if (is_sep(*p)) {
+			len = 1;
+			continue;
+		}
+		len = item_len(p);
+		if (item_write(&o, p, p + len, 0))
+			goto nomem;
+	}
+	free(o.buf);
+	*names = o.v;
+	*n = o.n;
+	return SD_OK;
+nomem:
+	free(o.buf);
+	sd_hostlist_free(o.v, o.n);
+	return fail(err, errlen, SD_ERR_NOMEM,
+		    "out of memory expanding a hostlist of %llu names", total);
+}
+
+char **sd_hostlist_expand(const char *list, int *n)
+{
+	char **names;
+	int rc = sd_hostlist_parse(list, &names, n, NULL, 0);
+	return rc == SD_OK ? names : NULL;
 }

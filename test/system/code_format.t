@@ -12,7 +12,8 @@ cd "$top_srcdir" || bail_out "cannot cd to $top_srcdir"
 FORMATTED="src/commands.c src/commands.h src/job_options.c src/job_options.h
 src/main.c src/run.h src/cmd_worker.c lib/worker.c lib/worker.h
 lib/transport.c lib/transport.h lib/measure.c lib/measure.h
-lib/nccl_transport.c lib/nccl_transport.h lib/path_proof.c lib/path_proof.h"
+lib/nccl_transport.c lib/nccl_transport.h lib/path_proof.c lib/path_proof.h
+lib/switches.c lib/switches.h"
 
 for f in $FORMATTED; do
 	run clang-format --style=file --dry-run -Werror "$f"

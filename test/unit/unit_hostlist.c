@@ -3,6 +3,11 @@
  * row is a list of host names and the hostlist Slurm prints for them.  The
  * built-in compressor is checked against every row; with libslurm the
  * function the command uses (Slurm's) is checked against the same rows.
+ *
+ * Then sd_hostlist_parse() and sd_hostlist_expand(): each row a hostlist
+ * and its names in order, or the reason it is refused (malformed, or more
+ * names than SD_HOSTLIST_MAX); with libslurm its expansion of the
+ * well-formed rows it reads is checked to be the same.
  */
 #include "config.h"
 
@@ -10,7 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef HAVE_SLURM
+#include <slurm/slurm.h>
+#endif
+
 #include "hostlist.h"
+#include "shakedown/backend.h"
 
 struct row {
 	const char *hosts[12]; /* NULL-terminated */
@@ -58,16 +68,145 @@ static int check(int *t, const char *what,
 	return failed;
 }
 
+/* A hostlist and its names apart by spaces, or NULL and a part of the
+ * reason it is refused. */
+struct xrow {
+	const char *list;
+	const char *names; /* NULL: refused */
+	const char *why;   /* refused: in the message */
+	int slurm;         /* libslurm 22.05 expands it the same */
+};
+
+static const struct xrow xrows[] = {
+	{ "", "", NULL, 1 },
+	{ "node1", "node1", NULL, 1 },
+	{ "node[01-04]", "node01 node02 node03 node04", NULL, 1 },
+	{ "node[1-3,5]", "node1 node2 node3 node5", NULL, 1 },
+	{ "node[9-11]", "node9 node10 node11", NULL, 1 },
+	{ "gpu[099-101]", "gpu099 gpu100 gpu101", NULL, 1 },
+	{ "node[0-1]", "node0 node1", NULL, 1 },
+	{ "a1,b[1-2] c3", "a1 b1 b2 c3", NULL, 1 },
+	{ "node[7,1-2]", "node7 node1 node2", NULL, 1 },
+	{ "rack[1-2]-node[01-02]",
+	  "rack1-node01 rack1-node02 rack2-node01 rack2-node02", NULL, 1 },
+	{ "n[1-2][3-4]", "n13 n14 n23 n24", NULL, 1 },
+	{ ",,node1,,node1,", "node1 node1", NULL, 1 },
+	{ "[1-2]", "1 2", NULL, 1 },
+	{ "node[1-2].ib", "node1.ib node2.ib", NULL, 0 },
+	{ "node[1-", NULL, "no ']' closes the '['", 0 },
+	{ "node[a-b]", NULL, "N or N-M", 0 },
+	{ "node[3-1]", NULL, "M below N", 0 },
+	{ "node]1[", NULL, "']' with no '['", 0 },
+	{ "node[[1]]", NULL, "'[' inside brackets", 0 },
+	{ "n[1--2]", NULL, "N or N-M", 0 },
+	{ "n[-2]", NULL, "N or N-M", 0 },
+	{ "n[1,]", NULL, "empty range", 0 },
+	{ "n[]", NULL, "empty range", 0 },
+	{ "n[1 -2]", NULL, "whitespace", 0 },
+	{ "n[1234567890]", NULL, "9 digits", 0 },
+	{ "node[1-1000000]", NULL, "more than 262144 names", 0 },
+	{ "n[1-1000]-[1-1000]", NULL, "more than 262144 names", 0 },
+	{ "a[1-200000],b[1-200000]", NULL, "more than 262144 names", 0 },
+	{ "n[1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1][1]", NULL,
+	  "more than 16 bracket groups", 0 },
+};
+
+/* names joined by spaces into buf */
+static void join(char **v, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 i ? " " : "", v[i]);
+}
+
+static int check_expand(int *t)
+{
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(xrows) / sizeof(xrows[0]); i++) {
+		const struct xrow *r = &xrows[i];
+		char **v = NULL, got[512], err[256] = "";
+		int n = -1;
+		int rc = sd_hostlist_parse(r->list, &v, &n, err, sizeof(err));
+		int ok;
+		if (r->names) {
+			join(v, n, got, sizeof(got));
+			ok = rc == SD_OK && v && !strcmp(got, r->names);
+		} else {
+			snprintf(got, sizeof(got), "rc %d, n %d: %s", rc, n,
+				 err);
+			ok = rc == SD_ERR_INVALID && !v && n == 0 &&
+			     strstr(err, r->why);
+		}
+		printf("%sok %d - expand '%s' -> %s%s\n", ok ? "" : "not ",
+		       ++*t, r->list, r->names ? "" : "refused: ",
+		       r->names ? r->names : r->why);
+		if (!ok) {
+			printf("# got '%s'\n", got);
+			failed = 1;
+		}
+		sd_hostlist_free(v, n);
+
+		/* the same through sd_hostlist_expand: NULL when refused */
+		v = sd_hostlist_expand(r->list, &n);
+		ok = r->names ? v && (join(v, n, got, sizeof(got)),
+				      !strcmp(got, r->names))
+			      : !v;
+		printf("%sok %d - sd_hostlist_expand '%s'\n", ok ? "" : "not ",
+		       ++*t, r->list);
+		failed |= !ok;
+		if (v)
+			sd_hostlist_free(v, n);
+	}
+	return failed;
+}
+
+#ifdef HAVE_SLURM
+/* libslurm's expansion of the rows it reads alike */
+static int check_slurm(int *t)
+{
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(xrows) / sizeof(xrows[0]); i++) {
+		const struct xrow *r = &xrows[i];
+		char got[512] = "", *h;
+		size_t used = 0;
+		if (!r->slurm)
+			continue;
+		hostlist_t hl = slurm_hostlist_create(r->list);
+		while (hl && (h = slurm_hostlist_shift(hl))) {
+			if (used < sizeof(got))
+				used += (size_t)snprintf(got + used,
+							 sizeof(got) - used,
+							 "%s%s",
+							 used ? " " : "", h);
+			free(h);
+		}
+		if (hl)
+			slurm_hostlist_destroy(hl);
+		int ok = hl && !strcmp(got, r->names);
+		printf("%sok %d - libslurm expands '%s' alike\n",
+		       ok ? "" : "not ", ++*t, r->list);
+		if (!ok) {
+			printf("# got '%s'\n", got);
+			failed = 1;
+		}
+	}
+	return failed;
+}
+#endif
+
 int main(void)
 {
 	int t = 0, failed = 0;
-	size_t nrows = sizeof(rows) / sizeof(rows[0]);
 #ifdef HAVE_SLURM
-	printf("1..%zu\n", 2 * nrows);
 	failed |= check(&t, "libslurm", sd_hostlist_compress);
-#else
-	printf("1..%zu\n", nrows);
 #endif
 	failed |= check(&t, "built-in", sd_hostlist_compress_builtin);
+	failed |= check_expand(&t);
+#ifdef HAVE_SLURM
+	failed |= check_slurm(&t);
+#endif
+	printf("1..%d\n", t);
 	return failed;
 }
