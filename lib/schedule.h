@@ -134,4 +134,86 @@ void sd_bisection_free(struct sd_bisection *b);
 int sd_bisect(int nhosts, sd_bisect_fn run, void *arg, int max_rounds,
 	      int *culprits, int *nculprits, int *rounds);
 
+
+/*
+ * Adaptive node pairs (node-pairs:adaptive[:K]): pairs enough to find a
+ * bad node or a bad link without every pair of hosts, for clusters of
+ * thousands of nodes.  Round 1 pairs every host with one other, all pairs
+ * at once (within each switch first when the switches are known); K more
+ * rounds pair each host with hosts it has not met (across switches first),
+ * so that every host meets 1 + K partners.  Then, round after round, what
+ * failed is isolated:
+ *   - a suspect (a host in a failed pair not explained by a bad partner)
+ *     meets good partners (hosts whose every pair passed) until it has met
+ *     two partners that pass with other hosts;
+ *   - a host that failed every pair, two or more, with partners that each
+ *     pass with another host is bad (the rule of sd_blame_end_test);
+ *   - a failed pair whose two hosts are neither bad nor still meeting
+ *     partners is measured again, up to `retries` times: if it still fails
+ *     it is the link between them;
+ *   - a host that met fewer than min(1 + K, n - 1) partners (the idle host
+ *     of an odd round) meets more.
+ * Within a round no host is in two pairs.  It stops when nothing is left
+ * to do, or after max_rounds rounds.  Pure logic and deterministic for a
+ * given seed: rank 0 drives it and tells every rank each round's pairs.
+ */
+enum sd_pairing { SD_PAIRING_DISJOINT, SD_PAIRING_RANDOM, SD_PAIRING_REPAIR,
+		  SD_PAIRING_FILL, SD_PAIRING_RETRY };
+/* "disjoint", "random", "re-pair", "fill", "retry" */
+const char *sd_pairing_name(enum sd_pairing p);
+
+struct sd_adaptive_cfg {
+	int nhosts;
+	int more;                 /* K: matchings after the first */
+	unsigned long long seed;
+	const int *switch_of;     /* each host's switch (0..), -1 unknown;
+				     NULL: no topology */
+	int retries;              /* a failed pair's measurements again */
+	int max_rounds;           /* 0: sd_adaptive_max_rounds() */
+};
+
+/* The most rounds an adaptive test takes unless told: its 1 + K matchings
+ * and 2 x (retries + 1) + 4 more to isolate what fails. */
+int sd_adaptive_max_rounds(int more, int retries);
+
+struct sd_adaptive_pair {
+	int a, b;                 /* hosts, a < b */
+	int round;                /* the round it was first measured in, 1.. */
+	int slot;                 /* its group in that round, 0.. */
+	int attempts;             /* measurements so far */
+	int failed;               /* the last one failed (sd_adaptive_outcome) */
+	enum sd_pairing why;      /* why it was first measured */
+};
+
+struct sd_adaptive;
+
+/* NULL when out of memory or nhosts < 0. */
+struct sd_adaptive *sd_adaptive_new(const struct sd_adaptive_cfg *cfg);
+void sd_adaptive_free(struct sd_adaptive *a);
+
+/*
+ * The next round: host_group[h] = the group (0..) host h is in, or -1
+ * (room for nhosts); the round's groups are pairs round_pairs[0..n) of
+ * sd_adaptive_pairs() (indices into it: a retry names a pair measured
+ * before).  Returns n, 0 when done, or -1 (out of memory).  Call
+ * sd_adaptive_outcome() after each round before asking for the next.
+ */
+int sd_adaptive_next(struct sd_adaptive *a, int *host_group,
+		     int *round_pairs);
+
+/* Every pair measured so far, in the order first measured; *n how many. */
+const struct sd_adaptive_pair *sd_adaptive_pairs(const struct sd_adaptive *a,
+						 int *n);
+
+/* Whether each pair so far failed, failed[i] for pair i (all of them: a
+ * judgement against the peers moves as pairs are added). */
+void sd_adaptive_outcome(struct sd_adaptive *a, const unsigned char *failed);
+
+/* Rounds run so far; and what the last outcome makes of the hosts: bad[h]
+ * = 1 for a bad host (room for nhosts); returns how many, and in
+ * *unresolved the suspects left unresolved (out of rounds or partners). */
+int sd_adaptive_rounds(const struct sd_adaptive *a);
+int sd_adaptive_bad(const struct sd_adaptive *a, unsigned char *bad,
+		    int *unresolved);
+
 #endif

@@ -75,8 +75,347 @@ static int cmp_int(const void *x, const void *y)
 	return *(const int *)x - *(const int *)y;
 }
 
+/* ---- adaptive node pairs, driven against planted faults ---- */
+
+struct world {
+	int n;
+	unsigned char *bad_host;
+	int link_a, link_b;      /* a bad link, or -1 */
+	int noise_a, noise_b;    /* a pair that fails its first measurement */
+};
+
+/* What the adaptive driver makes of a world: every round checked (no host
+ * twice, pairs of distinct hosts), the outcome of each pair from the
+ * world.  Returns how many rounds; found[] the bad hosts; *dup rounds
+ * with a host twice. */
+static int drive(const struct world *w, const struct sd_adaptive_cfg *cfg,
+		 unsigned char *found, int *dup, int *unresolved,
+		 struct sd_adaptive **keep)
+{
+	struct sd_adaptive *a = sd_adaptive_new(cfg);
+	int n = w->n;
+	int *hg = malloc((size_t)n * sizeof(int));
+	int *rp = malloc((size_t)n * sizeof(int));
+	unsigned char *failed = NULL;
+	unsigned char *seen = calloc((size_t)n, 1);
+	int k;
+	*dup = 0;
+	while (a && hg && rp && seen && (k = sd_adaptive_next(a, hg, rp)) > 0) {
+		int np;
+		const struct sd_adaptive_pair *p = sd_adaptive_pairs(a, &np);
+		memset(seen, 0, (size_t)n);
+		for (int i = 0; i < k; i++) {
+			const struct sd_adaptive_pair *x = &p[rp[i]];
+			if (x->a == x->b || seen[x->a]++ || seen[x->b]++ ||
+			    hg[x->a] != i || hg[x->b] != i)
+				(*dup)++;
+		}
+		free(failed);
+		failed = calloc((size_t)np, 1);
+		for (int i = 0; failed && i < np; i++) {
+			const struct sd_adaptive_pair *x = &p[i];
+			failed[i] = w->bad_host[x->a] || w->bad_host[x->b] ||
+				    (x->a == w->link_a && x->b == w->link_b) ||
+				    (x->a == w->noise_a && x->b == w->noise_b &&
+				     x->attempts == 1);
+		}
+		if (failed)
+			sd_adaptive_outcome(a, failed);
+	}
+	int rounds = a ? sd_adaptive_rounds(a) : -1;
+	if (a)
+		sd_adaptive_bad(a, found, unresolved);
+	if (keep)
+		*keep = a;
+	else
+		sd_adaptive_free(a);
+	free(hg);
+	free(rp);
+	free(failed);
+	free(seen);
+	return rounds;
+}
+
+/* The distinct partners of host h, and of them those that passed a pair
+ * with another host. */
+static void partners(const struct sd_adaptive *a, int h, int *all,
+		     int *good)
+{
+	int np;
+	const struct sd_adaptive_pair *p = sd_adaptive_pairs(a, &np);
+	*all = *good = 0;
+	for (int i = 0; i < np; i++) {
+		if (p[i].a != h && p[i].b != h)
+			continue;
+		int x = p[i].a == h ? p[i].b : p[i].a, elsewhere = 0;
+		for (int j = 0; j < np && !elsewhere; j++)
+			elsewhere = !p[j].failed && (p[j].a == x ||
+						     p[j].b == x) &&
+				    p[j].a != h && p[j].b != h;
+		(*all)++;
+		*good += elsewhere;
+	}
+}
+
+static void test_adaptive(void)
+{
+	/* healthy, 4,096 hosts, one more round: two rounds, two partners
+	 * each, nothing named */
+	int n = 4096, dup, unres;
+	struct world w = { n, calloc((size_t)n, 1), -1, -1, -1, -1 };
+	unsigned char *found = calloc((size_t)n, 1);
+	struct sd_adaptive_cfg cfg = { .nhosts = n, .more = 1, .seed = 7,
+				       .retries = 2 };
+	struct sd_adaptive *a;
+	int rounds = drive(&w, &cfg, found, &dup, &unres, &a);
+	int few = 0, named = 0;
+	for (int h = 0; h < n; h++) {
+		int all, good;
+		partners(a, h, &all, &good);
+		few += all < 2;
+		named += found[h];
+	}
+	int np;
+	sd_adaptive_pairs(a, &np);
+	ok(rounds == 2 && np == n && dup == 0 && few == 0 && named == 0,
+	   "4,096 healthy hosts, node-pairs:adaptive:1: 2 rounds of 2,048 "
+	   "disjoint pairs, every host with 2 partners, none named "
+	   "(rounds %d, pairs %d, short %d, named %d)", rounds, np, few,
+	   named);
+	sd_adaptive_free(a);
+
+	/* one bad host among 4,096: named alone, against good partners */
+	w.bad_host[1234] = 1;
+	rounds = drive(&w, &cfg, found, &dup, &unres, &a);
+	named = 0;
+	for (int h = 0; h < n; h++)
+		named += found[h];
+	int all, good;
+	partners(a, 1234, &all, &good);
+	ok(found[1234] && named == 1 && dup == 0 && good >= 2 && unres == 0,
+	   "one bad host of 4,096: named alone in %d rounds, after %d "
+	   "partners that pass elsewhere", rounds, good);
+	sd_adaptive_free(a);
+	w.bad_host[1234] = 0;
+
+	/* the same with no further round: the suspects meet good partners */
+	cfg.more = 0;
+	w.bad_host[77] = 1;
+	rounds = drive(&w, &cfg, found, &dup, &unres, &a);
+	named = 0;
+	for (int h = 0; h < n; h++)
+		named += found[h];
+	partners(a, 77, &all, &good);
+	int first_partner = -1;
+	for (int i = 0, k; i < (sd_adaptive_pairs(a, &k), k); i++) {
+		const struct sd_adaptive_pair *p = &sd_adaptive_pairs(a, &k)[i];
+		if (p->round == 1 && (p->a == 77 || p->b == 77))
+			first_partner = p->a == 77 ? p->b : p->a;
+	}
+	int fa, fg;
+	partners(a, first_partner, &fa, &fg);
+	ok(found[77] && named == 1 && rounds == 2 && good >= 2 && fa >= 2,
+	   "node-pairs:adaptive, one bad host: named alone in %d rounds (%d "
+	   "good partners); its first partner met %d more", rounds, good,
+	   fa - 1);
+	sd_adaptive_free(a);
+	w.bad_host[77] = 0;
+	cfg.more = 1;
+
+	/* a bad link between two healthy hosts: neither named; the pair
+	 * measured 1 + retries times */
+	w.link_a = 10;
+	w.link_b = 2000;
+	cfg.seed = 3;
+	/* make them meet: a world of 8 hosts, where round one pairs them
+	 * or a later round does */
+	free(w.bad_host);
+	free(found);
+	int linked = 0, wrong = 0, total = 0;
+	for (unsigned long long seed = 1; seed <= 40; seed++) {
+		w.n = 8;
+		w.bad_host = calloc(8, 1);
+		found = calloc(8, 1);
+		w.link_a = 1;
+		w.link_b = 5;
+		struct sd_adaptive_cfg c8 = { .nhosts = 8, .more = 1,
+					      .seed = seed, .retries = 2 };
+		rounds = drive(&w, &c8, found, &dup, &unres, &a);
+		int k;
+		const struct sd_adaptive_pair *p = sd_adaptive_pairs(a, &k);
+		for (int i = 0; i < k; i++)
+			if (p[i].a == 1 && p[i].b == 5) {
+				linked++;
+				wrong += !p[i].failed || p[i].attempts != 3;
+			}
+		for (int h = 0; h < 8; h++)
+			wrong += found[h];
+		wrong += dup;
+		total++;
+		sd_adaptive_free(a);
+		free(w.bad_host);
+		free(found);
+	}
+	ok(wrong == 0 && linked > 0,
+	   "a bad link on 8 hosts, 40 seeds: no host named; where the pair "
+	   "was met (%d seeds) it was measured 3 times and still failed",
+	   linked);
+
+	/* noise: a pair that fails once is measured again and passes */
+	w.n = 16;
+	w.bad_host = calloc(16, 1);
+	found = calloc(16, 1);
+	w.link_a = w.link_b = -1;
+	struct sd_adaptive_cfg c16 = { .nhosts = 16, .more = 1, .seed = 9,
+				       .retries = 2 };
+	rounds = drive(&w, &c16, found, &dup, &unres, &a);
+	int k;
+	const struct sd_adaptive_pair *p = sd_adaptive_pairs(a, &k);
+	w.noise_a = p[0].a;
+	w.noise_b = p[0].b;
+	sd_adaptive_free(a);
+	rounds = drive(&w, &c16, found, &dup, &unres, &a);
+	p = sd_adaptive_pairs(a, &k);
+	named = 0;
+	for (int h = 0; h < 16; h++)
+		named += found[h];
+	ok(named == 0 && !p[0].failed && p[0].attempts == 2 && k == 16 &&
+	   rounds == 3,
+	   "a pair that fails once by chance: once its hosts have passed "
+	   "with others it is measured again and passes; nobody named (%d rounds, %d "
+	   "pairs)", rounds, k);
+	sd_adaptive_free(a);
+	free(w.bad_host);
+	free(found);
+	w.noise_a = w.noise_b = -1;
+
+	/* small and odd counts: every host meets min(1 + K, n - 1) partners
+	 * when healthy; a bad host is named from 4 hosts up */
+	int short_of = 0, missed = 0, blamed = 0, dups = 0;
+	for (int nn = 2; nn <= 41; nn++)
+		for (int more = 0; more <= 2; more++)
+			for (int plant = 0; plant < 2; plant++) {
+				w.n = nn;
+				w.bad_host = calloc((size_t)nn, 1);
+				found = calloc((size_t)nn, 1);
+				int b = plant ? (nn * 5 + more) % nn : -1;
+				if (b >= 0)
+					w.bad_host[b] = 1;
+				struct sd_adaptive_cfg c = {
+					.nhosts = nn, .more = more,
+					.seed = (unsigned)(nn * 31 + more),
+					.retries = 2 };
+				drive(&w, &c, found, &dup, &unres, &a);
+				dups += dup;
+				int want = 1 + more < nn - 1 ? 1 + more : nn - 1;
+				for (int h = 0; h < nn; h++) {
+					partners(a, h, &all, &good);
+					if (!plant && all < want) {
+						short_of++;
+						printf("# n=%d K=%d host %d: %d "
+						       "partners\n", nn, more, h,
+						       all);
+					}
+					if (h == b && nn >= 4 && !found[h]) {
+						missed++;
+						printf("# n=%d K=%d: bad host %d "
+						       "not named\n", nn, more,
+						       h);
+					}
+					if (h != b && found[h])
+						blamed++;
+				}
+				sd_adaptive_free(a);
+				free(w.bad_host);
+				free(found);
+			}
+	ok(short_of == 0 && dups == 0,
+	   "2..41 hosts, K 0..2, healthy: every host meets min(1 + K, n - 1) "
+	   "partners, nobody twice in a round");
+	is_int(missed, 0, "a bad host among 4..41 is named");
+	is_int(blamed, 0, "and no other host ever is");
+
+	/* two hosts failing: no partner to isolate either; measured 1 +
+	 * retries times, nobody named */
+	w.n = 2;
+	w.bad_host = calloc(2, 1);
+	found = calloc(2, 1);
+	w.link_a = 0;
+	w.link_b = 1;
+	struct sd_adaptive_cfg c2 = { .nhosts = 2, .more = 1, .seed = 1,
+				      .retries = 2 };
+	rounds = drive(&w, &c2, found, &dup, &unres, &a);
+	p = sd_adaptive_pairs(a, &k);
+	ok(rounds == 3 && k == 1 && p[0].attempts == 3 && !found[0] &&
+	   !found[1], "2 hosts whose pair fails: 3 rounds of the one pair, "
+	   "nobody named (unplaceable)");
+	sd_adaptive_free(a);
+	free(w.bad_host);
+	free(found);
+
+	/* the same seed, the same pairs; another seed, others */
+	w.n = 64;
+	w.bad_host = calloc(64, 1);
+	found = calloc(64, 1);
+	w.link_a = w.link_b = -1;
+	w.bad_host[5] = 1;
+	struct sd_adaptive_cfg cs = { .nhosts = 64, .more = 1, .seed = 11,
+				      .retries = 2 };
+	struct sd_adaptive *b2;
+	drive(&w, &cs, found, &dup, &unres, &a);
+	drive(&w, &cs, found, &dup, &unres, &b2);
+	int k2;
+	const struct sd_adaptive_pair *p2 = sd_adaptive_pairs(b2, &k2);
+	p = sd_adaptive_pairs(a, &k);
+	int same = k == k2;
+	for (int i = 0; same && i < k; i++)
+		same = p[i].a == p2[i].a && p[i].b == p2[i].b &&
+		       p[i].round == p2[i].round && p[i].why == p2[i].why;
+	sd_adaptive_free(b2);
+	cs.seed = 12;
+	drive(&w, &cs, found, &dup, &unres, &b2);
+	p2 = sd_adaptive_pairs(b2, &k2);
+	int differ = 0;
+	for (int i = 0; i < k && i < k2; i++)
+		differ |= p[i].a != p2[i].a || p[i].b != p2[i].b;
+	ok(same && differ, "deterministic for a seed; another seed pairs "
+	   "otherwise");
+	sd_adaptive_free(a);
+	sd_adaptive_free(b2);
+	free(w.bad_host);
+	free(found);
+
+	/* switches: round 1 inside them, round 2 across */
+	int sw[32];
+	for (int h = 0; h < 32; h++)
+		sw[h] = (h * 5) % 4; /* 4 switches of 8, interleaved */
+	w.n = 32;
+	w.bad_host = calloc(32, 1);
+	found = calloc(32, 1);
+	struct sd_adaptive_cfg ct = { .nhosts = 32, .more = 1, .seed = 5,
+				      .retries = 2, .switch_of = sw };
+	drive(&w, &ct, found, &dup, &unres, &a);
+	p = sd_adaptive_pairs(a, &k);
+	int inside = 0, across = 0;
+	for (int i = 0; i < k; i++) {
+		inside += p[i].round == 1 && sw[p[i].a] == sw[p[i].b];
+		across += p[i].round == 2 && sw[p[i].a] != sw[p[i].b];
+	}
+	ok(k == 32 && inside == 16 && across == 16,
+	   "4 switches of 8: round 1 pairs inside each switch (%d of 16), "
+	   "round 2 across (%d of 16)", inside, across);
+	ok(!strcmp(sd_pairing_name(p[0].why), "disjoint") &&
+	   !strcmp(sd_pairing_name(p[20].why), "random") &&
+	   !strcmp(sd_pairing_name(SD_PAIRING_REPAIR), "re-pair"),
+	   "each pair says why it was chosen");
+	sd_adaptive_free(a);
+	free(w.bad_host);
+	free(found);
+}
+
 int main(void)
 {
+	test_adaptive();
 	/* round-robin tournaments */
 	int bad = 0, wrong_rounds = 0;
 	for (int n = 0; n <= MAXN; n++) {
