@@ -14,8 +14,11 @@
  *   node-pairs  every pair of hosts exactly once, as a round-robin
  *               tournament: n-1 rounds of n/2 pairs (n even), n rounds
  *               with one host idle in each (n odd)
- * This is the first step of the topology scopes (issue 10); the runner does
- * not use it yet.
+ *   node-pairs:adaptive
+ *               rounds decided one at a time from the last one's outcome
+ *               (sd_adaptive: disjoint pairs, K more, then re-pairing to
+ *               isolate what failed); rank 0 drives it and decides each
+ *               round's pairs for every rank (lib/runner.c)
  */
 #ifndef SD_SCHEDULE_H
 #define SD_SCHEDULE_H
