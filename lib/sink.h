@@ -105,6 +105,18 @@ struct sd_test_info {
 				 again */
 	const char *variant;  /* the path it ran in processes of its own
 				 ("tcp eth1"); NULL or "": the rank's */
+	int round;            /* the round of its scope's schedule it ran
+				 in, 1..; 0: not said (a record made by
+				 hand, a bisection) */
+	const char *pairing;  /* how its node pair was chosen (scope
+				 node-pairs:adaptive): "disjoint", "random",
+				 "re-pair", "fill", "retry"; NULL or "": not
+				 chosen that way (the database records
+				 another word as not said) */
+	int has_seed;         /* the seed its pairs were drawn with
+				 (node-pairs:random:K, node-pairs:adaptive);
+				 0: none */
+	unsigned long long seed; /* that seed, when has_seed */
 };
 
 /* The one number every view gives a test: its plan test (1..); a record

@@ -111,6 +111,21 @@ CREATE TABLE tests (
 	                             -- processes of its own ('tcp eth1',
 	                             -- 'nvlink', 'process_env'); NULL: the
 	                             -- rank's own process
+	round INTEGER,               -- since version 12: the round of its
+	                             -- scope's schedule it ran in (1..); NULL:
+	                             -- not said (made by hand, a bisection)
+	pairing TEXT                 -- since version 12: how its node pair was
+	                             -- chosen (node-pairs:adaptive); NULL: not
+	                             -- chosen so
+		CHECK (pairing IN ('disjoint', 'random', 're-pair', 'fill',
+		'retry')),
+	seed TEXT                    -- since version 12: the seed its pairs
+	                             -- were drawn with (node-pairs:random:K,
+	                             -- node-pairs:adaptive), its 64 bits as 16
+	                             -- hex digits ('0x00000000000004d2'), so
+	                             -- that it reads back exactly; NULL: none
+		CHECK (length(seed) = 18 AND seed GLOB '0x*'
+		AND substr(seed, 3) NOT GLOB '*[^0-9a-f]*'),
 	UNIQUE (run_id, test_index)
 ) STRICT;
 
@@ -418,7 +433,8 @@ FROM runs r LEFT JOIN jobs j ON j.run_id = r.id;
 
 -- Every test with its verdict and the reason for it; since version 8
 -- with its number (its plan test), attempt and outcome; since version 10
--- with its variant (the path it ran).
+-- with its variant (the path it ran); since version 12 with its round,
+-- pairing and seed.
 CREATE VIEW tests_v AS
 SELECT t.id AS test_id,
 	t.run_id,
@@ -472,7 +488,10 @@ SELECT t.id AS test_id,
 	coalesce(t.plan_test, t.test_index + 1) AS number,
 	coalesce(t.attempt, 1) AS attempt,
 	o.outcome,
-	t.variant
+	t.variant,
+	t.round,
+	t.pairing,
+	t.seed
 FROM tests t JOIN runs r ON r.id = t.run_id
 	JOIN (SELECT t2.id,
 		CASE
@@ -721,4 +740,4 @@ FROM gemm_results g
 	LEFT JOIN gemm_devices d ON d.run_id = g.run_id AND d.rank = g.rank
 		AND d.dtype = g.dtype;
 
-PRAGMA user_version = 11;
+PRAGMA user_version = 12;

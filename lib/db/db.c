@@ -44,6 +44,7 @@ static const struct migration migrations[] = {
 	{ 9, sd_db_migration_0009_sql },
 	{ 10, sd_db_migration_0010_sql },
 	{ 11, sd_db_migration_0011_sql },
+	{ 12, sd_db_migration_0012_sql },
 };
 
 void sd_db_bind_str(sqlite3_stmt *st, int i, const char *s)

@@ -21,7 +21,7 @@
 #include "sink.h"
 
 /* The schema version this binary creates and understands. */
-#define SD_DB_SCHEMA_VERSION 11
+#define SD_DB_SCHEMA_VERSION 12
 /* The version of the JSON report document (its "schema_version"). */
 #define SD_DB_REPORT_VERSION 1
 /* PRAGMA application_id of a shakedown database ("SDBB"). */

@@ -37,6 +37,9 @@ extern const char sd_db_migration_0009_sql[];
 extern const char sd_db_migration_0010_sql[];
 /* sql/migrations/0011_path.sql: version 10 -> 11, the path expectation. */
 extern const char sd_db_migration_0011_sql[];
+/* sql/migrations/0012_pairs.sql: version 11 -> 12, tests.round, pairing
+ * and seed. */
+extern const char sd_db_migration_0012_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

@@ -65,6 +65,7 @@ struct meas {
 struct ktest {
 	struct sd_test_info test;
 	char name[64], scope[128], algo[64], members[64], variant[64];
+	char pairing[16];
 	char started_at[32], status[16];
 	char *message;
 	struct meas *meas;
@@ -226,9 +227,9 @@ static const char ins_train_run_sql[] =
 static const char ins_test_sql[] =
 	"INSERT INTO tests (run_id, test_index, name, op, dtype, redop, root, "
 	" scope, algo, nranks, status, message, started_at, finished_at, "
-	" members, plan_test, attempt, variant) "
+	" members, plan_test, attempt, variant, round, pairing, seed) "
 	"VALUES (" RUN_BY_UUID ", ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-	" ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+	" ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)";
 
 /* A measurement finds its test by run and index (?1, ?28). */
 static const char ins_meas_sql[] =
@@ -504,6 +505,18 @@ static const char *test_status(const char *status)
 	return allowed_status(status, ok, sizeof(ok) / sizeof(ok[0]));
 }
 
+/* tests.pairing: one of the words its CHECK takes, or NULL (none, or a
+ * word it does not take: the test is kept all the same). */
+static const char *test_pairing(const char *pairing)
+{
+	static const char *const ok[] = { "disjoint", "random", "re-pair",
+					  "fill", "retry" };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(pairing, ok[i]) == 0)
+			return ok[i];
+	return NULL;
+}
+
 static const char *run_status(const char *status)
 {
 	static const char *const ok[] = { "passed", "failed", "error",
@@ -540,6 +553,14 @@ static void bind_test(sqlite3_stmt *st, const char *uuid,
 	sqlite3_bind_int(st, 16, sd_test_number(t));
 	sqlite3_bind_int(st, 17, t->attempt > 0 ? t->attempt : 1);
 	sd_db_bind_str(st, 18, k->variant[0] ? k->variant : NULL);
+	if (t->round > 0)
+		sqlite3_bind_int(st, 19, t->round);
+	sd_db_bind_str(st, 20, test_pairing(k->pairing));
+	if (t->has_seed) {
+		char seed[24];
+		snprintf(seed, sizeof(seed), "0x%016llx", t->seed);
+		sd_db_bind_str(st, 21, seed);
+	}
 }
 
 /* Bind a measurement's row (ins_meas_sql) of the test with index `index`. */
@@ -1111,11 +1132,14 @@ static int db_test_begin(void *self, const struct sd_test_info *test)
 		   sizeof(k->members));
 	sd_strlcpy(k->variant, test->variant ? test->variant : "",
 		   sizeof(k->variant));
+	sd_strlcpy(k->pairing, test->pairing ? test->pairing : "",
+		   sizeof(k->pairing));
 	k->test.name = k->name;
 	k->test.scope = k->scope;
 	k->test.algo = k->algo;
 	k->test.members = k->members;
 	k->test.variant = k->variant;
+	k->test.pairing = k->pairing;
 	sd_db_iso_time(sd_wall_now(), k->started_at);
 	k->nmeas = 0;
 	pthread_mutex_unlock(&s->mu);
@@ -1183,6 +1207,7 @@ static void end_test(struct db_sink *s, const char *status,
 	x->test.algo = x->algo;
 	x->test.members = x->members;
 	x->test.variant = x->variant;
+	x->test.pairing = x->pairing;
 	for (size_t i = 0; i < x->nmeas; i++)
 		x->meas[i].m.algo = x->meas[i].algo;
 	memset(k, 0, sizeof(*k)); /* the next test gets its own buffer */

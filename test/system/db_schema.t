@@ -103,6 +103,24 @@ for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
 		subject_kind, subject, hosts, expectation, status, reason)
 		VALUES (1, 1, 'node-pair', 'a,b', 'a,b', 'path', 'failed',
 		'asked for ib')\"" "version $v migrated takes a path verdict"
+	# since version 12 a test has its round, pairing and seed: NULL in
+	# the rows written before
+	is "$(SQ "$TMPD/v$v.db" "SELECT quote(round) || ' ' || quote(pairing)
+		|| ' ' || quote(seed) FROM tests_v")" \
+		"NULL NULL NULL" "version $v tests have no round, pairing or seed"
+	ok "SQ '$TMPD/v$v.db' \"INSERT INTO tests (run_id, test_index, name,
+		op, dtype, nranks, status, round, pairing, seed) VALUES (1, 1,
+		'x', 'x', 'x', 2, 'passed', 3, 're-pair',
+		'0x0000000000001234')\"" \
+		"version $v migrated takes a round, pairing and seed"
+	ok "! SQ '$TMPD/v$v.db' \"INSERT INTO tests (run_id, test_index, name,
+		op, dtype, nranks, status, pairing) VALUES (1, 2, 'x', 'x', 'x',
+		2, 'passed', 'nearest')\" 2>/dev/null" \
+		"version $v migrated refuses a pairing it does not know"
+	ok "! SQ '$TMPD/v$v.db' \"INSERT INTO tests (run_id, test_index, name,
+		op, dtype, nranks, status, seed) VALUES (1, 2, 'x', 'x', 'x',
+		2, 'passed', '4660')\" 2>/dev/null" \
+		"version $v migrated refuses a seed not in hex"
 	run "$SHAKEDOWN" db migrate --db "$TMPD/v$v.db"
 	is "$out" "$TMPD/v$v.db: already at schema version $CUR" "migrating twice is a no-op"
 	# migrating on first use: a run recorded into the old file

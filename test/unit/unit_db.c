@@ -1,7 +1,8 @@
 /*
  * unit_db.c - table-driven checks of the database module's pure parts
  * (TAP): time formatting, network file system names, path resolution,
- * and finding runs by UUID prefix.
+ * finding runs by UUID prefix, and a test's round, pairing and seed
+ * recorded through the sink and read back.
  */
 #include "config.h"
 
@@ -20,6 +21,119 @@ static void ok(int cond, const char *what)
 	printf("%sok %d - %s\n", cond ? "" : "not ", ++n, what);
 	if (!cond)
 		failed = 1;
+}
+
+/* Remove a database and its WAL files. */
+static void remove_db(const char *path)
+{
+	char side[96];
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
+/* Record a run of four tests through the sink: round 3, pairing re-pair
+ * and seed 0x1234; none of the three; round 1, disjoint and a seed of all
+ * 64 bits; a pairing the schema does not take.  Then read back each
+ * test's round, pairing and seed, as sqlite3 quotes them. */
+static void round_pairing_seed(void)
+{
+	char path[] = "/tmp/unit_db_sink_XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	unlink(path);
+	struct sd_sink sink = { 0 };
+	char err[512];
+	ok(sd_db_sink_open(path, "unit_db", &sink, err, sizeof(err)) ==
+		   SD_OK && sink.ops, "open a recording sink");
+	if (!sink.ops) {
+		printf("# %s\n", err);
+		return;
+	}
+	struct sd_rank_info rk[2];
+	memset(rk, 0, sizeof(rk));
+	for (int i = 0; i < 2; i++) {
+		rk[i].rank = i;
+		snprintf(rk[i].host, sizeof(rk[i].host), "node%d", i + 1);
+	}
+	struct sd_run_info run = {
+		.started_at = 1767225600.0, .plan_text = "", .plan_hash = "0",
+		.tool_version = "test", .backend = "gloo",
+		.backend_version = "test", .user = "tester", .nranks = 2,
+		.ranks = rk,
+	};
+	snprintf(run.uuid, sizeof(run.uuid),
+		 "cccc4444-0000-4000-8000-000000000004");
+	struct sd_test_info tests[] = {
+		{ .index = 0, .name = "all_reduce", .op = SD_OP_ALL_REDUCE,
+		  .dtype = SD_FLOAT32, .redop = SD_SUM, .has_redop = 1,
+		  .root = -1, .scope = "node-pairs:adaptive", .algo = "auto",
+		  .nranks = 2, .members = "0-1", .plan_test = 1,
+		  .attempt = 1, .round = 3, .pairing = "re-pair",
+		  .has_seed = 1, .seed = 0x1234 },
+		{ .index = 1, .name = "all_reduce", .op = SD_OP_ALL_REDUCE,
+		  .dtype = SD_FLOAT32, .redop = SD_SUM, .has_redop = 1,
+		  .root = -1, .scope = "world", .algo = "auto", .nranks = 2,
+		  .plan_test = 2 },
+		{ .index = 2, .name = "all_reduce", .op = SD_OP_ALL_REDUCE,
+		  .dtype = SD_FLOAT32, .redop = SD_SUM, .has_redop = 1,
+		  .root = -1, .scope = "node-pairs:adaptive", .algo = "auto",
+		  .nranks = 2, .members = "0-1", .plan_test = 3,
+		  .attempt = 1, .round = 1, .pairing = "disjoint",
+		  .has_seed = 1, .seed = 0xfedcba9876543210ull },
+		{ .index = 3, .name = "all_reduce", .op = SD_OP_ALL_REDUCE,
+		  .dtype = SD_FLOAT32, .redop = SD_SUM, .has_redop = 1,
+		  .root = -1, .scope = "world", .algo = "auto", .nranks = 2,
+		  .plan_test = 4, .pairing = "nearest" },
+	};
+	int bad = sink.ops->run_begin(sink.self, &run) != SD_OK;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		bad |= sink.ops->test_begin(sink.self, &tests[i]) != SD_OK ||
+		       sink.ops->test_end(sink.self, &tests[i], "passed",
+					  NULL) != SD_OK;
+	struct sd_run_end end = { .status = "passed",
+				  .finished_at = 1767225601.0 };
+	bad |= sink.ops->run_end(sink.self, &end) != SD_OK;
+	sink.ops->destroy(sink.self);
+	ok(!bad, "a run of four tests recorded");
+
+	static const char *const want[] = {
+		"3|'re-pair'|'0x0000000000001234'",
+		"NULL|NULL|NULL",
+		"1|'disjoint'|'0xfedcba9876543210'",
+		"NULL|NULL|NULL",
+	};
+	static const char *const what[] = {
+		"round 3, re-pair, seed 0x1234 read back exactly",
+		"a test of none of them stores NULLs",
+		"a seed of all 64 bits reads back exactly",
+		"a pairing the schema does not take is kept as NULL",
+	};
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	if (sd_db_open(path, 0, &db, err, sizeof(err)) != SD_OK) {
+		ok(0, "open the recorded database");
+		printf("# %s\n", err);
+		remove_db(path);
+		return;
+	}
+	sqlite3_prepare_v2(db, "SELECT quote(round) || '|' || quote(pairing) "
+			   "|| '|' || quote(seed) FROM tests "
+			   "ORDER BY test_index", -1, &st, NULL);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *got = "";
+		if (st && sqlite3_step(st) == SQLITE_ROW)
+			got = (const char *)sqlite3_column_text(st, 0);
+		ok(got && strcmp(got, want[i]) == 0, what[i]);
+		if (!got || strcmp(got, want[i]) != 0)
+			printf("# got %s, wanted %s\n", got ? got : "(null)",
+			       want[i]);
+	}
+	sqlite3_finalize(st);
+	sd_db_close(db);
+	remove_db(path);
 }
 
 int main(void)
@@ -122,12 +236,9 @@ int main(void)
 	   "report of a run without tests");
 	free(json);
 	sd_db_close(db);
-	unlink(path);
-	char wal[64];
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	unlink(wal);
-	snprintf(wal, sizeof(wal), "%s-shm", path);
-	unlink(wal);
+	remove_db(path);
+
+	round_pairing_seed();
 	printf("1..%d\n", n);
 	return failed;
 }
