@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "hostlist.h"
 #include "plan.h"
 #include "plugin.h"
 #include "sink.h"
@@ -65,6 +66,8 @@ struct raw_test {
 	struct sd_test_settings cfg;
 	struct sd_expectation expect;
 	int retries;
+	int has_seed;
+	unsigned long long seed;
 	int line;
 };
 
@@ -91,6 +94,7 @@ static const struct sd_name_row bool_names[] = {
 
 struct parse {
 	const char *file;
+	char switches[SD_PLAN_SWITCHES_LEN];
 	yaml_document_t doc;
 	char *err;
 	size_t errlen;
@@ -347,7 +351,7 @@ static const struct sd_name_row test_keys[] = {
 	{ "in_place", 14 }, { "combine", 15 }, { "timeout", 16 },
 	{ "scope", 17 }, { "env", 18 }, { "expect", 19 }, { "retries", 20 },
 	{ "transport", 21 }, { "iface", 22 }, { "process_env", 23 },
-	{ NULL, 0 }
+	{ "seed", 24 }, { NULL, 0 }
 };
 
 static int set_field(struct parse *p, struct raw_test *t, const char *key,
@@ -370,7 +374,8 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 			    "redop, root, algo, min_bytes, max_bytes, "
 			    "step_factor, step_bytes, iters, warmup, check, "
 			    "per_iter, in_place, combine, timeout, scope, env, "
-			    "expect, retries, transport, iface, process_env",
+			    "expect, retries, transport, iface, process_env, "
+			    "seed",
 			    key);
 	}
 	if (strcmp(key, "op") == 0 || strcmp(key, "ops") == 0)
@@ -463,6 +468,16 @@ static int set_field(struct parse *p, struct raw_test *t, const char *key,
 		t->cfg.step_bytes = 0;
 		return 0;
 	}
+	if (strcmp(key, "seed") == 0) {
+		char *end;
+		errno = 0;
+		t->seed = strtoull(s, &end, 0);
+		if (errno || end == s || *end || s[0] == '-')
+			return fail(p, v, "seed '%s' must be a whole number "
+				    "from 0 to 2^64-1 (decimal or 0x hex)", s);
+		t->has_seed = 1;
+		return 0;
+	}
 	if (strcmp(key, "retries") == 0) {
 		long n;
 		if (sd_parse_int(s, 0, SD_MAX_RETRIES, &n))
@@ -505,6 +520,47 @@ static int read_mapping(struct parse *p, yaml_node_t *map, struct raw_test *t)
 		int rc = set_field(p, t, key, k, v);
 		if (rc)
 			return rc;
+	}
+	return 0;
+}
+
+/* switches: {NAME: HOSTLIST, ...}: the leaf switch (or rack) of each
+ * node, for node-pairs:adaptive (lib/switches.h reads it at run time);
+ * kept as "NAME=HOSTLIST ..." in p->switches. */
+static int switches_value(struct parse *p, yaml_node_t *v)
+{
+	if (v->type != YAML_MAPPING_NODE)
+		return fail(p, v, "'switches' must be a mapping of switch "
+			    "name: hostlist, e.g. {s0: \"node[01-16]\", s1: "
+			    "\"node[17-32]\"}");
+	size_t used = 0;
+	p->switches[0] = '\0';
+	for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
+	     pr < v->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&p->doc, pr->key);
+		yaml_node_t *x = yaml_document_get_node(&p->doc, pr->value);
+		const char *name = scalar(k), *list = scalar(x);
+		if (!name || !list || !name[0] || !list[0] ||
+		    name[strcspn(name, " =\t")] || list[strcspn(list, " =\t")])
+			return fail(p, k, "a switch is 'NAME: HOSTLIST' with "
+				    "no spaces or '=' in either, e.g. s0: "
+				    "\"node[01-16]\"");
+		char why[160], **names = NULL;
+		int nn = 0;
+		if (sd_hostlist_parse(list, &names, &nn, why, sizeof(why))) {
+			sd_hostlist_free(names, nn);
+			return fail(p, x, "switch %s: %s", name, why);
+		}
+		sd_hostlist_free(names, nn);
+		int n = snprintf(p->switches + used,
+				 sizeof(p->switches) - used, "%s%s=%s",
+				 used ? " " : "", name, list);
+		if (n < 0 || (size_t)n >= sizeof(p->switches) - used)
+			return fail(p, v, "'switches' is longer than %zu "
+				    "characters; give compressed hostlists "
+				    "(node[001-512]) or use Slurm's "
+				    "topology.conf", sizeof(p->switches) - 1);
+		used += (size_t)n;
 	}
 	return 0;
 }
@@ -577,10 +633,12 @@ static int parse_plan(struct parse *p, const char *text, char *name,
 			rc = read_mapping(p, v, defaults);
 		else if (key && strcmp(key, "tests") == 0)
 			tnode = v;
+		else if (key && strcmp(key, "switches") == 0)
+			rc = switches_value(p, v);
 		else {
 			static const struct sd_name_row top[] = {
 				{ "name", 0 }, { "defaults", 1 }, { "tests", 2 },
-				{ NULL, 0 }
+				{ "switches", 3 }, { NULL, 0 }
 			};
 			const char *hint = NULL;
 			int which;
@@ -591,7 +649,8 @@ static int parse_plan(struct parse *p, const char *text, char *name,
 					  "you mean '%s'?", key, hint);
 			else
 				rc = fail(p, k, "unknown top-level key '%s'; "
-					  "plans have name, defaults and tests",
+					  "plans have name, defaults, tests and "
+					  "switches",
 					  key ? key : "?");
 		}
 		if (rc)
@@ -696,15 +755,26 @@ static int scope_group_size(struct expander *e, const char *full, int n)
 	    strcmp(scope, "gpu-pairs") == 0 || strcmp(scope, "node-pairs") == 0 ||
 	    strcmp(scope, "node-pairs:ring") == 0 ||
 	    (strncmp(scope, "node-pairs:random:", 18) == 0 &&
-	     !sd_parse_int(scope + 18, 1, 1000000, &k)))
+	     !sd_parse_int(scope + 18, 1, 1000000, &k)) ||
+	    strcmp(scope, "node-pairs:adaptive") == 0 ||
+	    (strncmp(scope, "node-pairs:adaptive:", 20) == 0 &&
+	     !sd_parse_int(scope + 20, 0, SD_ADAPTIVE_MAX_MORE, &k)))
 		return SD_GROUPS_FROM_HOSTS;
 	if (strncmp(scope, "split:", 6) == 0 &&
 	    !sd_parse_int(scope + 6, 1, 1 << 24, &k))
 		return (int)k;
+	if (strncmp(scope, "node-pairs:adaptive:", 20) == 0) {
+		snprintf(e->err, e->errlen, "%s: scope '%s': the rounds after "
+			 "the first must be a whole number from 0 to %d, e.g. "
+			 "node-pairs:adaptive:1", e->where, full,
+			 SD_ADAPTIVE_MAX_MORE);
+		return 0;
+	}
 	static const struct sd_name_row scopes[] = {
 		{ "world", 0 }, { "node", 1 }, { "rail", 2 }, { "gpu-pairs", 3 },
 		{ "node-pairs", 4 }, { "node-pairs:ring", 5 },
 		{ "node-pairs:one", 6 }, { "node-pairs:ring:one", 7 },
+		{ "node-pairs:adaptive", 8 }, { "node-pairs:adaptive:one", 9 },
 		{ NULL, 0 }
 	};
 	const char *hint = NULL;
@@ -716,9 +786,10 @@ static int scope_group_size(struct expander *e, const char *full, int n)
 	else
 		snprintf(e->err, e->errlen, "%s: unknown scope '%s'; use world, "
 			 "node, rail, gpu-pairs, node-pairs (or node-pairs:ring, "
-			 "node-pairs:random:K; :one for one rank per node), or "
+			 "node-pairs:random:K, node-pairs:adaptive[:K] with K "
+			 "from 0 to %d; :one for one rank per node), or "
 			 "split:K for groups of K consecutive ranks", e->where,
-			 full);
+			 full, SD_ADAPTIVE_MAX_MORE);
 	return 0;
 }
 
@@ -796,6 +867,8 @@ static int expand_one(struct expander *e, const struct raw_test *r)
 				   sizeof(t.process_env));
 			t.expect = r->expect;
 			t.retries = r->retries;
+			t.has_seed = r->has_seed;
+			t.seed = r->seed;
 			if (t.cfg.min_bytes > t.cfg.max_bytes) {
 				snprintf(e->err, e->errlen, "%s: min_bytes "
 					 "(-b) is larger than max_bytes (-e)",
@@ -922,7 +995,23 @@ static void apply_overrides(struct raw_test *t,
 static int render(struct sd_plan *p)
 {
 	struct sd_buf b = { 0 };
-	int bad = sd_buf_printf(&b, "name: %s\ntests:\n", p->name);
+	int bad = sd_buf_printf(&b, "name: %s\n", p->name);
+	if (p->switches[0]) {
+		/* "s0=node[1-4] s1=..." as switches: {s0: "node[1-4]", ...} */
+		bad |= sd_buf_printf(&b, "switches: {");
+		for (const char *e = p->switches; *e && !bad;) {
+			size_t n = strcspn(e, " ");
+			const char *eq = memchr(e, '=', n);
+			bad |= sd_buf_printf(&b, "%s%.*s: \"%.*s\"",
+					     e == p->switches ? "" : ", ",
+					     (int)(eq - e), e,
+					     (int)(n - (size_t)(eq - e) - 1),
+					     eq + 1);
+			e += n + (e[n] == ' ');
+		}
+		bad |= sd_buf_printf(&b, "}\n");
+	}
+	bad |= sd_buf_printf(&b, "tests:\n");
 	for (size_t i = 0; i < p->ntests && !bad; i++) {
 		const struct sd_test_spec *t = &p->tests[i];
 		bad |= sd_buf_printf(&b, "  - {op: %s, dtype: %s",
@@ -950,6 +1039,8 @@ static int render(struct sd_plan *p)
 				     t->cfg.in_place ? "true" : "false",
 				     sd_name_of(combine_names, t->cfg.combine),
 				     t->cfg.timeout_ms / 1e3, t->scope);
+		if (t->has_seed)
+			bad |= sd_buf_printf(&b, ", seed: %llu", t->seed);
 		if (sd_expect_any(&t->expect)) {
 			const struct sd_expectation *x = &t->expect;
 			const char *sep = "";
@@ -1103,6 +1194,7 @@ int sd_plan_build(const char *file, const struct sd_plan_overrides *ov,
 	rc = parse_plan(&p, text ? text : sd_default_plan, out->name,
 			sizeof(out->name), &defaults, &raw, &nraw);
 	free(text);
+	sd_strlcpy(out->switches, p.switches, sizeof(out->switches));
 	if (rc)
 		goto fail;
 

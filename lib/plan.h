@@ -95,7 +95,13 @@ struct sd_test_spec {
 	struct sd_expectation expect;
 	int retries;            /* measure a subject that failed an
 				   expectation again, up to this often */
+	int has_seed;           /* seed: given (else one derived from the
+				   test, the same every run) */
+	unsigned long long seed;/* of random and adaptive node pairs */
 };
+
+/* The most further matchings node-pairs:adaptive:K may ask for. */
+#define SD_ADAPTIVE_MAX_MORE 64
 
 /* Most retries a test may ask for. */
 #define SD_MAX_RETRIES 10
@@ -125,6 +131,7 @@ struct sd_plan_overrides {
 	unsigned set;           /* enum sd_plan_set bits: which of cfg count */
 };
 
+#define SD_PLAN_SWITCHES_LEN 4096
 struct sd_plan {
 	char name[64];
 	struct sd_test_spec *tests;
@@ -132,6 +139,8 @@ struct sd_plan {
 	int timeout_ms;         /* the longest of the tests': bounds start-up */
 	char *text;             /* canonical YAML of the expanded plan */
 	char hash[17];          /* hex FNV-1a 64 of text */
+	char switches[SD_PLAN_SWITCHES_LEN]; /* switches: as "NAME=HOSTLIST
+				   ..." (lib/switches.h), "" none */
 };
 
 /*

@@ -15,6 +15,7 @@
 #include "runner.h"
 #include "measure.h"
 #include "schedule.h"
+#include "switches.h"
 #include "verdict.h"
 #include "path_proof.h"
 #include "transport.h"
@@ -717,7 +718,7 @@ static void end_test(struct sd_runner *r, struct test_run *tr, int stop)
 /* The host-pair scopes: every pair (node-pairs), neighbours
  * (node-pairs:ring), or K random matchings (node-pairs:random:K).
  * Returns 0 for another scope. */
-enum { PAIRS_NONE, PAIRS_ALL, PAIRS_RING, PAIRS_RANDOM };
+enum { PAIRS_NONE, PAIRS_ALL, PAIRS_RING, PAIRS_RANDOM, PAIRS_ADAPTIVE };
 static int host_pairs_kind(const char *full, int *k)
 {
 	long v;
@@ -732,16 +733,38 @@ static int host_pairs_kind(const char *full, int *k)
 		*k = (int)v;
 		return PAIRS_RANDOM;
 	}
+	if (strcmp(scope, "node-pairs:adaptive") == 0) {
+		*k = 0;
+		return PAIRS_ADAPTIVE;
+	}
+	if (strncmp(scope, "node-pairs:adaptive:", 20) == 0 &&
+	    !sd_parse_int(scope + 20, 0, SD_ADAPTIVE_MAX_MORE, &v)) {
+		*k = (int)v;
+		return PAIRS_ADAPTIVE;
+	}
 	return PAIRS_NONE;
 }
 
-/* The seed of random partners: the same on every rank and every run of
- * the same test. */
+/* The seed of random and adaptive partners: the plan's, or one the same
+ * on every rank and every run of the same test. */
 static unsigned long long pairs_seed(const struct sd_test_spec *t)
 {
+	if (t->has_seed)
+		return t->seed;
 	return sd_fnv1a(SD_FNV_INIT, t->scope, strlen(t->scope)) ^
 	       (unsigned long long)t->op;
 }
+
+/* A round of pairs chosen as it goes (node-pairs:adaptive): every host's
+ * group, and each group's pair of the driver (lib/schedule.h). */
+struct chosen {
+	const int *host_group;
+	int round;                        /* 1.. */
+	const int *pair;                  /* rank 0: group k's pair */
+	const struct sd_adaptive_pair *pairs; /* rank 0 */
+	int *subject_of;                  /* rank 0: each pair's subject */
+	unsigned long long seed;
+};
 
 /* Slot `slot` of round `round` of a host-pair scope over n hosts; perm is
  * the round's matching for random. */
@@ -758,6 +781,14 @@ static int host_pair(int kind, int n, int round, int slot, const int *perm,
 		*b = perm[2 * slot + 1];
 		return 1;
 	}
+}
+
+/* Whether a test's partners are drawn with a seed (random and adaptive
+ * node pairs). */
+static int pk_seeded(const struct sd_test_spec *t)
+{
+	int k, kind = host_pairs_kind(t->scope, &k);
+	return kind == PAIRS_RANDOM || kind == PAIRS_ADAPTIVE;
 }
 
 /* The groups' starts in members[], their members, and the largest and
@@ -804,9 +835,14 @@ static int layout_groups(const struct sd_runner *r,
 		if (!tr->group_of || !tr->index_of || !tr->gsize ||
 		    !tr->gstart || !tr->members)
 			return -1;
+		/* adaptive node pairs ":one": the first rank of each host */
+		char base[32];
+		int first = sd_scope_one_rank(t->scope, base, sizeof(base));
 		tr->ngroups = 0;
+		for (int q = 0; q < n; q++)
+			tr->group_of[q] = -1;
 		for (int h = 0; h < hs->nhosts; h++)
-			for (int i = 0; i < hs->count[h]; i++)
+			for (int i = 0; i < (first ? 1 : hs->count[h]); i++)
 				tr->group_of[hs->ranks[h][i]] = host_group[h];
 		for (int q = 0; q < n; q++) {
 			int g = tr->group_of[q];
@@ -976,7 +1012,7 @@ static void subjects_free(struct subjects *a)
 /* Rank 0: the round's groups join the test's subjects; a retry's replace
  * the attempt before.  Returns 0 or -1 (out of memory). */
 static int push_subjects(struct subjects *a, const struct test_run *tr,
-			 int round)
+			 int round, const struct chosen *ch)
 {
 	for (int k = 0; k < tr->ngroups; k++) {
 		int g = tr->orig ? tr->orig[k] : k;
@@ -984,6 +1020,12 @@ static int push_subjects(struct subjects *a, const struct test_run *tr,
 		for (size_t i = 0; tr->orig && i < a->n && !x; i++)
 			if (a->v[i].round == round && a->v[i].group == g)
 				x = &a->v[i];
+		/* a chosen pair measured again: its subject */
+		int *at = ch ? &ch->subject_of[ch->pair[k]] : NULL;
+		if (at && *at >= 0)
+			x = &a->v[*at];
+		else if (at)
+			*at = (int)a->n;
 		if (x) {
 			/* the last attempt's measurement; wrong data of any
 			 * attempt stays */
@@ -1179,8 +1221,8 @@ static int run_round(struct sd_runner *r, size_t ti,
 		     const struct sd_hosts *hs, int round,
 		     const unsigned char *keep, int nkeep,
 		     const struct sd_test_spec *spec, const int *host_group,
-		     struct subjects *acc, uint32_t *seq, int *index,
-		     int *stop)
+		     const struct chosen *ch, struct subjects *acc,
+		     uint32_t *seq, int *index, int *stop)
 {
 	const struct sd_backend_ops *ops = r->ops;
 	const struct sd_test_spec *t = spec ? spec : &r->plan->tests[ti];
@@ -1200,7 +1242,8 @@ static int run_round(struct sd_runner *r, size_t ti,
 
 	tr.mine = &g;
 	sd_transport_variant(t, variant, sizeof(variant));
-	if (layout_groups(r, t, hs, round, host_group, &tr) ||
+	if (layout_groups(r, t, hs, round, ch ? ch->host_group : host_group,
+			  &tr) ||
 	    (keep && keep_groups(&tr, keep, nkeep, r->bs->size))) {
 		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "groups",
 				 "out of memory");
@@ -1256,10 +1299,24 @@ static int run_round(struct sd_runner *r, size_t ti,
 				.group = gi, .members = mtext[gi],
 				.in_place = c->has_in_place && t->cfg.in_place,
 				.plan_test = (int)ti + 1,
-				.attempt = keep ? attempt_of(acc, round,
-							     tr.orig[gi])
-						: 1,
+				.attempt = ch ? ch->pairs[ch->pair[gi]].attempts
+					: keep ? attempt_of(acc, round,
+							    tr.orig[gi])
+					       : 1,
 				.variant = variant,
+				/* a bisection's sets are no round of the
+				 * test's schedule */
+				.round = ch ? ch->round : host_group ? 0
+								    : round + 1,
+				.pairing = !ch ? NULL
+					   : ch->pairs[ch->pair[gi]].attempts > 1
+						   ? sd_pairing_name(
+							     SD_PAIRING_RETRY)
+						   : sd_pairing_name(
+							     ch->pairs[ch->pair[gi]]
+								     .why),
+				.has_seed = ch || pk_seeded(t),
+				.seed = ch ? ch->seed : pairs_seed(t),
 			};
 		if (r->on_test)
 			r->on_test(r->on_test_arg, ti, r->plan->ntests,
@@ -1412,7 +1469,7 @@ static int run_round(struct sd_runner *r, size_t ti,
 		goto out;
 	if (me == 0) {
 		end_test(r, &tr, *stop);
-		if (!*stop && acc && push_subjects(acc, &tr, round))
+		if (!*stop && acc && push_subjects(acc, &tr, round, ch))
 			rc = step_failed(r, &g, *seq, SD_ERR_NOMEM, "verdicts",
 					 "out of memory");
 	}
@@ -1453,8 +1510,10 @@ void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 		    int nranks, struct sd_scope_shape *out)
 {
 	int pairs_in_hosts = 0, k = 0;
+	long long n = hs->nhosts;
 	for (int h = 0; h < hs->nhosts; h++)
 		pairs_in_hosts += hs->count[h] / 2;
+	memset(out, 0, sizeof(*out));
 	out->rounds = 1;
 	if (strcmp(t->scope, "node") == 0) {
 		out->groups = hs->nhosts;
@@ -1468,10 +1527,40 @@ void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 		out->group_size = 2;
 	} else if (host_pairs_kind(t->scope, &k) != PAIRS_NONE) {
 		int kind = host_pairs_kind(t->scope, &k);
+		/* adaptive: its matchings; the rounds that isolate what
+		 * fails come on top (sd_adaptive_max_rounds at most) */
 		out->rounds = kind == PAIRS_ALL    ? sd_rr_rounds(hs->nhosts)
 			      : kind == PAIRS_RING ? sd_ring_rounds(hs->nhosts)
 			      : hs->nhosts < 2	   ? 0
-						   : k;
+			      : kind == PAIRS_ADAPTIVE
+				      ? 1 + (k < hs->nhosts - 2 ? k
+								: hs->nhosts - 2)
+				      : k;
+		out->pairs = kind == PAIRS_ALL    ? n * (n - 1) / 2
+			     : kind == PAIRS_RING ? (n < 3 ? n / 2 : n)
+						  : out->rounds * (n / 2);
+		out->partners = kind == PAIRS_ALL    ? (int)n - 1
+				: kind == PAIRS_RING ? (n < 3 ? 1 : 2)
+				: kind == PAIRS_RANDOM
+					? (k < n - 1 ? k : (int)n - 1)
+					: (1 + k < n - 1 ? 1 + k : (int)n - 1);
+		if (kind == PAIRS_RANDOM && out->pairs > n * (n - 1) / 2)
+			out->pairs = n * (n - 1) / 2;
+		if (kind == PAIRS_ADAPTIVE && n >= 2) {
+			/* an odd count's idle nodes meet theirs in one
+			 * more round */
+			if (n % 2) {
+				out->pairs += (out->rounds + 1) / 2;
+				out->rounds++;
+			}
+			/* two nodes have no third to isolate with: their
+			 * pair is measured again, retries times */
+			out->isolate = n > 2 ? 1 + t->retries : t->retries;
+			out->most = n > 2 ? sd_adaptive_max_rounds(k, t->retries)
+					  : 1 + t->retries;
+		}
+		if (n < 2)
+			out->pairs = out->partners = 0;
 		char base[32];
 		out->groups = hs->nhosts / 2;
 		out->group_size = sd_scope_one_rank(t->scope, base,
@@ -1680,7 +1769,7 @@ static int blame_figure(struct sd_blame *b, const struct sd_judgement *j)
  * and hand each subject's outcome to the blame. */
 static int emit_verdicts(struct sd_runner *r, size_t ti,
 			 const struct subjects *a, const struct sd_judgement *j,
-			 int explained)
+			 int explained, const char *how)
 {
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	enum sd_subject_kind kind = sd_subject_kind_of(t->scope);
@@ -1693,6 +1782,11 @@ static int emit_verdicts(struct sd_runner *r, size_t ti,
 	int *stamp = calloc((size_t)r->bs->size + 1, sizeof(int));
 	int rc = v && strs && stamp ? 0 : -1;
 	plan_test_name(t, ti, test, sizeof(test));
+	if (how && how[0] && strlen(test) > 1) {
+		/* "plan test 5 (sendrecv float32, node-pairs:adaptive, how)" */
+		size_t at = strlen(test) - 1;
+		snprintf(test + at, sizeof(test) - at, ", %s)", how);
+	}
 	for (size_t i = 0; !rc && i < a->n; i++) {
 		const struct subject *x = &a->v[i];
 		const struct sd_judgement *ji = j + i * SD_EXPECT_KINDS;
@@ -1934,8 +2028,8 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		tb.cfg.min_bytes = tb.cfg.max_bytes = at ? at : t->cfg.max_bytes;
 		tb.expect.at_bytes = 0;
 		struct subjects halves = { 0 };
-		rc = run_round(r, ti, hs, 0, NULL, 0, &tb, group, &halves, seq,
-			       index, stop);
+		rc = run_round(r, ti, hs, 0, NULL, 0, &tb, group, NULL, &halves,
+			       seq, index, stop);
 		if (!rc && !*stop && me == 0) {
 			/* judge each half by the world's expectations */
 			struct sd_judgement *hj = NULL;
@@ -1996,11 +2090,12 @@ out:
  * with only them taking part.  Then rank 0 records the verdicts. */
 static int judge_and_retry(struct sd_runner *r, size_t ti,
 			   const struct sd_hosts *hs, struct subjects *acc,
-			   uint32_t *seq, int *index, int *stop)
+			   int retry, const char *how, uint32_t *seq,
+			   int *index, int *stop)
 {
 	const struct sd_test_spec *t = &r->plan->tests[ti];
 	int me = r->bs->rank, rc = SD_OK;
-	int judged = sd_expect_any(&t->expect);
+	int judged = retry && sd_expect_any(&t->expect);
 	struct sd_judgement *j = NULL;
 	for (int attempt = 0; judged && attempt < t->retries && !*stop && !rc;
 	     attempt++) {
@@ -2068,7 +2163,7 @@ static int judge_and_retry(struct sd_runner *r, size_t ti,
 					keep[list[2 * k + 1]] = 1;
 			/* groups past the last marked one stay out */
 			rc = run_round(r, ti, hs, round, keep, ngroups, NULL,
-				       NULL, acc, seq, index, stop);
+				       NULL, NULL, acc, seq, index, stop);
 			free(keep);
 			last = round;
 		}
@@ -2086,13 +2181,195 @@ static int judge_and_retry(struct sd_runner *r, size_t ti,
 	int named = 0;
 	if (!rc && !*stop && strcmp(t->scope, "world") == 0)
 		rc = bisect(r, ti, hs, acc, j, seq, index, stop, &named);
-	if (!rc && me == 0 && !*stop && emit_verdicts(r, ti, acc, j, named)) {
+	if (!rc && me == 0 && !*stop &&
+	    emit_verdicts(r, ti, acc, j, named, how)) {
 		free(j);
 		struct sd_group g = { .comm = r->comm };
 		return step_failed(r, &g, *seq + 1, SD_ERR_NOMEM, "verdicts",
 				   "out of memory");
 	}
 	free(j);
+	return rc;
+}
+
+/* Rank 0: each host's switch (lib/switches.h), from the plan's switches:
+ * or Slurm's topology.conf; *sw NULL when neither is there.  Returns
+ * SD_OK or an error in err. */
+static int host_switches(const struct sd_runner *r, const struct sd_hosts *hs,
+			 int **sw, char *err, size_t errlen)
+{
+	char path[4096], where[4200];
+	int conf = !r->plan->switches[0] &&
+		   sd_switches_conf_path(path, sizeof(path));
+	*sw = NULL;
+	if (!r->plan->switches[0] && !conf)
+		return SD_OK;
+	const char **names = calloc((size_t)hs->nhosts + 1, sizeof(*names));
+	char (*bufs)[24] = calloc((size_t)hs->nhosts + 1, sizeof(*bufs));
+	struct sd_switches s = { 0 };
+	int rc = names && bufs ? SD_OK : SD_ERR_NOMEM;
+	for (int h = 0; !rc && h < hs->nhosts; h++)
+		names[h] = host_name(r, hs->ranks[h][0], bufs[h],
+				     sizeof(bufs[h]));
+	if (!rc && conf)
+		rc = sd_switches_read_conf(path, names, hs->nhosts, &s, err,
+					   errlen);
+	else if (!rc) {
+		snprintf(where, sizeof(where), "the plan's switches");
+		rc = sd_switches_parse(r->plan->switches, 0, where, names,
+				       hs->nhosts, &s, err, errlen);
+	}
+	if (!rc) {
+		*sw = s.switch_of;
+		s.switch_of = NULL;
+	} else if (rc == SD_ERR_NOMEM) {
+		snprintf(err, errlen, "out of memory");
+	}
+	sd_switches_free(&s);
+	free(names);
+	free(bufs);
+	return rc;
+}
+
+/*
+ * node-pairs:adaptive[:K]: rank 0 drives lib/schedule.h's adaptive
+ * pairing and tells every rank each round's pairs (a group per host,
+ * sd_ctrl_decide); after each round it judges every pair so far as the
+ * test's verdicts will, and the driver chooses the next round from that.
+ * Every measurement is a subject of the test; a pair measured again
+ * replaces its subject's figure (its attempts count).  *rounds: how many
+ * rounds it took (rank 0).
+ */
+static int run_adaptive(struct sd_runner *r, size_t ti,
+			const struct sd_hosts *hs, int more,
+			struct subjects *acc, uint32_t *seq, int *index,
+			int *stop, int *rounds)
+{
+	const struct sd_test_spec *t = &r->plan->tests[ti];
+	int me = r->bs->rank, nh = hs->nhosts, rc = SD_OK;
+	struct sd_adaptive *a = NULL;
+	int *sw = NULL, *subject_of = NULL, capsub = 0;
+	int32_t *word = calloc((size_t)nh + 1, sizeof(int32_t));
+	int *group = calloc((size_t)nh + 1, sizeof(int));
+	int *rp = calloc((size_t)nh + 1, sizeof(int));
+	unsigned char *failed = NULL;
+	char err[512] = "";
+	*rounds = 0;
+	if (!word || !group || !rp) {
+		rc = SD_ERR_NOMEM;
+		goto out;
+	}
+	if (me == 0) {
+		rc = host_switches(r, hs, &sw, err, sizeof(err));
+		struct sd_adaptive_cfg cfg = {
+			.nhosts = nh, .more = more, .seed = pairs_seed(t),
+			.switch_of = sw, .retries = t->retries,
+		};
+		if (!rc && !(a = sd_adaptive_new(&cfg)))
+			rc = SD_ERR_NOMEM;
+		if (rc) {
+			struct sd_group g = { .comm = r->comm };
+			rc = step_failed(r, &g, *seq + 1, rc,
+					 "pairing node-pairs:adaptive", err);
+			goto out;
+		}
+	}
+	for (;;) {
+		size_t wlen = 0;
+		int ng = 0;
+		if (me == 0) {
+			ng = sd_adaptive_next(a, group, rp);
+			if (ng < 0) {
+				rc = SD_ERR_NOMEM;
+				break;
+			}
+			for (int h = 0; ng > 0 && h < nh; h++)
+				word[h] = group[h];
+			wlen = ng > 0 ? (size_t)nh * sizeof(int32_t) : 0;
+		}
+		void *got = NULL;
+		size_t gotlen = 0;
+		char what[160];
+		snprintf(what, sizeof(what), "choosing the node pairs of test "
+			 "%zu", ti + 1);
+		sd_ctrl_name_group(r->ctrl, 0, "");
+		(*seq)++;
+		if ((rc = sd_ctrl_progress(r->ctrl, 0, *seq, t->cfg.timeout_ms,
+					   t->cfg.timeout_ms, what, r->err,
+					   sizeof(r->err))) ||
+		    (rc = sd_ctrl_decide(r->ctrl, 0, *seq, word, wlen, &got,
+					 &gotlen, r->err, sizeof(r->err))))
+			break;
+		if (gotlen < (size_t)nh * sizeof(int32_t)) {
+			free(got);
+			break; /* done */
+		}
+		const int32_t *w = got;
+		for (int h = 0; h < nh; h++)
+			group[h] = w[h];
+		free(got);
+		int np = 0;
+		const struct sd_adaptive_pair *pairs =
+			me == 0 ? sd_adaptive_pairs(a, &np) : NULL;
+		if (me == 0 && np > capsub) {
+			int cap = np * 2;
+			int *q = realloc(subject_of, (size_t)cap * sizeof(int));
+			if (!q) {
+				rc = SD_ERR_NOMEM;
+				break;
+			}
+			for (int i = capsub; i < cap; i++)
+				q[i] = -1;
+			subject_of = q;
+			capsub = cap;
+		}
+		struct chosen ch = {
+			.host_group = group,
+			.round = me == 0 ? sd_adaptive_rounds(a) : 0,
+			.pair = rp, .pairs = pairs, .subject_of = subject_of,
+			.seed = pairs_seed(t),
+		};
+		rc = run_round(r, ti, hs, 0, NULL, 0, NULL, NULL, &ch, acc,
+			       seq, index, stop);
+		if (rc || *stop)
+			break;
+		if (me == 0) {
+			/* every pair so far, judged as the verdicts will */
+			struct sd_judgement *j = NULL;
+			unsigned char *f = realloc(failed, (size_t)np + 1);
+			if (!f || judge_test(r, t, acc, &j) < 0) {
+				free(j);
+				if (f)
+					failed = f;
+				rc = SD_ERR_NOMEM;
+				break;
+			}
+			failed = f;
+			for (int i = 0; i < np; i++) {
+				int sj = subject_of[i];
+				failed[i] = sj >= 0 && (size_t)sj < acc->n &&
+					    subject_failed(j + (size_t)sj *
+							   SD_EXPECT_KINDS);
+			}
+			free(j);
+			sd_adaptive_outcome(a, failed);
+		}
+	}
+	if (me == 0 && a)
+		*rounds = sd_adaptive_rounds(a);
+out:
+	if (rc == SD_ERR_NOMEM) {
+		struct sd_group g = { .comm = r->comm };
+		rc = step_failed(r, &g, *seq + 1, SD_ERR_NOMEM,
+				 "node-pairs:adaptive", "out of memory");
+	}
+	sd_adaptive_free(a);
+	free(sw);
+	free(subject_of);
+	free(word);
+	free(group);
+	free(rp);
+	free(failed);
 	return rc;
 }
 
@@ -2139,11 +2416,23 @@ static int run_test(struct sd_runner *r, size_t ti, uint32_t *seq,
 				     : "no host has two ranks to pair";
 		sd_sinks_emit(r->sinks, &ev);
 	}
-	for (int k = 0; k < rounds && !*stop && !rc; k++)
-		rc = run_round(r, ti, &hs, k, NULL, 0, NULL, NULL, &acc, seq,
-			       index, stop);
+	int more = 0, adaptive = host_pairs_kind(t->scope, &more) ==
+				       PAIRS_ADAPTIVE;
+	char how[96] = "";
+	if (adaptive && rounds > 0) {
+		int took = 0;
+		rc = run_adaptive(r, ti, &hs, more, &acc, seq, index, stop,
+				  &took);
+		snprintf(how, sizeof(how), "%d round%s of adaptive pairing",
+			 took, took == 1 ? "" : "s");
+	}
+	for (int k = 0; !adaptive && k < rounds && !*stop && !rc; k++)
+		rc = run_round(r, ti, &hs, k, NULL, 0, NULL, NULL, NULL, &acc,
+			       seq, index, stop);
+	/* adaptive pairs were measured again as they went */
 	if (!rc && rounds > 0 && !*stop)
-		rc = judge_and_retry(r, ti, &hs, &acc, seq, index, stop);
+		rc = judge_and_retry(r, ti, &hs, &acc, !adaptive, how, seq,
+				     index, stop);
 	subjects_free(&acc);
 	sd_hosts_free(&hs);
 	free(zeros);

@@ -110,6 +110,14 @@ struct sd_scope_shape {
 	int rounds;
 	int groups;
 	int group_size;
+	/* node-pairs scopes: the pairs of nodes measured on a healthy
+	 * cluster (an upper bound for random), the partners each node meets
+	 * (at least; at most for random), and for adaptive the rounds that
+	 * isolate what fails, as many as a failed pair usually takes
+	 * (isolate) and at most (most, with rounds) */
+	long long pairs;
+	int partners;
+	int isolate, most;
 };
 struct sd_hosts;
 void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,

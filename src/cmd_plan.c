@@ -81,6 +81,19 @@ static double estimate_s(const struct sd_test_spec *t, int k, int rounds,
 	return total * rounds;
 }
 
+/* Seconds as "about N s", with " (h:mm)" rounded up to the minute from a
+ * minute on: "about 12 s", "about 7080 s (1:58)". */
+static const char *about(double s, char *buf, size_t len)
+{
+	long m = (long)((s + 59.999) / 60);
+	if (s < 60)
+		snprintf(buf, len, "about %.0f s", s);
+	else
+		snprintf(buf, len, "about %.0f s (%ld:%02ld)", s, m / 60,
+			 m % 60);
+	return buf;
+}
+
 /* One line per test: its scope's shape on the job, what it measures and
  * about how long it takes; then the whole plan's estimate. */
 static int print_shapes(const struct sd_plan *p, const struct job *j)
@@ -98,6 +111,7 @@ static int print_shapes(const struct sd_plan *p, const struct job *j)
 		return -1;
 	}
 	double all_s = 0;
+	char hm[64];
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct sd_test_spec *t = &p->tests[i];
 		const struct sd_coll *c = sd_coll_get(t->op);
@@ -105,14 +119,17 @@ static int print_shapes(const struct sd_plan *p, const struct job *j)
 		size_t nsizes;
 		int pl;
 		sd_scope_shape(t, &hs, nranks, &sh);
-		double s = estimate_s(t, sh.group_size, sh.rounds, j, &nsizes,
+		/* adaptive pairs: planned as if some pair fails, as one
+		 * will in a cluster of hundreds of nodes */
+		int timed = sh.rounds + sh.isolate;
+		double s = estimate_s(t, sh.group_size, timed, j, &nsizes,
 				      &pl);
 		char variant[64];
 		sd_transport_variant(t, variant, sizeof(variant));
 		/* a test of its own path starts worker processes each round:
 		 * a second or two (a CUDA context and a communicator) */
 		if (variant[0])
-			s += SD_WORKER_START_S * sh.rounds;
+			s += SD_WORKER_START_S * timed;
 		all_s += s;
 		printf("# test %zu: %s %s", i + 1, c->name,
 		       sd_dtype_name(t->dtype));
@@ -127,14 +144,30 @@ static int print_shapes(const struct sd_plan *p, const struct job *j)
 			       t->scope);
 			continue;
 		}
-		printf(", scope %s: %d round%s of %d group%s of %d, %zu size%s "
-		       "x %d placement%s, about %.3g s\n", t->scope, sh.rounds,
-		       sh.rounds == 1 ? "" : "s", sh.groups,
-		       sh.groups == 1 ? "" : "s", sh.group_size, nsizes,
-		       nsizes == 1 ? "" : "s", pl, pl == 1 ? "" : "s", s);
+		printf(", scope %s: %d round%s of %d group%s of %d", t->scope,
+		       sh.rounds, sh.rounds == 1 ? "" : "s", sh.groups,
+		       sh.groups == 1 ? "" : "s", sh.group_size);
+		if (sh.isolate)
+			printf(" (+%d to isolate a failed pair, %d in all at "
+			       "most)", sh.isolate, sh.most);
+		if (sh.pairs) {
+			long long all = (long long)j->hosts * (j->hosts - 1) / 2;
+			int random = strncmp(t->scope, "node-pairs:random", 17) ==
+				     0;
+			printf(", %s%lld of %lld node pairs (%.3g%%), %s%d "
+			       "partner%s a node", random ? "up to " : "",
+			       sh.pairs, all, 100.0 * (double)sh.pairs /
+						      (double)all,
+			       random ? "up to " : "", sh.partners,
+			       sh.partners == 1 ? "" : "s");
+		}
+		printf(", %zu size%s x %d placement%s, %s\n",
+		       nsizes, nsizes == 1 ? "" : "s", pl, pl == 1 ? "" : "s",
+		       about(s, hm, sizeof(hm)));
 	}
-	printf("# about %.3g s in all, at %g GB/s bus bandwidth and %g us per "
-	       "operation\n", all_s, j->busbw_gbs, j->latency_us);
+	printf("# %s in all, at %g GB/s bus bandwidth and %g us "
+	       "per operation\n", about(all_s, hm, sizeof(hm)),
+	       j->busbw_gbs, j->latency_us);
 	sd_hosts_free(&hs);
 	free(host_of);
 	return 0;

@@ -21,7 +21,7 @@ cd "$TMPD" || bail_out "cannot cd to $TMPD"
 #   CMD   the arguments of shakedown; '-' is `plan check --ranks 4 FILE`;
 #         FILE stands for the row's plan file pN.yaml, MANY for 300 words
 #   TEXT  the plan (printf %b); '-' writes none, @empty an empty file,
-#         @dir a folder; @LONG becomes 520 x's
+#         @dir a folder; @LONG becomes 520 x's, @LONGSW 300 switches
 #   WANT  an extended regex for the whole message after "shakedown plan: "
 #         (or "shakedown: " for run); @F at its start is the file's name
 # The line that is wrong is not line 1 wherever it can be elsewhere.
@@ -62,7 +62,7 @@ cat >rows <<'ROWS'
 "expect: baseline '%s' must "|-|name: t\ntests:\n  - op: all_reduce\n    expect:\n      baseline: 90%\n|@F:5: expect: baseline '90%' must be a fraction of the baseline above 0, e\.g\. baseline: 0\.9$
 "unknown key '%s'; did you mean "|-|name: t\ntests:\n  - op: all_reduce\n    expct: {busbw: 20}\n|@F:4: unknown key 'expct'; did you mean 'expect'\?$
 "unknown key '%s'; did you mean "|-|name: t\ndefaults:\n  iters: 5\n  warmpu: 1\ntests:\n  - op: all_reduce\n|@F:4: unknown key 'warmpu'; did you mean 'warmup'\?$
-"unknown key '%s'; plans know op, dtype, "|-|name: t\ntests:\n  - op: all_reduce\n    sizes: [1K, 1M]\n|@F:4: unknown key 'sizes'; plans know op, dtype, redop, root, algo, min_bytes, max_bytes, step_factor, step_bytes, iters, warmup, check, per_iter, in_place, combine, timeout, scope, env, expect, retries, transport, iface, process_env$
+"unknown key '%s'; plans know op, dtype, "|-|name: t\ntests:\n  - op: all_reduce\n    sizes: [1K, 1M]\n|@F:4: unknown key 'sizes'; plans know op, dtype, redop, root, algo, min_bytes, max_bytes, step_factor, step_bytes, iters, warmup, check, per_iter, in_place, combine, timeout, scope, env, expect, retries, transport, iface, process_env, seed$
 "'%s' must be a single value"|-|name: t\ntests:\n  - op: all_reduce\n    iters: [10, 20]\n|@F:4: 'iters' must be a single value$
 "%s '%s' must be true or false"|-|name: t\ntests:\n  - op: all_reduce\n    in_place: sometimes\n|@F:4: in_place 'sometimes' must be true or false$
 "combine '%s' must be avg, min, max "|-|name: t\ntests:\n  - op: all_reduce\n    combine: mean\n|@F:4: combine 'mean' must be avg, min, max or rank0$
@@ -84,7 +84,7 @@ cat >rows <<'ROWS'
 "%s:%lu: %s; fix the YAML syntax"|-|name: t\ntests:\n  - op: all_reduce\n\titers: 5\n|@F:4: found a tab character that violates indentation; fix the YAML syntax$
 "a plan is a mapping with 'tests:' (and "|-|# a list, not a mapping\n- op: all_reduce\n|@F:2: a plan is a mapping with 'tests:' \(and optionally 'name:' and 'defaults:'\)$
 "unknown top-level key '%s'; did "|-|name: t\ndefault:\n  iters: 5\ntests:\n  - op: all_reduce\n|@F:2: unknown top-level key 'default'; did you mean 'defaults'\?$
-"unknown top-level key '%s'; "|-|name: t\ncolour: blue\ntests:\n  - op: all_reduce\n|@F:2: unknown top-level key 'colour'; plans have name, defaults and tests$
+"unknown top-level key '%s'; "|-|name: t\ncolour: blue\ntests:\n  - op: all_reduce\n|@F:2: unknown top-level key 'colour'; plans have name, defaults, tests and switches$
 "'name' must be a single value"|-|name: [x]\ntests:\n  - op: all_reduce\n|@F:1: 'name' must be a single value$
 "%s:1: the plan is empty; a plan is "|-|# nothing but a comment\n|@F:1: the plan is empty; a plan is a mapping with 'tests:' \(see shakedown-plan\(5\)\)$
 "unknown key '%s'; did you mean "|-|name: t\ntests:\n  - op: all_reduce\n    expct:\n      busbw: 20\n|@F:4: unknown key 'expct'; did you mean 'expect'\?$
@@ -93,8 +93,16 @@ cat >rows <<'ROWS'
 "'tests:' must be a non-empty list of tests"|-|name: t\ndefaults:\n  iters: 5\n|@F:1: 'tests:' must be a non-empty list of tests$
 "test %zu has no 'op'"|-|name: t\ntests:\n  - op: all_reduce\n  - dtype: float64\n|@F:4: test 2 has no 'op'$
 "%s: unknown scope '%s'; did you "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: nodes\n|@F:4: unknown scope 'nodes'; did you mean 'node'\?$
-"%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: galaxy\n|@F:4: unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K; :one for one rank per node\), or split:K for groups of K consecutive ranks$
+"%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: galaxy\n|@F:4: unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K, node-pairs:adaptive\[:K\] with K from 0 to 64; :one for one rank per node\), or split:K for groups of K consecutive ranks$
 "%s: unknown scope '%s'; use world, "|-|name: t\ntests:\n  - op: all_reduce\n  - op: broadcast\n    scope: node-pairs:random:0\n|@F:4: unknown scope 'node-pairs:random:0'
+"%s: scope '%s': the rounds after "|-|name: t\ntests:\n  - op: all_reduce\n    scope: node-pairs:adaptive:65\n|@F:3: scope 'node-pairs:adaptive:65': the rounds after the first must be a whole number from 0 to 64, e\.g\. node-pairs:adaptive:1$
+"%s: scope '%s': the rounds after "|-|name: t\ntests:\n  - op: all_reduce\n    scope: node-pairs:adaptive:x:one\n|@F:3: scope 'node-pairs:adaptive:x:one': the rounds
+"seed '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    scope: node-pairs:adaptive\n    seed: -3\n|@F:5: seed '-3' must be a whole number from 0 to 2\^64-1 \(decimal or 0x hex\)$
+"seed '%s' must be a whole number "|-|name: t\ntests:\n  - op: all_reduce\n    seed: 0x1g\n|@F:4: seed '0x1g' must be a whole number
+"'switches' must be a mapping of switch "|-|name: t\nswitches: [s0]\ntests:\n  - op: all_reduce\n|@F:2: 'switches' must be a mapping of switch name: hostlist, e\.g\. \{s0: "node\[01-16\]", s1: "node\[17-32\]"\}$
+"a switch is 'NAME: HOSTLIST' with "|-|name: t\nswitches:\n  s0: "n1 n2"\ntests:\n  - op: all_reduce\n|@F:3: a switch is 'NAME: HOSTLIST' with no spaces or '=' in either, e\.g\. s0: "node\[01-16\]"$
+"switch %s: %s", name, why|-|name: t\nswitches:\n  s0: "n[1-2"\ntests:\n  - op: all_reduce\n|@F:3: switch s0: malformed hostlist item 'n\[1-2': no '\]' closes the '\['$
+"'switches' is longer than %zu "|-|name: t\nswitches: {@LONGSW}\ntests:\n  - op: all_reduce\n|@F:2: 'switches' is longer than 4095 characters; give compressed hostlists \(node\[001-512\]\) or use Slurm's topology\.conf$
 "%s: scope %s needs a multiple of "|run --op all_reduce --scope split:3|-|--op: scope split:3 needs a multiple of 3 ranks, the job has 1$
 "%s: unknown op '%s'%s%s%s"|-|name: t\ntests:\n  - op: all_reduce\n  - op: allreduce\n|@F:4: unknown op 'allreduce'; did you mean 'all_reduce'\?$
 "%s: unknown op '%s'%s%s%s"|-|name: t\ntests:\n  - op: all_reduce\n  - op: [broadcast, frobnicate]\n|@F:4: unknown op 'frobnicate'$
@@ -152,6 +160,7 @@ ROWS
 long=$(printf '%520s' '' | tr ' ' x)
 longlist=$(printf 'all_reduce, %.0s' $(seq 1 30))broadcast
 many=$(seq 1 300 | tr '\n' ' ')
+longsw=$(seq 1 300 | sed 's/.*/s&: "node&-[01-16]"/' | paste -sd, -)
 n=0
 while IFS='|' read -r site cmd text want; do
 	n=$((n + 1))
@@ -163,7 +172,8 @@ while IFS='|' read -r site cmd text want; do
 	@fifo) mkfifo "$f" ;;
 	@huge) head -c 1100000 /dev/zero | tr '\0' '#' >"$f" ;;
 	*) printf '%b' "$text" |
-		sed -e "s/@LONGLIST/$longlist/" -e "s/@LONG/$long/" >"$f" ;;
+		sed -e "s/@LONGLIST/$longlist/" -e "s/@LONGSW/$longsw/" \
+		    -e "s/@LONG/$long/" >"$f" ;;
 	esac
 	[ "$cmd" = - ] && cmd="plan check --ranks 4 FILE"
 	args=$(printf '%s\n' "$cmd" | sed -e "s/FILE/$f/g" -e "s/MANY/$many/")

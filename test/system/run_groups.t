@@ -63,7 +63,7 @@ like "$err" "scope split:3 needs a multiple of 3 ranks, the job has 4" \
 	"says why"
 run -t 30 $S --local 2 --scope galaxy --db none
 is "$rc" 2 "an unknown scope: exit 2"
-like "$err" "unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K; :one for one rank per node\), or split:K" \
+like "$err" "unknown scope 'galaxy'; use world, node, rail, gpu-pairs, node-pairs \(or node-pairs:ring, node-pairs:random:K, node-pairs:adaptive\[:K\] with K from 0 to 64; :one for one rank per node\), or split:K" \
 	"names the scopes"
 
 # node and rail follow the hosts: on one host, node is the whole job and

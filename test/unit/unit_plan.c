@@ -103,7 +103,12 @@ int main(void)
 		{ "tests:\n  - {op: all_reduce, scope: galaxy}\n", 2, 0,
 		  "plan.yaml:2: unknown scope 'galaxy'; use world, node, rail, "
 		  "gpu-pairs, node-pairs (or node-pairs:ring, "
-		  "node-pairs:random:K; :one for one rank per node), or split:K" },
+		  "node-pairs:random:K, node-pairs:adaptive[:K] with K from 0 "
+		  "to 64; :one for one rank per node), or split:K" },
+		{ "tests:\n  - {op: all_reduce, scope: \"node-pairs:adaptive:1\"}\n",
+		  4, 1, NULL },
+		{ "tests:\n  - {op: all_reduce, scope: \"node-pairs:adaptive:0:one\"}\n",
+		  4, 1, NULL },
 		{ "tests:\n  - {op: all_reduce, scope: node-pairs:ring}\n", 4, 1,
 		  NULL },
 		{ "tests:\n  - {op: all_reduce, scope: node-pairs:random:3}\n", 4,
@@ -146,6 +151,28 @@ int main(void)
 	   strcmp(p.tests[1].env, "NCCL_MAX_CTAS=8 NCCL_NET=IB") == 0 &&
 	   strstr(p.text, "env: {NCCL_MAX_CTAS: 8, NCCL_NET: IB}") != NULL,
 	   "env from defaults and tests, rendered in the canonical text");
+	sd_plan_free(&p);
+
+	/* a seed and the switches are the plan's and in its text: another
+	 * seed, another hash */
+	memset(&o, 0, sizeof(o));
+	ok(sd_plan_build(write_plan("switches: {s0: \"n[1-2]\", s1: n3}\n"
+				    "tests:\n  - {op: all_reduce, scope: "
+				    "\"node-pairs:adaptive:1\", seed: 0x2a}\n"),
+			 &o, 4, &p, err, sizeof(err)) == 0 &&
+	   p.tests[0].has_seed && p.tests[0].seed == 42 &&
+	   strcmp(p.switches, "s0=n[1-2] s1=n3") == 0 &&
+	   strstr(p.text, "switches: {s0: \"n[1-2]\", s1: \"n3\"}\n") &&
+	   strstr(p.text, "scope: node-pairs:adaptive:1, seed: 42}"),
+	   "seed and switches: kept, and rendered in the canonical text");
+	char seed_hash[17];
+	sd_strlcpy(seed_hash, p.hash, sizeof(seed_hash));
+	sd_plan_free(&p);
+	ok(sd_plan_build(write_plan("switches: {s0: \"n[1-2]\", s1: n3}\n"
+				    "tests:\n  - {op: all_reduce, scope: "
+				    "\"node-pairs:adaptive:1\", seed: 43}\n"),
+			 &o, 4, &p, err, sizeof(err)) == 0 &&
+	   strcmp(p.hash, seed_hash) != 0, "another seed, another hash");
 	sd_plan_free(&p);
 
 	/* every setting is a field of the test and is in the text: the
