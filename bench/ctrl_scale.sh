@@ -12,11 +12,17 @@
 # comparison, one run a size with --per-node 1 (a connection a rank, as
 # before the fan-in), where the open-files limit allows: rank 0 holds a
 # descriptor a connection, so a size above the hard limit (less 64) is
-# skipped, and the reason said.  Run from the build tree, after make check
+# skipped, and the reason said.  The decisions of each run are the rounds
+# of an adaptive node pairing (issue 30: node-pairs:adaptive:K, ADAPTIVE
+# = K) of the simulated nodes with one planted bad, worked out by rank
+# 0's real driver: a round's word is an int32 a node, to every
+# connection; the table says the slowest decision step and the driver's
+# slowest round (drive_ms).  Run from the build tree, after make check
 # (or make bench/ctrl_sim): sh bench/ctrl_scale.sh [RANKS...]
 # Environment: ROUNDS (3), STEPS (50), PROCS (processes simulating, 4),
 # PER_NODE (ranks a simulated node, 8), DIRECT (1: the --per-node 1 rows;
-# 0: none).
+# 0: none), ADAPTIVE (K of the decisions' pairing, 0; none: two short
+# decisions as before).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 SIM=${CTRL_SIM:-$top/bench/ctrl_sim}
@@ -27,6 +33,9 @@ steps=${STEPS:-50}
 procs=${PROCS:-4}
 per_node=${PER_NODE:-8}
 direct=${DIRECT:-1}
+adaptive=${ADAPTIVE:-0}
+adopt=
+[ "$adaptive" = none ] || adopt="--adaptive $adaptive"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctrl_scale.XXXXXX") || exit 3
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
@@ -49,7 +58,7 @@ ulimit -n "$hard" 2>/dev/null
 # came is kept in $tmp/ok.$3 (file tag) for the summary
 row() { # label ranks tag per_node
 	timeout -k 10 1800 "$SIM" -n "$2" -s "$steps" -p "$procs" \
-		--per-node "$4" >"$tmp/out" 2>"$tmp/err"
+		--per-node "$4" $adopt >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	line=$(tail -n 1 "$tmp/out")
 	if [ "$rc" = 0 ]; then
@@ -57,11 +66,15 @@ row() { # label ranks tag per_node
 			for (i = 2; i <= NF; i++) {
 				split($i, kv, "="); v[kv[1]] = kv[2]
 			}
-			printf "  %-5s %6s %4s %5s %7s %8s %8s %8s %8s %7s %8s %7s  %s\n",
+			printf "  %-5s %6s %4s %5s %7s %8s %8s %8s %8s %7s %8s %7s %8s %8s %6s  %s\n",
 				$1, v["ranks"], v["per_node"], v["conns"], v["start_s"],
 				v["step_ms_median"], v["step_ms_p95"], v["step_ms_max"],
 				v["step1_ms"], v["rank0_cpu_ms_per_step"],
-				v["rank0_peak_mib"], v["decide_ms_max"], v["result"]
+				v["rank0_peak_mib"], v["decide_ms_max"],
+				("rounds" in v) ? v["rounds"] : "-",
+				("decide_bytes" in v) ? v["decide_bytes"] : "-",
+				("drive_ms_max" in v) ? v["drive_ms_max"] : "-",
+				v["result"]
 		}'
 		echo "$line" >>"$tmp/ok.$3"
 	else
@@ -72,11 +85,16 @@ row() { # label ranks tag per_node
 }
 
 echo "# $(uname -n): $(nproc) CPUs, ulimit -Hn $hard; load before: $(cat /proc/loadavg)"
-echo "# $rounds rounds of $sizes ranks, $per_node ranks a node (conns: connections to rank 0), $steps exchange steps and 2 decisions each, $procs processes simulating"
+if [ "$adaptive" = none ]; then
+	decisions="2 decisions"
+else
+	decisions="the decisions of node-pairs:adaptive:$adaptive over the nodes, one planted bad (p_rounds: the pairing's rounds; bytes: a decision's to each connection; drive_ms: rank 0's driver, slowest round)"
+fi
+echo "# $rounds rounds of $sizes ranks, $per_node ranks a node (conns: connections to rank 0), $steps exchange steps and $decisions each, $procs processes simulating"
 echo "# ms: an exchange step (sd_ctrl_progress to the end of sd_ctrl_exchange), steps 2..$steps; cpu: rank 0's ms a step"
-printf '# %-5s %6s %4s %5s %7s %8s %8s %8s %8s %7s %8s %7s  %s\n' round ranks \
-	k conns start_s ms_med ms_p95 ms_max step1_ms cpu_ms peak_mib decide \
-	result
+printf '# %-5s %6s %4s %5s %7s %8s %8s %8s %8s %7s %8s %7s %8s %8s %6s  %s\n' \
+	round ranks k conns start_s ms_med ms_p95 ms_max step1_ms cpu_ms \
+	peak_mib decide p_rounds bytes drive result
 for round in $(seq 1 "$rounds"); do
 	for n in $sizes; do
 		row "$round" "$n" "$n" "$per_node"

@@ -24,6 +24,16 @@
  * Each simulated node answers rank 0's go of one step with the progress
  * and results of the next, as real ranks do.
  *
+ * With --adaptive K the decision steps are the rounds of an adaptive
+ * pairing (lib/schedule.h, scope node-pairs:adaptive:K) of the simulated
+ * nodes (the hosts: ranks / per-node, rounded up), one host planted bad
+ * (host 1: every pair it is in fails), worked out by rank 0's real driver
+ * before the ranks start: each round's word is its host_group, an int32
+ * a host, as lib/runner.c decides it, and the simulated nodes check it
+ * byte for byte.  The line then says the hosts, the rounds, the bytes a
+ * decision carries to each connection and the driver's time per round
+ * (sd_adaptive_next with the previous round's sd_adaptive_outcome).
+ *
  * Faults: --stall R@S (rank R sends no result in step S; the rest of its
  * node does, and the connection stays open) and --drop R@S (rank R leaves
  * at step S: when R is its node's leader, the node's connection closes;
@@ -67,6 +77,8 @@
 #include <unistd.h>
 
 #include "ctrl.h"
+#include "plan.h"
+#include "schedule.h"
 #include "shakedown/backend.h"
 #include "util.h"
 
@@ -94,14 +106,23 @@ static struct opts {
 	int stall_rank, stall_step, drop_rank, drop_step;
 	int per_node;
 	int verbose;
-} o = { 1024, 4, 50, 2, 10000, 120000, -1, -1, -1, -1, 8, 0 };
+	int adaptive;             /* K of node-pairs:adaptive:K; -1: none */
+} o = { 1024, 4, 50, 2, 10000, 120000, -1, -1, -1, -1, 8, 0, -1 };
+
+/* --adaptive: the rounds' words, worked out before the ranks fork
+ * (rounds x hosts int32), and the driver's slowest round */
+static struct {
+	int hosts, rounds;
+	int32_t *words;
+	double drive_ms_max, drive_ms_sum;
+} ad;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ctrl_sim [-n RANKS] [-s STEPS] [-d DECIDES] [-p PROCS]\n"
 		"                [--per-node K] [--timeout MS] [--start-timeout MS]\n"
-		"                [--stall R@S] [--drop R@S] [-v]\n"
+		"                [--stall R@S] [--drop R@S] [--adaptive K] [-v]\n"
 		"  -n, --ranks N        simulated ranks, rank 0 included (1024)\n"
 		"  -s, --steps S        exchange steps (50)\n"
 		"  -d, --decide D       sd_ctrl_decide steps after them (2)\n"
@@ -115,6 +136,9 @@ static void usage(FILE *f)
 		"  --drop R@S           rank R leaves at step S: a leader closes\n"
 		"                       its node's connection, another rank's\n"
 		"                       leader sends LOST for it\n"
+		"  --adaptive K         the decisions are node-pairs:adaptive:K's\n"
+		"                       rounds over the simulated nodes, host 1\n"
+		"                       planted bad (-d is then their count)\n"
 		"  -v                   the simulated ranks say what they got\n");
 }
 
@@ -333,9 +357,73 @@ lost:
 		    nd->id, nd->lo, nd->hi - 1, seq, strerror(errno));
 }
 
-static void decide_word(uint32_t seq, char *buf, size_t len)
+/* Rank 0's decision in step seq, *len its bytes: a text, or with
+ * --adaptive that round's host_group (buf: room for the text). */
+static const void *decide_word(uint32_t seq, char *buf, size_t buflen,
+			       size_t *len)
 {
-	snprintf(buf, len, "decide %u", seq);
+	if (o.adaptive >= 0) {
+		*len = (size_t)ad.hosts * sizeof(int32_t);
+		return ad.words +
+		       (size_t)(seq - (uint32_t)o.steps - 1) * (size_t)ad.hosts;
+	}
+	snprintf(buf, buflen, "decide %u", seq);
+	*len = strlen(buf) + 1;
+	return buf;
+}
+
+/* --adaptive: drive the pairing to its end, keeping each round's word
+ * and timing the driver.  0, or -1 out of memory. */
+static int adaptive_rounds(void)
+{
+	ad.hosts = (o.ranks + o.per_node - 1) / o.per_node;
+	struct sd_adaptive_cfg cfg = { .nhosts = ad.hosts, .more = o.adaptive,
+				       .seed = 42, .retries = 2 };
+	int most = sd_adaptive_max_rounds(o.adaptive, 2);
+	struct sd_adaptive *a = sd_adaptive_new(&cfg);
+	int *group = malloc((size_t)ad.hosts * sizeof(int));
+	int *rp = malloc((size_t)ad.hosts * sizeof(int));
+	unsigned char *failed = NULL;
+	ad.words = malloc((size_t)most * (size_t)ad.hosts * sizeof(int32_t));
+	if (!a || !group || !rp || !ad.words)
+		goto oom;
+	for (;;) {
+		double t = sd_now();
+		int n = sd_adaptive_next(a, group, rp);
+		if (n < 0)
+			goto oom;
+		if (n == 0)
+			break;
+		int np;
+		const struct sd_adaptive_pair *p = sd_adaptive_pairs(a, &np);
+		unsigned char *f = realloc(failed, (size_t)np);
+		if (!f)
+			goto oom;
+		failed = f;
+		for (int i = 0; i < np; i++)
+			failed[i] = p[i].a == 1 || p[i].b == 1;
+		sd_adaptive_outcome(a, failed);
+		double ms = (sd_now() - t) * 1e3;
+		ad.drive_ms_sum += ms;
+		if (ms > ad.drive_ms_max)
+			ad.drive_ms_max = ms;
+		for (int h = 0; h < ad.hosts; h++)
+			ad.words[(size_t)ad.rounds * (size_t)ad.hosts +
+				 (size_t)h] = group[h];
+		ad.rounds++;
+	}
+	o.decides = ad.rounds;
+	sd_adaptive_free(a);
+	free(group);
+	free(rp);
+	free(failed);
+	return 0;
+oom:
+	sd_adaptive_free(a);
+	free(group);
+	free(rp);
+	free(failed);
+	return -1;
 }
 
 /* One message from rank 0 on the node's connection: what every rank of
@@ -355,13 +443,15 @@ static int handle(struct child *ch, int ep, struct node *nd,
 			return cerr(ch, "simnode%d: step %u: the go says stop",
 				    nd->id, h->seq);
 		if (is_decide(h->seq)) {
-			char want[32];
-			decide_word(h->seq, want, sizeof(want));
-			if (h->len != strlen(want) + 2 ||
-			    memcmp(pl + 1, want, strlen(want) + 1))
+			char buf[32];
+			size_t wl;
+			const void *want = decide_word(h->seq, buf, sizeof(buf),
+						       &wl);
+			if (h->len != wl + 1 || memcmp(pl + 1, want, wl))
 				return cerr(ch, "simnode%d: step %u: rank 0 "
-					    "decided %u bytes, not '%s'",
-					    nd->id, h->seq, h->len - 1, want);
+					    "decided %u bytes, not the %zu of "
+					    "its word", nd->id, h->seq,
+					    h->len - 1, wl);
 		} else if (h->len != 1) {
 			return cerr(ch, "simnode%d: step %u: a go of %u bytes",
 				    nd->id, h->seq, h->len);
@@ -960,6 +1050,7 @@ int main(int argc, char **argv)
 		{ "start-timeout", required_argument, NULL, 'T' },
 		{ "stall", required_argument, NULL, 'S' },
 		{ "drop", required_argument, NULL, 'D' },
+		{ "adaptive", required_argument, NULL, 'A' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -979,6 +1070,9 @@ int main(int argc, char **argv)
 			  break;
 		case 'D': bad = parse_at(optarg, &o.drop_rank, &o.drop_step);
 			  break;
+		case 'A': bad = parse_int(optarg, 0, &o.adaptive) ||
+				o.adaptive > SD_ADAPTIVE_MAX_MORE;
+			  break;
 		case 'v': o.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -991,6 +1085,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (o.adaptive >= 0 && adaptive_rounds()) {
+		fprintf(stderr, "ctrl_sim: out of memory\n");
 		return 2;
 	}
 	int last = o.steps + o.decides;
@@ -1077,23 +1175,23 @@ int main(int argc, char **argv)
 	}
 	double cpu_ms = (cpu_s() - cpu0) * 1e3 / o.steps;
 	for (int seq = o.steps + 1; seq <= last; seq++) {
-		char what[32], word[32];
+		char what[32], buf[32];
 		void *got = NULL;
-		size_t gotlen = 0;
+		size_t gotlen = 0, wl;
 		snprintf(what, sizeof(what), "decision %d", seq);
-		decide_word((uint32_t)seq, word, sizeof(word));
+		const void *word = decide_word((uint32_t)seq, buf, sizeof(buf),
+					       &wl);
 		t = sd_now();
 		rc = sd_ctrl_progress(c, 0, (uint32_t)seq, o.timeout_ms,
 				      o.timeout_ms, what, err, sizeof(err));
 		if (!rc)
-			rc = sd_ctrl_decide(c, 0, (uint32_t)seq, word,
-					    strlen(word) + 1, &got, &gotlen, err,
-					    sizeof(err));
+			rc = sd_ctrl_decide(c, 0, (uint32_t)seq, word, wl, &got,
+					    &gotlen, err, sizeof(err));
 		ms[seq - 1] = (sd_now() - t) * 1e3;
 		if (rc)
 			RETURN_AFTER_VERDICT(c, (uint32_t)seq, rc, err,
 					     sd_now() - t, seq - 1);
-		if (gotlen != strlen(word) + 1 || memcmp(got, word, gotlen)) {
+		if (gotlen != wl || memcmp(got, word, gotlen)) {
 			if (failed++ < 5)
 				fprintf(stderr, "ctrl_sim: step %d: rank 0's "
 					"decision came back wrong\n", seq);
@@ -1134,11 +1232,17 @@ int main(int argc, char **argv)
 	printf("ranks=%d procs=%d steps=%d per_node=%d conns=%d start_s=%.2f "
 	       "step1_ms=%.2f step_ms_median=%.2f step_ms_p95=%.2f "
 	       "step_ms_max=%.2f decide_ms_max=%.2f rank0_cpu_ms_per_step=%.2f "
-	       "rank0_peak_mib=%.1f finish_s=%.2f result=%s\n", o.ranks, sim.n,
+	       "rank0_peak_mib=%.1f finish_s=%.2f ", o.ranks, sim.n,
 	       o.steps, o.per_node, sim.conns, start_s, step1,
 	       quantile(v, n, 0.5),
 	       quantile(v, n, 0.95), v[n - 1], dmax, cpu_ms, peak_mib(),
-	       finish_s, failed ? "wrong" : "ok");
+	       finish_s);
+	if (o.adaptive >= 0)
+		printf("adaptive=%d hosts=%d rounds=%d decide_bytes=%zu "
+		       "drive_ms_max=%.2f drive_ms_mean=%.2f ", o.adaptive,
+		       ad.hosts, ad.rounds, (size_t)ad.hosts * sizeof(int32_t),
+		       ad.drive_ms_max, ad.drive_ms_sum / ad.rounds);
+	printf("result=%s\n", failed ? "wrong" : "ok");
 	free(all);
 	free(ms);
 	return failed ? 1 : 0;

@@ -4,7 +4,8 @@
 # simulated ranks held by 4 processes, in nodes of 8 (each node its
 # leader's one connection to rank 0, carrying its 8 ranks, as the fan-in
 # does: 128 connections).  Every step's results arrive right at rank 0
-# and its decisions at every rank; a rank planted to hang in a step (no
+# and its decisions at every rank (also as an adaptive pairing's rounds,
+# an int32 a node); a rank planted to hang in a step (no
 # result, its node's connection open), a rank planted to leave its node's
 # leader (the leader sends LOST for it) and a leader planted to drop its
 # node's connection each end the run with a verdict that names that rank
@@ -35,6 +36,17 @@ run -t 120 "$SIM" -n 1024 -s 40 -d 2 -p 4 --per-node 8 --timeout 10000 \
 is "$rc" 0 "1,024 ranks in nodes of 8, 40 steps: exit 0"
 like "$out" "^ranks=1024 procs=4 steps=40 per_node=8 conns=128 .* result=ok$" \
 	"one line of figures: 128 connections to rank 0, every result right"
+is "$err" "" "nothing went wrong (no message)"
+diag "$out"
+
+# the decisions as an adaptive pairing's rounds (issue 30): rank 0's
+# driver pairs the 128 simulated nodes, one planted bad, and every round's
+# word (an int32 a node) reaches every simulated rank byte for byte
+run -t 120 "$SIM" -n 1024 -s 10 -p 4 --per-node 8 --timeout 10000 \
+	--start-timeout 30000 --adaptive 0
+is "$rc" 0 "1,024 ranks, decisions of node-pairs:adaptive:0: exit 0"
+like "$out" " adaptive=0 hosts=128 rounds=2 decide_bytes=512 .* result=ok$" \
+	"2 rounds (the disjoint pairs, then the bad node's and its partner's new partners), 512 bytes each, all right"
 is "$err" "" "nothing went wrong (no message)"
 diag "$out"
 
