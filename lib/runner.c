@@ -1925,6 +1925,27 @@ static int name_culprit(struct sd_runner *r, const struct sd_hosts *hs,
 	return rc;
 }
 
+/* Rank 0 decides `word` (wlen bytes; other ranks pass what they like)
+ * for every rank, in the next control step of the job as a whole, named
+ * `what` while ranks are awaited: *got (malloc'd) and *gotlen what every
+ * rank got.  A status, r->err set on failure. */
+static int decide_step(struct sd_runner *r, const struct sd_test_spec *t,
+		       uint32_t *seq, const char *what, const void *word,
+		       size_t wlen, void **got, size_t *gotlen)
+{
+	int rc;
+	*got = NULL;
+	*gotlen = 0;
+	sd_ctrl_name_group(r->ctrl, 0, "");
+	(*seq)++;
+	rc = sd_ctrl_progress(r->ctrl, 0, *seq, t->cfg.timeout_ms,
+			      t->cfg.timeout_ms, what, r->err, sizeof(r->err));
+	if (!rc)
+		rc = sd_ctrl_decide(r->ctrl, 0, *seq, word, wlen, got, gotlen,
+				    r->err, sizeof(r->err));
+	return rc;
+}
+
 /*
  * A world test failed (wrong data or an expectation): find the hosts that
  * make it fail.  The failing set of hosts is halved and both halves run
@@ -2007,13 +2028,8 @@ static int bisect(struct sd_runner *r, size_t ti, const struct sd_hosts *hs,
 		char what[160];
 		snprintf(what, sizeof(what), "deciding the bisection of test %zu",
 			 ti + 1);
-		sd_ctrl_name_group(r->ctrl, 0, "");
-		(*seq)++;
-		if ((rc = sd_ctrl_progress(r->ctrl, 0, *seq, t->cfg.timeout_ms,
-					   t->cfg.timeout_ms, what, r->err,
-					   sizeof(r->err))) ||
-		    (rc = sd_ctrl_decide(r->ctrl, 0, *seq, word, wlen, &got,
-					 &gotlen, r->err, sizeof(r->err))))
+		if ((rc = decide_step(r, t, seq, what, word, wlen, &got,
+				      &gotlen)))
 			break;
 		if (gotlen < ((size_t)nh + 2) * sizeof(int32_t)) {
 			free(got);
@@ -2126,15 +2142,8 @@ static int judge_and_retry(struct sd_runner *r, size_t ti,
 		char what[160];
 		snprintf(what, sizeof(what), "deciding what test %zu measures "
 			 "again", ti + 1);
-		sd_ctrl_name_group(r->ctrl, 0, "");
-		(*seq)++;
-		rc = sd_ctrl_progress(r->ctrl, 0, *seq, t->cfg.timeout_ms,
-				      t->cfg.timeout_ms, what, r->err,
-				      sizeof(r->err));
-		if (!rc)
-			rc = sd_ctrl_decide(r->ctrl, 0, *seq, word,
-					    nw * 2 * sizeof(int32_t), &got,
-					    &gotlen, r->err, sizeof(r->err));
+		rc = decide_step(r, t, seq, what, word,
+				 nw * 2 * sizeof(int32_t), &got, &gotlen);
 		free(word);
 		if (rc)
 			break;
@@ -2292,13 +2301,8 @@ static int run_adaptive(struct sd_runner *r, size_t ti,
 		char what[160];
 		snprintf(what, sizeof(what), "choosing the node pairs of test "
 			 "%zu", ti + 1);
-		sd_ctrl_name_group(r->ctrl, 0, "");
-		(*seq)++;
-		if ((rc = sd_ctrl_progress(r->ctrl, 0, *seq, t->cfg.timeout_ms,
-					   t->cfg.timeout_ms, what, r->err,
-					   sizeof(r->err))) ||
-		    (rc = sd_ctrl_decide(r->ctrl, 0, *seq, word, wlen, &got,
-					 &gotlen, r->err, sizeof(r->err))))
+		if ((rc = decide_step(r, t, seq, what, word, wlen, &got,
+				      &gotlen)))
 			break;
 		if (gotlen < (size_t)nh * sizeof(int32_t)) {
 			free(got);

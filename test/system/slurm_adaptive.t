@@ -122,23 +122,14 @@ else
 fi
 
 # --- a slow path between node1 and node3, under one switch --------------------
-shape() { # NS DST: node NS sends to DST slowly, everything else at full speed
-	ip netns exec "$1" tc qdisc add dev eth0 root handle 1: htb default 10 &&
-	ip netns exec "$1" tc class add dev eth0 parent 1: classid 1:10 htb \
-		rate 10gbit &&
-	ip netns exec "$1" tc class add dev eth0 parent 1: classid 1:20 htb \
-		rate 40mbit &&
-	ip netns exec "$1" tc filter add dev eth0 protocol ip parent 1: prio 1 \
-		u32 match ip dst "$2/32" flowid 1:20
-}
 PLAN_SAVED=$PLAN
 PLAN=$SD_TMP/switches.yaml
 {
 	echo 'switches: {s0: "node[1,3]", s1: "node[2,4-7]"}'
 	cat "$PLAN_SAVED"
 } >"$PLAN"
-if shape "$NS-n1" "$(sd_cluster_node_addr 3)" 2>/dev/null &&
-   shape "$NS-n3" "$(sd_cluster_node_addr 1)" 2>/dev/null; then
+if sd_shape_path "$NS-n1" "$(sd_cluster_node_addr 3)" 2>/dev/null &&
+   sd_shape_path "$NS-n3" "$(sd_cluster_node_addr 1)" 2>/dev/null; then
 	run_plan path 7
 	ip netns exec "$NS-n1" tc qdisc del dev eth0 root
 	ip netns exec "$NS-n3" tc qdisc del dev eth0 root

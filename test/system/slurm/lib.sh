@@ -67,6 +67,20 @@ sd_need_shakedown_gloo() {
 		skip_all "the Gloo plugin is not built (plugins/gloo; it needs libgloo-dev)"
 }
 
+# sd_shape_path NS DST: in network namespace NS, traffic to address DST
+# through a 40 mbit/s class and everything else at 10 gbit/s (htb and a u32
+# filter): a slow path between two nodes that are fast with every other.
+# Undo with: ip netns exec NS tc qdisc del dev eth0 root
+sd_shape_path() {
+	ip netns exec "$1" tc qdisc add dev eth0 root handle 1: htb default 10 &&
+	ip netns exec "$1" tc class add dev eth0 parent 1: classid 1:10 htb \
+		rate 10gbit &&
+	ip netns exec "$1" tc class add dev eth0 parent 1: classid 1:20 htb \
+		rate 40mbit &&
+	ip netns exec "$1" tc filter add dev eth0 protocol ip parent 1: prio 1 \
+		u32 match ip dst "$2/32" flowid 1:20
+}
+
 # Check a --format json output: every op in $2 (comma-separated) has rows,
 # every row was checked and has wrong 0, every row has nranks $3.
 # Prints the reason on failure.
