@@ -3,9 +3,14 @@
 # bench/train_raw) against the same model and configuration in PyTorch
 # eager (bench/torch_gpt.py), one thread each, in one sitting:
 #
-#   1. the kernels: lib/train picks OpenBLAS's kernels for this CPU itself
-#      (sd_blas_tune); PyTorch uses the same Debian OpenBLAS and gets the
-#      same kernels through OPENBLAS_CORETYPE, so both multiply alike;
+#   1. the kernels: lib/blas.c picks OpenBLAS's kernels for this CPU
+#      itself (cpu_coretype(), set as OPENBLAS_CORETYPE before it loads the
+#      library, unless the environment already sets it) and train_raw's
+#      "# blas:" line names the core OpenBLAS then runs; this script reads
+#      that core and exports it as OPENBLAS_CORETYPE, so PyTorch, on the same
+#      Debian OpenBLAS, gets the same kernels and both multiply alike.  It
+#      stops (exit 1) if the line names OpenBLAS but no core it can read;
+#      with a CBLAS that is not OpenBLAS there is nothing to match;
 #   2. data and start: train_raw writes its tokens and initial parameters,
 #      and both train on those tokens;
 #   3. rounds, interleaved (the order alternates): each round runs both,
@@ -39,6 +44,56 @@ if [ ! -x "$RAW" ]; then
 	echo "train_bench: $RAW is missing; run make first" >&2
 	exit 2
 fi
+common="--config $CONFIG $EXTRA"
+
+# The core in train_raw's "# blas: IMPL" line ($1: IMPL, lib/blas.c's
+# sd_blas()->impl), on stdout:
+#   OpenBLAS 0.3.21 (core SkylakeX, chosen by shakedown), 1 thread
+#   OpenBLAS 0.3.21 (core Haswell), 1 thread    (OPENBLAS_CORETYPE from the
+#                                       environment, or none that fits)
+# gives SkylakeX and Haswell.  Nothing (status 0) for a CBLAS that is not
+# OpenBLAS ("cblas_sgemm of LIB, 1 thread") or none ("none (WHY)");
+# status 1, and why on stderr, for any other line: an OpenBLAS that names
+# no core this reads, so PyTorch would pick kernels of its own.
+blas_core() {
+	case $1 in
+	'cblas_sgemm of '* | 'none ('*) return 0 ;;
+	esac
+	c=$(printf '%s\n' "$1" |
+		sed -n 's/^.* (core \([^ ,()]\{1,\}\)[,)].*$/\1/p')
+	if [ -z "$c" ]; then
+		echo "train_bench: cannot read the OpenBLAS core from train_raw's" \
+			"'# blas: $1'; the kernel matching no longer fits" \
+			"lib/blas.c's wording, and PyTorch would run kernels of its" \
+			"own (fix blas_core in $0)" >&2
+		return 1
+	fi
+	printf '%s\n' "$c"
+}
+
+# 1. kernels, before anything long
+# shellcheck disable=SC2086
+if ! first=$("$RAW" $common --steps 1); then
+	echo "train_bench: $RAW $common --steps 1 failed" >&2
+	exit 1
+fi
+blas=$(printf '%s\n' "$first" | sed -n 's/^# blas: //p' | sed -n 1p)
+if [ -z "$blas" ]; then
+	echo "train_bench: no '# blas:' line from $RAW; cannot match" \
+		"PyTorch's kernels to train_raw's" >&2
+	exit 1
+fi
+core=$(blas_core "$blas") || exit 1
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+if [ -n "$core" ]; then
+	export OPENBLAS_CORETYPE="$core"
+	kernels="OpenBLAS core $core for both (OPENBLAS_CORETYPE=$core)"
+else
+	kernels="none to match, train_raw's BLAS is not OpenBLAS ($blas); PyTorch's as chosen at load"
+fi
+echo "# train_bench: config $CONFIG${EXTRA:+ $EXTRA}, $STEPS steps a run ($WARMUP untimed), $ROUNDS rounds"
+echo "# kernels: $kernels; $(getconf _NPROCESSORS_ONLN) cores; $(uname -r)"
+
 if ! "$TORCH_PYTHON" -c 'import torch, numpy' 2>/dev/null; then
 	echo "train_bench: $TORCH_PYTHON cannot import torch and numpy;" \
 		"install python3-torch (Debian) or set TORCH_PYTHON" >&2
@@ -51,17 +106,8 @@ else
 	OUT=$(mktemp -d "${TMPDIR:-/tmp}/train_bench.XXXXXX")
 	trap 'rm -rf "$OUT"' EXIT
 fi
-common="--config $CONFIG $EXTRA"
 value() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 load() { cut -d' ' -f1 /proc/loadavg; }
-
-# 1. kernels
-# shellcheck disable=SC2086
-core=$("$RAW" $common --steps 1 | sed -n 's/^# blas: .*, \([A-Za-z0-9_]*\) kernels.*/\1/p')
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-[ -n "$core" ] && export OPENBLAS_CORETYPE="$core"
-echo "# train_bench: config $CONFIG${EXTRA:+ $EXTRA}, $STEPS steps a run ($WARMUP untimed), $ROUNDS rounds"
-echo "# OpenBLAS kernels for both: ${core:-as chosen at load}; $(getconf _NPROCESSORS_ONLN) cores; $(uname -r)"
 
 # 2. data and start
 dump=$STEPS
@@ -70,6 +116,14 @@ dump=$STEPS
 "$RAW" $common --steps "$dump" --warmup "$WARMUP" --dump-tokens "$OUT/tokens" \
 	--dump-init "$OUT/init" >"$OUT/raw.loss"
 grep '^#' "$OUT/raw.loss"
+# train_raw now runs under the exported OPENBLAS_CORETYPE: the same core
+again=$(blas_core "$(sed -n 's/^# blas: //p' "$OUT/raw.loss" | sed -n 1p)") ||
+	exit 1
+if [ "$again" != "$core" ]; then
+	echo "train_bench: train_raw ran core '${again}' under" \
+		"OPENBLAS_CORETYPE=$core, not '$core'" >&2
+	exit 1
+fi
 
 # 3. rounds
 printf '%-6s %12s %12s %7s %6s\n' round raw_tok_s torch_tok_s ratio load
