@@ -85,6 +85,8 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		} else if (strcmp(kv, "scale") == 0 &&
 			   !parse_scale(v, &f->scale))
 			;
+		else if (strcmp(kv, "rel") == 0 && !sd_parse_int(v, 0, 1, &n))
+			f->rel = (int)n;
 		else if (strcmp(kv, "code") == 0 && !sd_parse_int(v, 0, 255, &n))
 			f->code = (int)n;
 		else if (strcmp(kv, "index") == 0 &&

@@ -19,7 +19,9 @@
  *                 grad_corrupt: (`shakedown train`) add +-scale=X
  *                          (default 1) to every element of this rank's
  *                          gradient before its all_reduce, at every step
- *                          from step iter=N on (default 0: all)
+ *                          from step iter=N on (default 0: all); with
+ *                          rel=1, +-X times the element's own size (a
+ *                          relative error, as a marginal multiplier's)
  *                 grad_nan: (`shakedown train`) put a NaN in element
  *                          index=I of this rank's gradient before its
  *                          all_reduce, at step iter=N (default 3)
@@ -53,6 +55,7 @@ struct sd_fault {
 	uint64_t index;
 	long delay_us;    /* slow: before every operation */
 	double scale;     /* grad_corrupt: what is added (1) */
+	int rel;          /* grad_corrupt: scale x |element| (rel=1) */
 	int iter_set;     /* iter= was given */
 	int at_start;     /* at=start */
 	int fired;

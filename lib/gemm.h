@@ -92,6 +92,19 @@ int sd_gemm_cpu(void *ctx, const struct sd_gemm_args *a,
 		struct sd_gemm_result *r, char *err, size_t errlen);
 
 /*
+ * The sustained peak of this CPU core for MFU: `repeats` rounds of
+ * `iters` fp32 sgemms of n x n x n through the CPU path, after a warm-up
+ * call; *tflops the 90th percentile of the calls' rates (a high one, not
+ * the luckiest), *median their median, *calls how many.  SD_OK, or a
+ * status with err (no memory; a call failed).
+ */
+#define SD_GEMM_PEAK_N 512
+#define SD_GEMM_PEAK_REPEATS 5
+#define SD_GEMM_PEAK_ITERS 5
+int sd_gemm_cpu_peak(int n, int repeats, int iters, double *tflops,
+		     double *median, int *calls, char *err, size_t errlen);
+
+/*
  * What the CPU path multiplies with, loading it on the first call
  * (lib/blas.h: which library, and why it is loaded, not linked):
  * "OpenBLAS 0.3.21 (core SkylakeX), 1 thread" or "builtin loop (none (no

@@ -80,8 +80,13 @@ struct train_options {
 	struct sd_job_options job; /* --local --backend --iface --timeout --db */
 	const char *data, *reference, *save_reference;
 	const char *config_name;      /* "default" or "test" */
-	struct sd_gpt_config cfg;     /* after the overrides */
-	int overridden;               /* an override changed cfg */
+	struct sd_gpt_config cfg;     /* after the overrides; its
+					 micro_batch and accum_steps this
+					 rank's split (sd_gpt_split) */
+	int overridden;               /* an override changed the model
+					 or the global batch */
+	long global_batch;            /* sequences a step, all ranks */
+	long micro_req, accum_req;    /* --micro-batch, --accum; 0: none */
 	long steps, warmup, seed;
 	double peak_tflops;           /* 0: measure */
 	double slow_factor;
@@ -122,6 +127,7 @@ struct train_ctx {
 	char ref_label[700];     /* "gpt-test-cpu (file PATH)" */
 	char ref_note[1024];     /* why there is none, or "" */
 	double peak;             /* TFLOPs per device; 0 unknown */
+	char peak_how[200];      /* how a measured peak was measured */
 	enum sd_train_origin peak_origin;
 	/* the GPU path (--backend nccl): the plugin's table and this
 	 * rank's model; NULL on the CPU path */
@@ -154,7 +160,7 @@ enum long_only {
 	OPT_STEPS = 256, OPT_CONFIG,
 	OPT_LAYERS, OPT_WIDTH, OPT_HEADS, OPT_SEQ, OPT_MICRO, OPT_ACCUM,
 	OPT_DATA, OPT_SEED, OPT_WARMUP, OPT_REFERENCE, OPT_SAVE_REF, OPT_PEAK,
-	OPT_SLOW, OPT_FORMAT, OPT_NO_PROGRESS,
+	OPT_SLOW, OPT_FORMAT, OPT_NO_PROGRESS, OPT_GLOBAL,
 };
 
 /* train's own options, after the shared ones (job_options.h) */
@@ -167,6 +173,7 @@ static const struct option own_options[] = {
 	{ "seq-len", required_argument, NULL, OPT_SEQ },
 	{ "micro-batch", required_argument, NULL, OPT_MICRO },
 	{ "accum", required_argument, NULL, OPT_ACCUM },
+	{ "global-batch", required_argument, NULL, OPT_GLOBAL },
 	{ "data", required_argument, NULL, OPT_DATA },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
@@ -252,6 +259,14 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 						overrides[k].hi);
 			}
 			break;
+		case OPT_GLOBAL:
+			if (sd_parse_int(optarg, 1, SD_GPT_GLOBAL_BATCH_MAX,
+					 &o->global_batch))
+				return sd_usage_error("train", "--global-batch '%s' must be "
+					    "a number of sequences a step from "
+					    "1 to %ld", optarg,
+					    SD_GPT_GLOBAL_BATCH_MAX);
+			break;
 		case OPT_DATA: o->data = optarg; break;
 		case OPT_SEED:
 			if (sd_parse_int(optarg, 0, 1L << 62, &o->seed))
@@ -305,9 +320,15 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	if (width > 0) o->cfg.width = (int)width;
 	if (heads > 0) o->cfg.heads = (int)heads;
 	if (seq > 0) o->cfg.seq_len = (int)seq;
-	if (micro > 0) o->cfg.micro_batch = (int)micro;
-	if (accum > 0) o->cfg.accum_steps = (int)accum;
-	o->overridden = memcmp(&base, &o->cfg, sizeof(base)) != 0;
+	/* how the global batch is split changes no sum but their order:
+	 * not the workload */
+	o->micro_req = micro > 0 ? micro : 0;
+	o->accum_req = accum > 0 ? accum : 0;
+	long named = sd_gpt_global_batch_named(o->config_name);
+	o->overridden = memcmp(&base, &o->cfg, sizeof(base)) != 0 ||
+			(o->global_batch && o->global_batch != named);
+	if (!o->global_batch)
+		o->global_batch = named;
 	char err[300];
 	if (sd_gpt_config_check(&o->cfg, err, sizeof(err)) != SD_OK)
 		return sd_usage_error("train", "%s", err);
@@ -320,10 +341,12 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 }
 
 /* The workload's identity, what a reference must match: the model, the
- * global batch (not how it is split over ranks), the data source and
- * the optimizer. */
-static void config_string(const struct train_options *o, int nranks,
-			  char *buf, size_t len)
+ * global batch (not how it is split over ranks), the data source, the
+ * optimizer and the seed; then the arithmetic (fp32 on a CPU, bf16 GEMMs
+ * on a GPU), which decides how closely the curve must follow
+ * (sd_train_ref_identity). */
+static void config_string(const struct train_options *o, char *buf,
+			  size_t len)
 {
 	const struct sd_gpt_config *g = &o->cfg;
 	const char *base = o->data ? strrchr(o->data, '/') : NULL;
@@ -336,11 +359,13 @@ static void config_string(const struct train_options *o, int nranks,
 			 SD_MARKOV_ORDER_DEFAULT, SD_MARKOV_BRANCHING_DEFAULT);
 	struct sd_adamw a = SD_ADAMW_DEFAULT;
 	snprintf(buf, len, "gpt2 layers=%d width=%d heads=%d seq=%d vocab=%d "
-		 "batch=%ld data=%s adamw=%g,%g,%g,%g", g->layers, g->width,
-		 g->heads, g->seq_len, g->vocab,
-		 (long)nranks * g->accum_steps * g->micro_batch, data,
-		 (double)a.lr, (double)a.beta1, (double)a.beta2,
-		 (double)a.weight_decay);
+		 "batch=%ld data=%s adamw=%g,%g,%g,%g seed=%ld arith=%s",
+		 g->layers, g->width, g->heads, g->seq_len, g->vocab,
+		 o->global_batch, data, (double)a.lr, (double)a.beta1,
+		 (double)a.beta2, (double)a.weight_decay, o->seed,
+		 o->job.backend && strcmp(o->job.backend, "nccl") == 0
+			 ? "bf16-gpu"
+			 : "fp32-cpu");
 }
 
 /* ------------------------------------------------------- the reference */
@@ -385,13 +410,17 @@ static int find_reference(struct train_ctx *c, char *err, size_t errlen)
 		}
 		if (rc)
 			return rc;
-		if (strcmp(c->ref.config, c->config) != 0) {
+		char why[300];
+		enum sd_train_ref_match m =
+			sd_train_ref_identity(c->ref.config, c->config, why,
+					      sizeof(why));
+		if (m == SD_REF_OTHER_WORKLOAD || m == SD_REF_OTHER_SEED) {
 			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
-				 "the shipped reference %s is for '%.250s' "
-				 "(its global batch), this run is '%.250s'; "
-				 "run with the ranks and --accum it was made "
-				 "with, or give --reference", name,
-				 c->ref.config, c->config);
+				 "the shipped reference %s is for '%.250s', "
+				 "this run is '%.250s' (%s); make a reference "
+				 "of this run's config with --save-ref and give "
+				 "it with --reference", name, c->ref.config,
+				 c->config, why);
 			sd_train_ref_free(&c->ref);
 			return SD_OK;
 		}
@@ -540,10 +569,10 @@ static void print_summary_text(struct train_ctx *c, struct train_outcome *g,
 	struct sd_train_print p = {
 		.devices = g->nranks,
 		.peak_part = c->peak_origin == SD_TRAIN_MEASURED
-				     ? "fp32 sgemm 512x512x512 on rank 0's CPU "
-				       "core"
+				     ? c->peak_how
 				     : NULL,
 		.logged_tflops = NAN,
+		.megatron_fpt = sd_gpt_flops_megatron(&o->cfg),
 		.floor_loss = floor_loss,
 		.cmp = g->compared ? &g->cmp : NULL,
 		.ref_label = c->ref_label,
@@ -579,6 +608,11 @@ static void print_summary_json(struct train_ctx *c, struct train_outcome *g,
 	json_num(&b, s->tokens_per_s);
 	sd_buf_printf(&b, ",\"tflops\":");
 	json_num(&b, s->tflops);
+	sd_buf_printf(&b, ",\"flops_formula\":\"palm\",\"tflops_megatron\":");
+	json_num(&b, s->flops_origin == SD_TRAIN_DERIVED
+			     ? s->tflops * sd_gpt_flops_megatron(&c->opt.cfg) /
+				       s->flops_per_token
+			     : NAN);
 	sd_buf_printf(&b, ",\"peak_tflops\":");
 	json_num(&b, s->peak.tflops);
 	sd_buf_printf(&b, ",\"peak_origin\":\"%s\",\"mfu\":",
@@ -608,10 +642,15 @@ static void print_summary_json(struct train_ctx *c, struct train_outcome *g,
 		sd_buf_printf(&b, ",\"loss_max_abs_diff\":");
 		json_num(&b, g->cmp.max_abs_diff);
 		sd_buf_printf(&b, ",\"loss_max_diff_step\":%ld,\"loss_check\":"
-			      "\"%s\"", g->cmp.max_diff_step,
+			      "\"%s\",\"loss_band\":", g->cmp.max_diff_step,
 			      sd_train_verdict_name(g->cmp.verdict));
+		sd_buf_json_string(&b, g->cmp.tol.says);
+		sd_buf_printf(&b, ",\"loss_why\":");
+		sd_buf_json_string(&b, g->cmp.reason);
 	} else {
-		sd_buf_printf(&b, ",\"reference\":null,\"loss_check\":null");
+		sd_buf_printf(&b, ",\"reference\":null,\"loss_check\":null,"
+			      "\"loss_why\":");
+		sd_buf_json_string(&b, c->ref_note);
 	}
 	sd_buf_printf(&b, ",\"slow_ranks\":[");
 	for (int r = 0, n = 0; g->slow && r < g->nranks; r++)
@@ -697,8 +736,17 @@ static int judge_run(struct train_ctx *c, struct train_outcome *g,
 		snprintf(msg, len, "no step to summarise: %s", err);
 	}
 	if (g->summarized && c->have_ref) {
+		/* the band: how the reference stands to this run */
+		struct sd_train_tolerance tol;
+		const char *arith = strstr(c->config, " arith=");
+		sd_train_tolerance_for(sd_train_ref_identity(c->ref.config,
+							     c->config, NULL,
+							     0) ==
+					       SD_REF_SAME_ARITH,
+				       arith ? arith + 7 : NULL,
+				       c->ref.healthy, &tol);
 		if (sd_train_compare(g->job, (size_t)g->done, c->config, &c->ref,
-				     NULL, &g->cmp, err, sizeof(err)) == SD_OK)
+				     &tol, &g->cmp, err, sizeof(err)) == SD_OK)
 			g->compared = 1;
 		else if (!status) {
 			status = SD_EXIT_USAGE;
@@ -717,7 +765,8 @@ static int judge_run(struct train_ctx *c, struct train_outcome *g,
 			 "stopped there", isnan(g->sum.nonfinite_loss) ? "NaN"
 			 : "infinite", nan_step);
 	} else {
-		if (g->compared && g->cmp.verdict != SD_TRAIN_PASSED) {
+		if (g->compared && g->cmp.verdict != SD_TRAIN_PASSED &&
+		    g->cmp.verdict != SD_TRAIN_NOT_JUDGED) {
 			status = SD_EXIT_VERDICT;
 			snprintf(msg, len, "the loss is off the reference %s: %s",
 				 c->ref.name, g->cmp.reason);
@@ -891,20 +940,22 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	return status;
 }
 
-/* The peak of a CPU core: fp32 sgemm 512x512x512, the median of 5
- * calls.  0 when it cannot be measured. */
-static double measure_cpu_peak(void)
+/* The sustained peak of rank 0's CPU core (sd_gemm_cpu_peak), and how it
+ * was measured into c->peak_how.  0 when it cannot be measured. */
+static double measure_cpu_peak(struct train_ctx *c)
 {
-	double t[5];
+	double tf, med;
+	int calls;
 	char err[256];
-	struct sd_gemm_args a = { .type = SD_GEMM_FP32, .m = 512, .n = 512,
-				  .k = 512, .seed = 1, .warmup_iters = 1,
-				  .iters = 5, .timeout_ms = 30000 };
-	struct sd_gemm_result r = { .time_us = t };
-	if (sd_gemm_cpu(NULL, &a, &r, err, sizeof(err)) != SD_OK)
+	if (sd_gemm_cpu_peak(SD_GEMM_PEAK_N, SD_GEMM_PEAK_REPEATS,
+			     SD_GEMM_PEAK_ITERS, &tf, &med, &calls, err,
+			     sizeof(err)) != SD_OK)
 		return 0;
-	double med = sd_median(t, 5);
-	return med > 0 ? 2.0 * 512 * 512 * 512 / (med * 1e-6) / 1e12 : 0;
+	snprintf(c->peak_how, sizeof(c->peak_how), "fp32 sgemm %dx%dx%d on "
+		 "rank 0's CPU core: the 90th percentile of %d calls, median "
+		 "%.4g", SD_GEMM_PEAK_N, SD_GEMM_PEAK_N, SD_GEMM_PEAK_N, calls,
+		 med);
+	return tf;
 }
 
 /* The GPU path: the plugin's `shakedown_train_gpu` table and this rank's
@@ -965,8 +1016,7 @@ static int start_rank(struct train_ctx *c)
 	/* a training run has no start-up fault (sd_fault_fits refuses it) */
 	int status = sd_job_rank_open(&c->boot, on_cancel, NULL);
 	if (!status)
-		config_string(&c->opt, c->boot->bs.size, c->config,
-			      sizeof(c->config));
+		config_string(&c->opt, c->config, sizeof(c->config));
 	return status;
 }
 
@@ -1064,22 +1114,35 @@ static int begin_record(struct train_ctx *c)
 		if (rc)
 			fprintf(stderr, "shakedown train: %s\n", err);
 	}
-	if (!rc && bs->rank == 0 && c->have_ref &&
-	    strcmp(c->ref.config, c->config) != 0) {
-		/* said now, not after the steps */
-		fprintf(stderr, "shakedown train: reference '%s' is for config "
-			"'%s', this run is '%s'; run its config (the global "
-			"batch is ranks x --accum x --micro-batch) or give "
-			"another --reference\n", c->ref.name, c->ref.config,
-			c->config);
-		rc = SD_ERR_INVALID;
+	if (!rc && bs->rank == 0 && c->have_ref) {
+		char why[300];
+		enum sd_train_ref_match m = sd_train_ref_identity(
+			c->ref.config, c->config, why, sizeof(why));
+		if (m == SD_REF_OTHER_SEED) {
+			/* another seed's curve: a healthy run is not on it,
+			 * and nothing is wrong with asking */
+			snprintf(c->ref_note, sizeof(c->ref_note), "not judged: "
+				 "reference %s is another seed's curve (%s); "
+				 "make one at this seed with --save-ref",
+				 c->ref.name, why);
+			sd_train_ref_free(&c->ref);
+			c->have_ref = 0;
+		} else if (m == SD_REF_OTHER_WORKLOAD) {
+			/* said now, not after the steps */
+			fprintf(stderr, "shakedown train: reference '%s' is for "
+				"config '%s', this run is '%s'; run its config "
+				"(--global-batch, the model) or give another "
+				"--reference\n", c->ref.name, c->ref.config,
+				c->config);
+			rc = SD_ERR_INVALID;
+		}
 	}
 	if (!rc && bs->rank == 0) {
 		if (o->peak_tflops > 0) {
 			c->peak = o->peak_tflops;
 			c->peak_origin = SD_TRAIN_GIVEN;
 		} else if (!c->plugin.ops->gemm) {
-			c->peak = measure_cpu_peak();
+			c->peak = measure_cpu_peak(c);
 			c->peak_origin = SD_TRAIN_MEASURED;
 		}
 		char note[512] = "";
@@ -1133,12 +1196,14 @@ static void print_header(struct train_ctx *c)
 	       o->config_name, o->overridden ? " (changed)"
 					     : "");
 	printf("# model: %d layers, width %d, %d heads, seq %d, "
-	       "vocab %d: %zu parameters, %.4g FLOPs/token; "
+	       "vocab %d: %zu parameters, %.4g FLOPs/token (PaLM's; "
+	       "Megatron-LM's %.4g); "
 	       "%d x %d samples a step on each rank, %d "
 	       "gradient bucket%s\n", k->layers, k->width,
 	       k->heads, k->seq_len, k->vocab,
 	       sd_gpt_param_count(k),
-	       sd_gpt_flops_per_token(k), k->accum_steps,
+	       sd_gpt_flops_per_token(k), sd_gpt_flops_megatron(k),
+	       k->accum_steps,
 	       k->micro_batch, c->ddp->nb, c->ddp->nb == 1 ? "" : "s");
 	if (c->gm)
 		printf("# GPU path: bf16 GEMMs through cuBLAS "
@@ -1320,6 +1385,16 @@ static int train_main(void *arg)
 	int status = start_rank(c);
 	if (status)
 		return status;
+	/* the global batch over this job's ranks: the same answer on every
+	 * rank, said once */
+	char err[400];
+	if (sd_gpt_split(c->opt.global_batch, c->boot->bs.size,
+			 (int)c->opt.micro_req, (int)c->opt.accum_req,
+			 &c->opt.cfg, err, sizeof(err))) {
+		if (c->boot->bs.rank == 0)
+			fprintf(stderr, "shakedown train: %s\n", err);
+		return close_rank(c, SD_EXIT_USAGE);
+	}
 	if (!(status = open_workload(c)) && !(status = begin_record(c)))
 		status = run_steps(c);
 	return close_rank(c, status);

@@ -15,6 +15,8 @@ static void print_check(FILE *out, const struct sd_train_comparison *k)
 		fprintf(out, "  loss check     nonfinite: loss became %s at step "
 			"%ld\n", isnan(k->nonfinite_loss) ? "NaN" : "infinite",
 			k->nonfinite_step);
+	} else if (k->verdict == SD_TRAIN_NOT_JUDGED) {
+		fprintf(out, "  loss check     %s\n", k->reason);
 	} else {
 		fprintf(out, "  loss check     %d steps compared: variance %.3g, "
 			"RMSE %.3g, max |diff| %.3g at step %ld: %s",
@@ -27,6 +29,9 @@ static void print_check(FILE *out, const struct sd_train_comparison *k)
 				k->last_step);
 		fputc('\n', out);
 	}
+	if (k->tol.says[0] && k->verdict != SD_TRAIN_NOT_JUDGED &&
+	    k->verdict != SD_TRAIN_NONFINITE)
+		fprintf(out, "  band           %s\n", k->tol.says);
 	if (k->verdict == SD_TRAIN_FAILED)
 		fprintf(out, "  why            %s\n", k->reason);
 	if (k->note[0])
@@ -48,6 +53,13 @@ void sd_train_summary_print(FILE *out, const struct sd_train_summary *s,
 			sd_train_origin_name(s->flops_origin));
 	else
 		fprintf(out, "  TFLOPs/device  - (%s)\n", s->tflops_why);
+	if (isfinite(s->tflops) && isfinite(p->megatron_fpt) &&
+	    s->flops_origin == SD_TRAIN_DERIVED)
+		fprintf(out, "  Megatron-LM's  %.4f TFLOPs/device (%.4g FLOPs/token: "
+			"causal attention halved, embeddings left out; the "
+			"line above is PaLM's)\n",
+			s->tflops * p->megatron_fpt / s->flops_per_token,
+			p->megatron_fpt);
 	if (isfinite(p->logged_tflops))
 		fprintf(out, "  the log's own  %.4g TFLOP/s/device (mean over the "
 			"timed rows, by the framework's formula; shown, not "

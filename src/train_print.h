@@ -18,6 +18,9 @@ struct sd_train_print {
 				  MFU's parentheses ("NVIDIA H100 SXM5"),
 				  or NULL or "" */
 	double logged_tflops;  /* the log's own TFLOP/s, NaN: none */
+	double megatron_fpt;   /* Megatron-LM's FLOPs per token where the
+				  model is known (sd_train_flops_megatron),
+				  NaN: none */
 	double floor_loss;     /* the data's loss floor, NaN: none */
 	const struct sd_train_comparison *cmp; /* NULL: not compared */
 	const char *ref_label; /* compared: the reference's label */

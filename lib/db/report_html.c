@@ -1183,12 +1183,20 @@ static void training(struct html *h)
 	P(h, " x %s</dd><dt>reference</dt><dd>", isnull(st, 9) ? "?" :
 						  txt(st, 9));
 	E(h, isnull(st, 1) ? "none" : txt(st, 1));
+	/* no verdict: not judged (no reference, another seed's, too few
+	 * steps), its reason saying why; neither pass nor fail */
 	P(h, "</dd><dt>verdict</dt><dd class=\"%s\">",
-	  strcmp(txt(st, 2), "passed") ? "fail" : "pass");
-	E(h, isnull(st, 2) ? "none" : txt(st, 2));
-	if (!isnull(st, 3)) {
-		P(h, ": ");
-		E(h, txt(st, 3));
+	  isnull(st, 2)			       ? "skip"
+	  : strcmp(txt(st, 2), "passed") ? "fail"
+					       : "pass");
+	if (isnull(st, 2)) {
+		E(h, isnull(st, 3) ? "not judged" : txt(st, 3));
+	} else {
+		E(h, txt(st, 2));
+		if (!isnull(st, 3)) {
+			P(h, ": ");
+			E(h, txt(st, 3));
+		}
 	}
 	char num[3][32];
 	for (int k = 0; k < 3; k++)

@@ -679,7 +679,9 @@ static int write_train_verdict(struct emit *em, const struct db_sink *s)
 		sd_db_bind_real(st, 7, c->tol.rel_tol);
 		sd_db_bind_real(st, 8, c->tol.abs_tol);
 		sd_db_bind_real(st, 9, c->tol.var_tol);
-		sd_db_bind_str(st, 10, sd_train_verdict_name(c->verdict));
+		/* not judged (too few steps): no verdict, the reason why */
+		if (c->verdict != SD_TRAIN_NOT_JUDGED)
+			sd_db_bind_str(st, 10, sd_train_verdict_name(c->verdict));
 		sd_db_bind_str(st, 11, c->reason);
 		if (c->nonfinite_step >= 0)
 			sqlite3_bind_int64(st, 12, c->nonfinite_step);

@@ -22,6 +22,7 @@
 #include "util.h"
 #include "blas.h"
 #include "gpt.h"
+#include "metrics.h"
 #include "rng.h"
 
 /* Per block, the tensors in forward order (the table repeats this). */
@@ -217,6 +218,102 @@ int sd_gpt_config_named(const char *name, struct sd_gpt_config *out,
 	return SD_ERR_INVALID;
 }
 
+long sd_gpt_global_batch_named(const char *name)
+{
+	return !name			      ? 0
+	       : strcmp(name, "default") == 0 ? SD_GPT_GLOBAL_BATCH_DEFAULT
+	       : strcmp(name, "test") == 0    ? SD_GPT_GLOBAL_BATCH_TEST
+	       : strcmp(name, "1b") == 0      ? SD_GPT_GLOBAL_BATCH_1B
+					      : 0;
+}
+
+/* The rank counts that divide g, as "1, 2, 4 or 8" (at most 12 of them,
+ * "..." before the largest when there are more). */
+static void divisors(long g, char *buf, size_t len)
+{
+	long d[64];
+	int n = 0;
+	for (long k = 1; k * k <= g && n < 62; k++)
+		if (g % k == 0) {
+			d[n++] = k;
+			if (k != g / k)
+				d[n++] = g / k;
+		}
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
+			long t = d[j];
+			d[j] = d[j - 1];
+			d[j - 1] = t;
+		}
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && used < len; i++) {
+		if (n > 12 && i >= 11 && i < n - 1)
+			continue;
+		int w = snprintf(buf + used, len - used, "%s%s%ld",
+				 i == 0		 ? ""
+				 : i == n - 1	 ? " or "
+						 : ", ",
+				 n > 12 && i == n - 1 ? "... " : "", d[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+int sd_gpt_split(long global, int nranks, int micro_req, int accum_req,
+		 struct sd_gpt_config *cfg, char *err, size_t errlen)
+{
+	char ok[200];
+	if (global < 1 || nranks < 1) {
+		snprintf(err, errlen, "a global batch of %ld over %d ranks "
+			 "cannot be split", global, nranks);
+		return SD_ERR_INVALID;
+	}
+	if (global % nranks) {
+		divisors(global, ok, sizeof(ok));
+		snprintf(err, errlen, "the global batch of %ld sequences does "
+			 "not split over %d ranks: run on %s ranks, or give "
+			 "--global-batch a multiple of %d (a reference is for "
+			 "one global batch: make one with --save-ref)", global,
+			 nranks, ok, nranks);
+		return SD_ERR_INVALID;
+	}
+	long share = global / nranks;
+	long micro, accum;
+	if (micro_req > 0 && accum_req > 0) {
+		micro = micro_req;
+		accum = accum_req;
+	} else if (micro_req > 0) {
+		micro = micro_req;
+		accum = share / micro;
+	} else if (accum_req > 0) {
+		accum = accum_req;
+		micro = share / accum;
+	} else {
+		micro = cfg->micro_batch < share ? cfg->micro_batch : share;
+		while (micro > 1 && share % micro)
+			micro--;
+		accum = share / micro;
+	}
+	if (micro < 1 || accum < 1 || micro * accum != share) {
+		divisors(share, ok, sizeof(ok));
+		snprintf(err, errlen, "each of %d ranks takes %ld of the "
+			 "global batch's %ld sequences a step, which %s; give "
+			 "--micro-batch %s (or --accum the share over it)",
+			 nranks, share, global,
+			 micro_req > 0 && accum_req > 0
+				 ? "--micro-batch x --accum must make"
+			 : micro_req > 0 ? "--micro-batch must divide"
+					 : "--accum must divide",
+			 ok);
+		return SD_ERR_INVALID;
+	}
+	cfg->micro_batch = (int)micro;
+	cfg->accum_steps = (int)accum;
+	return SD_OK;
+}
+
 size_t sd_gpt_param_count(const struct sd_gpt_config *c)
 {
 	return build_table(c, NULL);
@@ -224,8 +321,14 @@ size_t sd_gpt_param_count(const struct sd_gpt_config *c)
 
 double sd_gpt_flops_per_token(const struct sd_gpt_config *c)
 {
-	return 6.0 * (double)sd_gpt_param_count(c) +
-	       12.0 * c->layers * (double)c->width * c->seq_len;
+	return sd_train_flops_palm((double)sd_gpt_param_count(c), c->layers,
+				   c->width, c->seq_len);
+}
+
+double sd_gpt_flops_megatron(const struct sd_gpt_config *c)
+{
+	return sd_train_flops_megatron(c->layers, c->width, c->seq_len,
+				       c->vocab);
 }
 
 /* Activation and scratch floats for c (see sd_gpt_create()). */

@@ -87,6 +87,36 @@
 int sd_gpt_config_named(const char *name, struct sd_gpt_config *out,
 			char *err, size_t errlen);
 
+/*
+ * The global batch: the sequences of one optimizer step over all ranks,
+ * part of the workload's identity, so that a loss curve holds for any
+ * number of ranks that divides it.  A built-in config's is its micro-batch
+ * x accumulation on the ranks its shipped reference was made with:
+ * default 32 (4 ranks x 2 x 4), test 8 (2 ranks x 2 x 2), 1b 64 (8 GPUs x
+ * 4 x 2).
+ */
+#define SD_GPT_GLOBAL_BATCH_DEFAULT 32
+#define SD_GPT_GLOBAL_BATCH_TEST 8
+#define SD_GPT_GLOBAL_BATCH_1B 64
+#define SD_GPT_GLOBAL_BATCH_MAX (1L << 20)
+
+/* A built-in config's global batch, 0 for another name. */
+long sd_gpt_global_batch_named(const char *name);
+
+/*
+ * Split a global batch of `global` sequences over nranks ranks: each rank
+ * takes global / nranks of them, as *accum micro-batches of *micro (set in
+ * cfg->micro_batch and cfg->accum_steps).  micro_req and accum_req (0: not
+ * asked) fix either or both; with neither, the micro-batch is the largest
+ * divisor of the rank's share not above cfg->micro_batch (the config's).
+ * The sequences a step takes are the same for every split (sd_data_index),
+ * so only the order of the sums changes.  SD_OK, or SD_ERR_INVALID with
+ * err saying what cannot hold and what would: nranks not dividing
+ * global, or a micro-batch and accumulation that do not make the share.
+ */
+int sd_gpt_split(long global, int nranks, int micro_req, int accum_req,
+		 struct sd_gpt_config *cfg, char *err, size_t errlen);
+
 /* GPT-2-like defaults for the built-in workload. */
 #define SD_ADAMW_DEFAULT                                                     \
 	{ .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,          \
@@ -105,14 +135,11 @@ size_t sd_gpt_param_count(const struct sd_gpt_config *cfg);
 /* The number of parameter tensors: 2 + 12 * layers + 2. */
 int sd_gpt_tensor_count(const struct sd_gpt_config *cfg);
 
-/*
- * Model FLOPs per token for forward and backward, the standard formula
- * (Kaplan et al. 2020; PaLM appendix B; Megatron-LM): 6 * parameters (2
- * per parameter forward, 4 backward) + 12 * layers * width * seq_len (the
- * attention scores and their weighted sum, forward and backward, as if
- * unmasked).  Embedding parameters are counted, as Megatron does.
- */
+/* Model FLOPs per token, forward and backward, by PaLM's formula
+ * (sd_train_flops_palm(): every parameter, embeddings included, and
+ * attention as if unmasked); Megatron-LM's is sd_gpt_flops_megatron(). */
 double sd_gpt_flops_per_token(const struct sd_gpt_config *cfg);
+double sd_gpt_flops_megatron(const struct sd_gpt_config *cfg);
 
 /* The bytes sd_gpt_create() allocates for cfg: parameters, gradients,
  * both AdamW moments, activations and scratch. */

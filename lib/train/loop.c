@@ -46,7 +46,9 @@ static void on_grad_ready(void *arg, int ready)
 				 * at every step: a bias, as a stuck bit is */
 				size_t e = b->offset + i;
 				uint64_t h = sd_fnv1a(SD_FNV_INIT, &e, sizeof(e));
-				p[i] += (float)((h & 1) ? f->scale : -f->scale);
+				double d = f->rel ? f->scale * fabs(p[i])
+						  : f->scale;
+				p[i] += (float)((h & 1) ? d : -d);
 			}
 		if (f && f->kind == SD_FAULT_GRAD_NAN && t->step == f->iter &&
 		    f->index >= b->offset && f->index < b->offset + b->count)

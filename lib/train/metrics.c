@@ -169,6 +169,19 @@ int sd_train_step_timed(const struct sd_train_step *s, size_t i,
 	return (double)s[i - 1].step >= (double)s[0].step + w;
 }
 
+double sd_train_flops_palm(double params, double layers, double width,
+			   double seq_len)
+{
+	return 6.0 * params + 12.0 * layers * width * seq_len;
+}
+
+double sd_train_flops_megatron(double layers, double width, double seq_len,
+			       double vocab)
+{
+	return 72.0 * layers * width * width + 6.0 * layers * seq_len * width +
+	       6.0 * width * vocab;
+}
+
 int sd_train_flops_per_token(const struct sd_train_facts *f, double *fpt,
 			     enum sd_train_origin *origin, char *err,
 			     size_t errlen)
@@ -209,8 +222,8 @@ int sd_train_flops_per_token(const struct sd_train_facts *f, double *fpt,
 			 "--flops-per-token", missing, options);
 		return SD_ERR_INVALID;
 	}
-	*fpt = 6.0 * f->params.value +
-	       12.0 * f->layers.value * f->width.value * f->seq_len.value;
+	*fpt = sd_train_flops_palm(f->params.value, f->layers.value,
+				   f->width.value, f->seq_len.value);
 	*origin = SD_TRAIN_DERIVED;
 	return SD_OK;
 }
@@ -485,6 +498,15 @@ int sd_train_summarize(const struct sd_train_step *s, size_t n,
 	else if (isnan(out->tflops))
 		sd_strlcpy(out->mfu_why, out->tflops_why,
 			   sizeof(out->mfu_why));
+	else if (out->tflops > out->peak.tflops)
+		/* more than the peak: the peak is what is wrong (measured
+		 * on a busy core, or given too low) */
+		snprintf(out->mfu_why, sizeof(out->mfu_why), "not a figure: "
+			 "%.4g TFLOPs/device is above the peak of %.4g (%s), "
+			 "so that peak is wrong (MFU would be %.0f%%); give "
+			 "--peak-tflops", out->tflops, out->peak.tflops,
+			 sd_train_origin_name(out->peak.origin),
+			 100 * out->tflops / out->peak.tflops);
 	else
 		out->mfu = out->tflops / out->peak.tflops;
 
@@ -514,6 +536,41 @@ void sd_train_tolerance_default(struct sd_train_tolerance *t)
 	t->steps = SD_TRAIN_COMPARE_STEPS;
 }
 
+void sd_train_tolerance_for(int same_arith, const char *arith,
+			    double healthy, struct sd_train_tolerance *t)
+{
+	sd_train_tolerance_default(t);
+	t->require_steps = 1;
+	if (same_arith && arith && strcmp(arith, "fp32-cpu") == 0) {
+		t->rel_tol = 0;
+		t->abs_tol = healthy > 0 ? SD_TRAIN_SAME_FACTOR * healthy
+					 : SD_TRAIN_SAME_ABS_TOL;
+		t->var_tol = t->abs_tol * t->abs_tol;
+		t->same_arith = 1;
+		if (healthy > 0)
+			snprintf(t->says, sizeof(t->says), "same arithmetic "
+				 "(fp32 on a CPU): each step within %.3g nat, "
+				 "%g x the largest difference of healthy runs "
+				 "measured against this reference (%.3g)",
+				 t->abs_tol, SD_TRAIN_SAME_FACTOR, healthy);
+		else
+			snprintf(t->says, sizeof(t->says), "same arithmetic "
+				 "(fp32 on a CPU): each step within %g nat "
+				 "(this reference's healthy spread is not "
+				 "measured: above every one measured)",
+				 SD_TRAIN_SAME_ABS_TOL);
+	} else if (same_arith) {
+		snprintf(t->says, sizeof(t->says), "same arithmetic (%s), whose "
+			 "spread is not measured yet: the band of another "
+			 "arithmetic, %g x |reference| a step",
+			 arith ? arith : "not said", SD_TRAIN_REL_TOL);
+	} else {
+		snprintf(t->says, sizeof(t->says), "another machine or "
+			 "precision: %g x |reference| a step, variance %g",
+			 SD_TRAIN_REL_TOL, SD_TRAIN_VAR_TOL);
+	}
+}
+
 const char *sd_train_verdict_name(enum sd_train_verdict v)
 {
 	switch (v) {
@@ -523,6 +580,8 @@ const char *sd_train_verdict_name(enum sd_train_verdict v)
 		return "failed";
 	case SD_TRAIN_NONFINITE:
 		return "nonfinite";
+	case SD_TRAIN_NOT_JUDGED:
+		return "not judged";
 	}
 	return "failed";
 }
@@ -558,7 +617,11 @@ int sd_train_compare(const struct sd_train_step *s, size_t n,
 		snprintf(err, errlen, "the reference is empty");
 		return SD_ERR_INVALID;
 	}
-	if (!run_config || strcmp(run_config, ref->config) != 0) {
+	enum sd_train_ref_match m =
+		run_config ? sd_train_ref_identity(ref->config, run_config,
+						   NULL, 0)
+			   : SD_REF_OTHER_WORKLOAD;
+	if (m == SD_REF_OTHER_WORKLOAD || m == SD_REF_OTHER_SEED) {
 		snprintf(err, errlen, "reference '%s' is for config '%s', this "
 			 "run is '%s': make a reference from runs of this "
 			 "config (shakedown reference create) or run the "
@@ -670,6 +733,22 @@ int sd_train_compare(const struct sd_train_step *s, size_t n,
 	free(diffs);
 	out->diff_var = var / (double)nb;
 	out->rmse = sqrt(sumsq / (double)nb);
+	/* the window's steps the reference has: a run without one of
+	 * them was not judged over what is judged */
+	size_t want = 0;
+	for (size_t k = 0; k < ref->n && want < (size_t)tol->steps; k++)
+		if (tol->last_step <= 0 || ref->steps[k].step <= tol->last_step)
+			want++;
+	if (tol->require_steps && nb < want) {
+		out->verdict = SD_TRAIN_NOT_JUDGED;
+		snprintf(out->reason, sizeof(out->reason), "not judged: %zu of "
+			 "the %zu steps judged (steps %ld-%ld of reference "
+			 "'%.64s') ran; run at least %ld steps",
+			 nb, want, ref->steps[0].step,
+			 ref->steps[want - 1].step, ref->name,
+			 ref->steps[want - 1].step);
+		return SD_OK;
+	}
 	if (nb < (size_t)tol->steps)
 		snprintf(out->note, sizeof(out->note), "compared %zu step%s "
 			 "(steps %ld-%ld), fewer than %d: that is all this run "
@@ -688,7 +767,7 @@ int sd_train_compare(const struct sd_train_step *s, size_t n,
 	out->verdict = SD_TRAIN_FAILED;
 	if (!band_ok)
 		snprintf(out->reason, sizeof(out->reason), "loss at step %ld "
-			 "is %.6g, reference %.6g: |diff| %.3g is above the "
+			 "is %.9g, reference %.9g: |diff| %.3g is above the "
 			 "%.3g allowed (%g + %g x |reference|); %d of %zu "
 			 "steps compared are outside the tolerance",
 			 out->worst_step,

@@ -146,10 +146,31 @@ int sd_train_step_timed(const struct sd_train_step *s, size_t i,
 			double warmup_steps);
 
 /*
+ * Model FLOPs per token, forward and backward, two ways:
+ *   PaLM's (Chowdhery et al. 2022, appendix B; Kaplan et al. 2020):
+ *     6 x params + 12 x layers x width x seq_len, every parameter counted
+ *     (embeddings too) and attention as if unmasked;
+ *   Megatron-LM's (num_floating_point_operations in
+ *     megatron/training/training.py, for a GPT block of 4 x width MLP and
+ *     as many key/value heads as query heads): 72 x layers x width^2
+ *     (the block's GEMMs, 3 passes of 2 FLOPs a multiply-add) + 6 x layers
+ *     x seq_len x width (causal attention: half of the 12) + 6 x width x
+ *     vocab (the logits), embeddings left out.
+ * On the built-in default config Megatron's is 5% below PaLM's (2.005e7
+ * against 2.112e7); the gap grows with the sequence (a GPT block of width
+ * 4096, 32 layers, 8k tokens, vocabulary 128,256: 14%).  shakedown
+ * reports PaLM's and gives Megatron's beside it where the model is
+ * known (`shakedown train`).
+ */
+double sd_train_flops_palm(double params, double layers, double width,
+			   double seq_len);
+double sd_train_flops_megatron(double layers, double width, double seq_len,
+			       double vocab);
+
+/*
  * Model FLOPs per token, forward and backward: the override when
- * f->flops_per_token is known (its origin), else
- * 6 x params + 12 x layers x width x seq_len (PaLM, Chowdhery et al.
- * 2022, appendix B), origin SD_TRAIN_DERIVED.  SD_OK, or SD_ERR_INVALID
+ * f->flops_per_token is known (its origin), else PaLM's formula
+ * (sd_train_flops_palm), origin SD_TRAIN_DERIVED.  SD_OK, or SD_ERR_INVALID
  * with err naming the missing facts and the options that give them.
  */
 int sd_train_flops_per_token(const struct sd_train_facts *f, double *fpt,
@@ -261,6 +282,25 @@ int sd_train_summarize(const struct sd_train_step *s, size_t n,
 #define SD_TRAIN_VAR_TOL 0.01
 #define SD_TRAIN_COMPARE_STEPS 100
 
+/*
+ * The same-arithmetic band (a reference of the same workload, seed and
+ * arithmetic, fp32 on a CPU): healthy runs reproduce a reference's 100
+ * steps to rounding, whatever the rank count, micro-batch split or
+ * OpenBLAS kernels.  How closely is measured per reference
+ * (bench/train_calibrate.sh) and kept in it ("healthy:", the largest
+ * |loss - reference| of any step of those runs); the band is
+ * SD_TRAIN_SAME_FACTOR times that, a step.  A reference that has not been
+ * measured (made with --save-ref, or from runs) gets SD_TRAIN_SAME_ABS_TOL,
+ * 24 times every measurement made so far (the largest: 2.06e-6 nat, the
+ * default config on 2 ranks with OpenBLAS's Haswell kernels), still
+ * below a loss moved by 1e-4.  The variance bound
+ * is the band squared.  bf16 on a GPU has no measured spread yet: it is
+ * judged with the band of another arithmetic, saying so.  The figures
+ * and what each band catches: shakedown-train(7).
+ */
+#define SD_TRAIN_SAME_FACTOR 10.0
+#define SD_TRAIN_SAME_ABS_TOL 5e-5
+
 /* The loss check's tolerances. */
 struct sd_train_tolerance {
 	double rel_tol;  /* per step: |measured - ref| <= abs_tol +
@@ -273,18 +313,37 @@ struct sd_train_tolerance {
 	int failing_steps_allowed; /* steps outside the band that still
 				      pass (0; Megatron's approximate tests
 				      allow 1 in 100, at most 50) */
+	int require_steps; /* 1: a series without every step of the window
+			      that the reference has is not judged */
+	int same_arith;    /* the band is the same-arithmetic one */
+	char says[200];    /* the band in words, for the verdict ("" none) */
 };
 
 /* The defaults above, no last_step, no failing step allowed. */
 void sd_train_tolerance_default(struct sd_train_tolerance *t);
 
+/*
+ * The band `shakedown train` judges by, from how its reference stands to
+ * the run (sd_train_ref_identity(): SD_REF_SAME_ARITH or
+ * SD_REF_OTHER_ARITH), the run's arithmetic ("fp32-cpu"; NULL when not
+ * said) and the reference's measured healthy difference (0: none): the
+ * same arithmetic on a CPU, SD_TRAIN_SAME_FACTOR x healthy (else
+ * SD_TRAIN_SAME_ABS_TOL) a step and its square for the variance;
+ * anything else, the defaults above.  Both require every step of the
+ * first SD_TRAIN_COMPARE_STEPS; t->says names the band and where it
+ * comes from.
+ */
+void sd_train_tolerance_for(int same_arith, const char *arith,
+			    double healthy, struct sd_train_tolerance *t);
+
 enum sd_train_verdict {
 	SD_TRAIN_PASSED = 0,
-	SD_TRAIN_FAILED,    /* outside the tolerances */
-	SD_TRAIN_NONFINITE, /* the loss became NaN or infinite */
+	SD_TRAIN_FAILED,     /* outside the tolerances */
+	SD_TRAIN_NONFINITE,  /* the loss became NaN or infinite */
+	SD_TRAIN_NOT_JUDGED, /* too few steps to judge (require_steps) */
 };
 
-/* "passed", "failed", "nonfinite". */
+/* "passed", "failed", "nonfinite", "not judged". */
 const char *sd_train_verdict_name(enum sd_train_verdict v);
 
 /* The loss curve against a reference. */

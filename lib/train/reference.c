@@ -216,6 +216,70 @@ fail:
 	return rc;
 }
 
+/* The value of word `key` ("seed=") in config c, into buf ("" when
+ * absent); and c without the seed= and arith= words, into rest. */
+static void config_words(const char *c, char *seed, char *arith, char *rest,
+			 size_t len)
+{
+	size_t used = 0;
+	seed[0] = arith[0] = rest[0] = '\0';
+	while (c && *c) {
+		while (*c == ' ')
+			c++;
+		size_t n = strcspn(c, " ");
+		if (!n)
+			break;
+		if (n > 5 && strncmp(c, "seed=", 5) == 0)
+			snprintf(seed, len, "%.*s", (int)(n - 5), c + 5);
+		else if (n > 6 && strncmp(c, "arith=", 6) == 0)
+			snprintf(arith, len, "%.*s", (int)(n - 6), c + 6);
+		else if (used + n + 2 < len) {
+			if (used)
+				rest[used++] = ' ';
+			memcpy(rest + used, c, n);
+			used += n;
+			rest[used] = '\0';
+		}
+		c += n;
+	}
+}
+
+enum sd_train_ref_match sd_train_ref_identity(const char *ref_config,
+					      const char *run_config,
+					      char *why, size_t whylen)
+{
+	char rs[64], ra[64], rr[512], ns[64], na[64], nr[512];
+	char w[300];
+	enum sd_train_ref_match m;
+	config_words(ref_config, rs, ra, rr, sizeof(rr));
+	config_words(run_config, ns, na, nr, sizeof(nr));
+	/* the small buffers above hold words of up to 63 characters */
+	if (strcmp(rr, nr) != 0) {
+		m = SD_REF_OTHER_WORKLOAD;
+		snprintf(w, sizeof(w), "another workload");
+	} else if (rs[0] && ns[0] && strcmp(rs, ns) != 0) {
+		m = SD_REF_OTHER_SEED;
+		snprintf(w, sizeof(w), "seed %s, the reference's %s", ns, rs);
+	} else if (!rs[0] || !ra[0]) {
+		m = SD_REF_OTHER_ARITH;
+		snprintf(w, sizeof(w), "the reference does not say its %s",
+			 !rs[0] && !ra[0] ? "seed or arithmetic"
+			 : !rs[0]	  ? "seed"
+					  : "arithmetic");
+	} else if (!na[0] || strcmp(ra, na) != 0) {
+		m = SD_REF_OTHER_ARITH;
+		snprintf(w, sizeof(w), "%s, the reference's %s",
+			 na[0] ? na : "an arithmetic not said", ra);
+	} else {
+		m = SD_REF_SAME_ARITH;
+		snprintf(w, sizeof(w), "the same workload, seed %s and %s", rs,
+			 ra);
+	}
+	if (why && whylen)
+		snprintf(why, whylen, "%s", w);
+	return m;
+}
+
 const struct sd_train_ref_step *
 sd_train_ref_find(const struct sd_train_reference *r, long step)
 {
@@ -279,6 +343,8 @@ int sd_train_ref_format(const struct sd_train_reference *r, char **text,
 		  put_header(&b, "source", r->source) ||
 		  put_header(&b, "created_at",
 			     r->created_at[0] ? r->created_at : NULL) ||
+		  (r->healthy > 0 &&
+		   sd_buf_printf(&b, "# healthy: %.3g\n", r->healthy)) ||
 		  sd_buf_printf(&b, "%s\n", column_line);
 	for (size_t i = 0; i < r->n && !bad; i++)
 		bad = sd_buf_printf(&b, "%ld\t%.17g\t%.17g\t%d\n",
@@ -366,9 +432,10 @@ static int parse_double(const char *s, size_t len, double *v)
 }
 
 /* The keys of a header line. */
-enum { K_NAME, K_CONFIG, K_DESCRIPTION, K_SOURCE, K_CREATED_AT, K_N };
+enum { K_NAME, K_CONFIG, K_DESCRIPTION, K_SOURCE, K_CREATED_AT, K_HEALTHY,
+       K_N };
 static const char *const header_keys[K_N] = {
-	"name", "config", "description", "source", "created_at",
+	"name", "config", "description", "source", "created_at", "healthy",
 };
 
 /* A header line l (ll bytes, starting with '#') into out: a known
@@ -402,8 +469,9 @@ static int header_line(const char *l, size_t ll, const char *path, int line,
 		      : which == K_DESCRIPTION ? &out->description
 		      : which == K_SOURCE ? &out->source : NULL;
 	int dup = slot ? *slot != NULL
-		  : which == K_NAME ? out->name[0] != '\0'
-				    : out->created_at[0] != '\0';
+		  : which == K_NAME    ? out->name[0] != '\0'
+		  : which == K_HEALTHY ? out->healthy > 0
+				       : out->created_at[0] != '\0';
 	int rc = SD_OK;
 	char e2[128];
 	if (dup) {
@@ -415,6 +483,17 @@ static int header_line(const char *l, size_t ll, const char *path, int line,
 		return SD_OK;
 	} else if (which == K_CREATED_AT) {
 		sd_strlcpy(out->created_at, val, sizeof(out->created_at));
+	} else if (which == K_HEALTHY) {
+		char *end;
+		double h = strtod(val, &end);
+		if (end == val || *end || !(h > 0) || !isfinite(h)) {
+			snprintf(err, errlen, "%s:%d: healthy '%.40s' must be "
+				 "the largest loss difference of healthy runs, "
+				 "a number above 0", path, line, val);
+			rc = SD_ERR_INVALID;
+		} else {
+			out->healthy = h;
+		}
 	} else if (sd_train_ref_check_name(val, e2, sizeof(e2)) != SD_OK) {
 		snprintf(err, errlen, "%s:%d: %s", path, line, e2);
 		rc = SD_ERR_INVALID;

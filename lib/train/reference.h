@@ -55,6 +55,10 @@ struct sd_train_reference {
 	char *config;      /* never NULL in a valid reference */
 	char *source;      /* "runs UUID, ...", "logs FILE, ...", "file F" */
 	char created_at[32]; /* ISO 8601 UTC, or "" */
+	double healthy;    /* the largest |loss - mean| of any step of the
+			      healthy runs measured against it (header
+			      "healthy:", bench/train_calibrate.sh); 0: not
+			      measured */
 	size_t n;
 	struct sd_train_ref_step *steps; /* n, steps increasing */
 };
@@ -89,6 +93,33 @@ int sd_train_ref_create(const char *name, const char *description,
 			const struct sd_train_curve *curves, size_t ncurves,
 			struct sd_train_reference *out, char *note,
 			size_t notelen, char *err, size_t errlen);
+
+/*
+ * How a reference's config stands to a run's.  A config is words
+ * separated by spaces ("gpt2 layers=2 ... seed=1 arith=fp32-cpu"): seed=
+ * is the seed of the weights and data, arith= the arithmetic (fp32-cpu,
+ * bf16-gpu); every other word is the workload.
+ *   SD_REF_SAME_ARITH   the same workload, seed and arithmetic: the curve
+ *                       is reproduced to rounding, and judged tightly
+ *   SD_REF_OTHER_ARITH  the same workload and seed, another arithmetic
+ *                       (or a reference that does not say its seed or
+ *                       arithmetic): judged within the band measured
+ *                       between the two
+ *   SD_REF_OTHER_SEED   the same workload, another seed: another curve,
+ *                       not to be judged by this one
+ *   SD_REF_OTHER_WORKLOAD  another model, batch, data or optimizer
+ * why (may be NULL) says the difference in words ("seed 2, the
+ * reference's 1").
+ */
+enum sd_train_ref_match {
+	SD_REF_SAME_ARITH,
+	SD_REF_OTHER_ARITH,
+	SD_REF_OTHER_SEED,
+	SD_REF_OTHER_WORKLOAD,
+};
+enum sd_train_ref_match sd_train_ref_identity(const char *ref_config,
+					      const char *run_config,
+					      char *why, size_t whylen);
 
 /* The reference's step `step`, or NULL (binary search). */
 const struct sd_train_ref_step *

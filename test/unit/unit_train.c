@@ -1037,8 +1037,59 @@ static void test_config_check(void)
 	   "config by name: an unknown name lists the names (%s)", err);
 }
 
+/* The global batch over any rank count that divides it. */
+static void test_split(void)
+{
+	struct sd_gpt_config c = SD_GPT_CONFIG_TEST;
+	char err[400];
+	static const struct {
+		long global;
+		int ranks, micro_req, accum_req, micro, accum;
+	} ok_rows[] = {
+		{ 8, 1, 0, 0, 2, 4 }, { 8, 2, 0, 0, 2, 2 }, { 8, 4, 0, 0, 2, 1 },
+		{ 8, 8, 0, 0, 1, 1 }, { 8, 1, 0, 4, 2, 4 }, { 8, 1, 8, 0, 8, 1 },
+		{ 8, 2, 1, 4, 1, 4 }, { 1024, 1024, 0, 0, 1, 1 },
+		{ 1024, 1, 0, 0, 2, 512 }, { 12, 4, 0, 0, 1, 3 },
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(ok_rows) / sizeof(ok_rows[0]); i++) {
+		struct sd_gpt_config k = c;
+		if (sd_gpt_split(ok_rows[i].global, ok_rows[i].ranks,
+				 ok_rows[i].micro_req, ok_rows[i].accum_req, &k,
+				 err, sizeof(err)) != SD_OK ||
+		    k.micro_batch != ok_rows[i].micro ||
+		    k.accum_steps != ok_rows[i].accum) {
+			printf("# row %zu: %d x %d (%s)\n", i, k.micro_batch,
+			       k.accum_steps, err);
+			bad++;
+		}
+	}
+	is_int(bad, 0, "a global batch splits over 1 to 1,024 ranks: micro-batch x accumulation x ranks is it");
+	struct sd_gpt_config k = c;
+	ok(sd_gpt_split(8, 3, 0, 0, &k, err, sizeof(err)) == SD_ERR_INVALID &&
+	   strcmp(err, "the global batch of 8 sequences does not split over 3 "
+		       "ranks: run on 1, 2, 4 or 8 ranks, or give --global-batch "
+		       "a multiple of 3 (a reference is for one global batch: "
+		       "make one with --save-ref)") == 0,
+	   "8 over 3 ranks: refused, with the counts that work");
+	ok(sd_gpt_split(8, 16, 0, 0, &k, err, sizeof(err)) == SD_ERR_INVALID,
+	   "8 over 16 ranks: refused");
+	ok(sd_gpt_split(8, 2, 3, 0, &k, err, sizeof(err)) == SD_ERR_INVALID &&
+	   strstr(err, "each of 2 ranks takes 4 of the global batch's 8 "
+		       "sequences a step, which --micro-batch must divide; give "
+		       "--micro-batch 1, 2 or 4"),
+	   "a micro-batch that does not divide the share: %s", err);
+	ok(sd_gpt_split(8, 2, 2, 3, &k, err, sizeof(err)) == SD_ERR_INVALID,
+	   "micro-batch x accumulation that is not the share: refused");
+	is_int((int)sd_gpt_global_batch_named("default"), 32,
+	       "the default config's global batch: 32");
+	is_int((int)sd_gpt_global_batch_named("test"), 8,
+	       "the test config's: 8");
+}
+
 int main(void)
 {
+	test_split();
 	test_encoder();
 	test_layernorm();
 	test_matmul();

@@ -225,11 +225,30 @@ static void test_throughput(void)
 	sd_train_facts_init(&f);
 	fact(&f.tokens_per_step, 4096, SD_TRAIN_GIVEN);
 	fact(&f.devices, 8, SD_TRAIN_GIVEN);
-	fact(&f.flops_per_token, 1e12, SD_TRAIN_GIVEN);
+	fact(&f.flops_per_token, 1e11, SD_TRAIN_GIVEN);
 	snprintf(f.device_name, sizeof(f.device_name), "NVIDIA H100 PCIe");
 	sd_train_summarize(s, 10, &f, &sum, err, sizeof(err));
-	is_dbl(sum.mfu, (8192.0 / 8) / 756.5, 1e-12,
+	is_dbl(sum.mfu, (819.2 / 8) / 756.5, 1e-12,
 	       "MFU against the H100 PCIe's bf16 peak from the table");
+	/* ten times the FLOPs: above the peak, so the peak is what is wrong */
+	fact(&f.flops_per_token, 1e12, SD_TRAIN_GIVEN);
+	sd_train_summarize(s, 10, &f, &sum, err, sizeof(err));
+	ok(isnan(sum.mfu) && isfinite(sum.tflops) &&
+	   strstr(sum.mfu_why, "not a figure: 1024 TFLOPs/device is above "
+			       "the peak of 756.5 (table), so that peak is "
+			       "wrong (MFU would be 135%)"),
+	   "an MFU above 100%% is not a figure: %s", sum.mfu_why);
+	/* PaLM's and Megatron-LM's formulas, on the built-in default config
+	 * (4 layers, width 256, seq 128, vocab 256, 3,257,856 parameters) */
+	is_dbl(sd_train_flops_palm(3257856, 4, 256, 128),
+	       6.0 * 3257856 + 12.0 * 4 * 256 * 128, 0,
+	       "PaLM's: 6N + 12 L H Q T");
+	is_dbl(sd_train_flops_megatron(4, 256, 128, 256),
+	       72.0 * 4 * 256 * 256 + 6.0 * 4 * 128 * 256 + 6.0 * 256 * 256, 0,
+	       "Megatron-LM's: 72 L h^2 + 6 L s h (causal) + 6 h V");
+	ok(fabs(sd_train_flops_palm(3257856, 4, 256, 128) /
+		sd_train_flops_megatron(4, 256, 128, 256) - 1.053) < 0.001,
+	   "on the default config PaLM's is 5.3%% above Megatron-LM's");
 	ok(strcmp(sum.peak.part, "NVIDIA H100 PCIe") == 0 &&
 	   sum.peak.origin == SD_TRAIN_TABLE, "the part is named");
 
@@ -1196,6 +1215,124 @@ static void test_db(void)
 	sd_db_close(db);
 }
 
+/* A reference's identity against a run's config, the band each kind is
+ * judged by, and a series too short to judge. */
+static void test_identity(void)
+{
+	static struct sd_train_step r[NSTEPS_MAX], s[NSTEPS_MAX];
+	const char *run = "gpt2 layers=2 batch=8 seed=1 arith=fp32-cpu";
+	char why[300];
+	static const struct {
+		const char *ref;
+		enum sd_train_ref_match want;
+		const char *why;
+	} rows[] = {
+		{ "gpt2 layers=2 batch=8 seed=1 arith=fp32-cpu",
+		  SD_REF_SAME_ARITH, "the same workload, seed 1 and fp32-cpu" },
+		{ "gpt2 layers=2 batch=8 seed=1 arith=bf16-gpu",
+		  SD_REF_OTHER_ARITH, "fp32-cpu, the reference's bf16-gpu" },
+		{ "gpt2 layers=2 batch=8", SD_REF_OTHER_ARITH,
+		  "the reference does not say its seed or arithmetic" },
+		{ "gpt2 layers=2 batch=8 seed=2 arith=fp32-cpu",
+		  SD_REF_OTHER_SEED, "seed 1, the reference's 2" },
+		{ "gpt2 layers=2 batch=16 seed=1 arith=fp32-cpu",
+		  SD_REF_OTHER_WORKLOAD, "another workload" },
+		{ "arith=fp32-cpu seed=1 gpt2 layers=2 batch=8",
+		  SD_REF_SAME_ARITH, "the same workload, seed 1 and fp32-cpu" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		enum sd_train_ref_match m =
+			sd_train_ref_identity(rows[i].ref, run, why,
+					      sizeof(why));
+		ok(m == rows[i].want && strcmp(why, rows[i].why) == 0,
+		   "identity of '%s': %s", rows[i].ref, why);
+	}
+
+	struct sd_train_tolerance t;
+	sd_train_tolerance_for(1, "fp32-cpu", 2.6e-8, &t);
+	ok(fabs(t.abs_tol - 2.6e-7) < 1e-20 && t.rel_tol == 0 &&
+	   fabs(t.var_tol - 2.6e-7 * 2.6e-7) < 1e-25 && t.require_steps &&
+	   t.same_arith && strstr(t.says, "same arithmetic (fp32 on a CPU): "
+				  "each step within 2.6e-07 nat, 10 x the "
+				  "largest difference of healthy runs"),
+	   "same arithmetic on a CPU: 10 x the reference's healthy spread, %s",
+	   t.says);
+	sd_train_tolerance_for(1, "fp32-cpu", 0, &t);
+	ok(t.abs_tol == SD_TRAIN_SAME_ABS_TOL && t.same_arith &&
+	   strstr(t.says, "not measured"),
+	   "a reference not measured: the band above every measurement, said");
+	sd_train_tolerance_for(1, "bf16-gpu", 0, &t);
+	ok(t.rel_tol == SD_TRAIN_REL_TOL && !t.same_arith &&
+	   strstr(t.says, "not measured yet"),
+	   "same arithmetic on a GPU: not measured, the other band, said");
+	sd_train_tolerance_for(0, "fp32-cpu", 2.6e-8, &t);
+	ok(t.rel_tol == SD_TRAIN_REL_TOL && t.var_tol == SD_TRAIN_VAR_TOL &&
+	   strstr(t.says, "another machine or precision"),
+	   "another arithmetic: the other band");
+
+	/* a corrupted curve 2e-6 off in the same arithmetic fails; 2e-7
+	 * passes; 30 of 100 steps is not judged */
+	struct sd_train_reference ref;
+	struct sd_train_comparison c;
+	char err[512];
+	series(r, 100, 1, 1, loss_line, 0, 0);
+	ref_of(&ref, run, r, 100);
+	sd_train_tolerance_for(1, "fp32-cpu", 1e-7, &t);
+	series(s, 100, 1, 1, loss_line, 0, 0);
+	for (int i = 0; i < 100; i++)
+		s[i].loss += 2e-7;
+	ok(sd_train_compare(s, 100, run, &ref, &t, &c, err, sizeof(err)) ==
+		   SD_OK && c.verdict == SD_TRAIN_PASSED,
+	   "2e-7 off, the same arithmetic: passes");
+	s[50].loss += 2e-6;
+	ok(sd_train_compare(s, 100, run, &ref, &t, &c, err, sizeof(err)) ==
+		   SD_OK && c.verdict == SD_TRAIN_FAILED &&
+		   c.worst_step == 51,
+	   "2e-6 off at one step: fails there (%s)", c.reason);
+	ok(sd_train_compare(s, 30, run, &ref, &t, &c, err, sizeof(err)) ==
+		   SD_OK && c.verdict == SD_TRAIN_NOT_JUDGED &&
+		   strcmp(c.reason, "not judged: 30 of the 100 steps judged "
+				    "(steps 1-100 of reference 'ref') ran; run "
+				    "at least 100 steps") == 0 &&
+		   strcmp(sd_train_verdict_name(c.verdict), "not judged") == 0,
+	   "30 of 100 steps: not judged (%s)", c.reason);
+	sd_train_tolerance_default(&t);
+	ok(sd_train_compare(s, 30, run, &ref, &t, &c, err, sizeof(err)) ==
+		   SD_OK && c.verdict == SD_TRAIN_PASSED && c.note[0],
+	   "without require_steps (ingest) a short series is still judged");
+	const char *seed2 = "gpt2 layers=2 batch=8 seed=2 arith=fp32-cpu";
+	ok(sd_train_compare(s, 100, seed2, &ref, &t, &c, err, sizeof(err)) ==
+		   SD_ERR_INVALID && strstr(err, "seed=2"),
+	   "another seed's curve is refused by the comparison itself");
+	sd_train_ref_free(&ref);
+
+	/* the measured healthy spread: read, written back, refused when not
+	 * a difference */
+	static const char text[] = "# shakedown-reference 1\n# name: h\n"
+				   "# config: gpt2 seed=1 arith=fp32-cpu\n"
+				   "# healthy: 2.63e-08\nstep\tmean\tspread\tn\n"
+				   "1\t5.5\t0\t1\n";
+	char *back = NULL;
+	ok(sd_train_ref_parse(text, sizeof(text) - 1, "h.ref", &ref, err,
+			      sizeof(err)) == SD_OK &&
+		   ref.healthy == 2.63e-08 &&
+		   sd_train_ref_format(&ref, &back, err, sizeof(err)) == SD_OK &&
+		   strstr(back, "# healthy: 2.63e-08\n"),
+	   "a reference's healthy spread: read and written back");
+	free(back);
+	sd_train_ref_free(&ref);
+	static const char bad[] = "# shakedown-reference 1\n# name: h\n"
+				  "# config: gpt2\n# healthy: -1\n"
+				  "step\tmean\tspread\tn\n1\t5.5\t0\t1\n";
+	ok(sd_train_ref_parse(bad, sizeof(bad) - 1, "h.ref", &ref, err,
+			      sizeof(err)) == SD_ERR_INVALID &&
+		   strcmp(err, "h.ref:4: healthy '-1' must be the largest loss "
+			       "difference of healthy runs, a number above 0") == 0,
+	   "a healthy spread that is not one: refused, naming the line (%s)",
+	   err);
+	sd_train_ref_free(&ref);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "%s/unit_trainmetrics_XXXXXX",
@@ -1210,6 +1347,7 @@ int main(void)
 	test_peaks();
 	test_flops();
 	test_compare();
+	test_identity();
 	test_reference();
 	test_db();
 	char cmd[600];
