@@ -287,6 +287,9 @@ static void print_text(const struct ingest_options *o,
 		       "used\n", l->steps_dropped);
 	if (l->note[0])
 		printf("#   note: %s\n", l->note);
+	if (l->misnumbered[0])
+		printf("#   warning: %s; the loss is not judged\n",
+		       l->misnumbered);
 	if (g->apply_note[0])
 		printf("#   note: %s\n", g->apply_note);
 	int row_tokens = 0;
@@ -558,6 +561,14 @@ static int compare_loss(struct ingest_run *x)
 	}
 	if (!x->have_ref)
 		return SD_EXIT_OK;
+	if (x->log.misnumbered[0]) {
+		/* a loss is never judged against a step it may not be */
+		snprintf(g->ref_note, sizeof(g->ref_note), "not judged: %s",
+			 x->log.misnumbered);
+		sd_train_ref_free(&x->ref);
+		x->have_ref = 0;
+		return SD_EXIT_OK;
+	}
 	if (sd_train_compare(x->log.steps, x->log.n, x->config, &x->ref, NULL,
 			     &g->cmp, x->err, sizeof(x->err))) {
 		fprintf(stderr, "shakedown ingest: the loss cannot be judged "

@@ -21,11 +21,13 @@
  *    1000-1005): at start-up,
  *    'DeepSpeedEngine configuration:' then '  {name} {dots} {value}' for
  *    each setting: train_batch_size and steps_per_print are read, the
- *    block's lines are fact lines;
+ *    block's lines are fact lines, a value printed over several lines
+ *    (a JSON object or list) to the line that closes its brackets;
  *  - deepspeed/profiling/flops_profiler/profiler.py,
  *    FlopsProfiler.print_model_profile() (line 286; the summary at
- *    327-360): the block from '-- DeepSpeed
- *    Flops Profiler --' to its closing dashes, '{:<70}  {:<8}' rows:
+ *    327-360): the block from its title, dashes around 'DeepSpeed
+ *    Flops Profiler' (the start-up banner 'DeepSpeed Flops Profiler
+ *    Enabled: False' is no title), to its closing dashes, '{:<70}  {:<8}' rows:
  *    'world size:' (devices), 'data parallel size:', 'model parallel
  *    size:', 'batch size per GPU:', 'params of model = params per GPU *
  *    mp_size:' (the model's parameters; else 'params per GPU:' when the
@@ -58,6 +60,29 @@
 
 #define find sd_ingest_find
 
+/* Opening minus closing brackets ('{', '[') in a line, outside quoted
+ * strings: how deep a multi-line value is still open after it. */
+static int brackets(const char *s, size_t n)
+{
+	int d = 0, q = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (q) {
+			if (c == '\\')
+				i++;
+			else if (c == q)
+				q = 0;
+		} else if (c == '"' || c == '\'') {
+			q = c;
+		} else if (c == '{' || c == '[') {
+			d++;
+		} else if (c == '}' || c == ']') {
+			d--;
+		}
+	}
+	return d;
+}
+
 static int add(struct sd_ingest_log *out, long line, struct sd_train_step *r,
 	       double samples, double tflops, const char *path, char *err,
 	       size_t errlen)
@@ -73,7 +98,7 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			      size_t errlen)
 {
 	long line = 0;
-	int in_prof = 0, in_conf = 0, pipe_rows = 0;
+	int in_prof = 0, in_conf = 0, pipe_rows = 0, depth = 0;
 	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN;
 	snprintf(out->variant, sizeof(out->variant), "%s",
 		 SD_INGEST_CONSOLE_VARIANT);
@@ -87,7 +112,11 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			n--;
 		int bad = 0;
 		char sfx;
-		if (in_prof || find(s, n, PROF_BEGIN)) {
+		/* the summary's title is a line of dashes around the name;
+		 * "DeepSpeed Flops Profiler Enabled: False" (the start-up
+		 * banner) opens nothing */
+		if (in_prof || (find(s, n, PROF_BEGIN) &&
+				find(s, n, "-----"))) {
 			/* print_model_profile(): the summary block */
 			out->lines_facts++;
 			if (in_prof && n >= 20 && find(s, n, "-----") &&
@@ -123,6 +152,14 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			}
 			continue;
 		}
+		if (in_conf && depth > 0) {
+			/* a multi-line value (a JSON object or list the
+			 * configuration prints with its newlines) goes on
+			 * until its brackets close */
+			depth += brackets(s, n);
+			out->lines_facts++;
+			continue;
+		}
 		if (in_conf || find(s, n, CONF_BEGIN)) {
 			/* DeepSpeedConfig.print(): '  name ..... value' */
 			char name[64] = "";
@@ -133,6 +170,10 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			} else {
 				in_conf = 1;
 				out->lines_facts++;
+				if (!find(s, n, CONF_BEGIN)) {
+					int d = brackets(s, n);
+					depth = d > 0 ? d : 0;
+				}
 				if (!find(s, n, CONF_BEGIN) &&
 				    !strcmp(name, "train_batch_size") &&
 				    isfinite(v))

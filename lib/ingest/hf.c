@@ -472,6 +472,25 @@ static int pd_num(const struct pydict *d, const char *key, double *out)
 	return 0;
 }
 
+/* ms-swift's 'global_step/max_steps': 'N/M' in a row: 1 with the step
+ * and the last step, 0 when the row has none. */
+static int global_step(const struct pydict *d, long *step, long *max)
+{
+	const struct pv *v = pd_get(d, "global_step/max_steps");
+	if (!v || v->kind != PV_STR)
+		return 0;
+	const char *buf = v->str;
+	char *end;
+	long a = strtol(buf, &end, 10);
+	if (end == buf || *end != '/' || a < 0)
+		return 0;
+	char *e2;
+	long b = strtol(end + 1, &e2, 10);
+	*step = a;
+	*max = e2 != end + 1 && !*e2 ? b : 0;
+	return 1;
+}
+
 static int parse_stdout(const char *path, const char *text, size_t len,
 			struct sd_ingest_log *out, char *err, size_t errlen)
 {
@@ -486,8 +505,9 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		snprintf(err, errlen, "%s: out of memory", path);
 		return SD_ERR_NOMEM;
 	}
-	long lineno = 0, rowpos = 0;
-	double runtime = NAN, sps = NAN;
+	long lineno = 0, rowpos = 0, lost_rows = 0, numbered = 0,
+	     unnumbered = 0;
+	double runtime = NAN, sps = NAN, max_steps = NAN;
 	int rc = SD_OK;
 	size_t pos = 0, n;
 	int cut;
@@ -496,22 +516,35 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		lineno++;
 		out->lines++;
 		/* tqdm redraws its bar after '\r' on the same line; the
-		 * dict is the last '\r' segment that starts with '{' */
+		 * dict is in the last '\r' segment that has one, from its
+		 * first "{'" (tqdm.write may put it right after a bar, with
+		 * no '\r' before it) */
 		size_t seg = 0, dict = (size_t)-1, dict_end = 0;
 		for (size_t k = 0; k <= n; k++) {
 			if (k == n || line[k] == '\r') {
-				size_t b = skip_ws(line, k, seg);
-				if (b < k && line[b] == '{' && b + 1 < k &&
-				    (line[b + 1] == '\'' ||
-				     line[b + 1] == '"')) {
-					dict = b;
-					dict_end = k;
-				}
+				for (size_t b = seg; b + 1 < k; b++)
+					if (line[b] == '{' &&
+					    (line[b + 1] == '\'' ||
+					     line[b + 1] == '"')) {
+						dict = b;
+						dict_end = k;
+						break;
+					}
 				seg = k + 1;
 			}
 		}
 		if (dict == (size_t)-1) {
-			out->lines_other++;
+			if (memmem(line, n, "'loss': ", 8)) {
+				/* a loss where no dict starts: a row lost,
+				 * its place kept for the rows after it */
+				lost_rows++;
+				rowpos++;
+				sd_ingest_bad_line(out, lineno, line, n,
+						   "'loss' outside a dict "
+						   "that can be read");
+			} else {
+				out->lines_other++;
+			}
 			continue;
 		}
 		size_t e = dict_end;
@@ -538,7 +571,34 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 				continue;
 			}
 			struct sd_train_step st = { 0 };
-			st.step = rowpos;
+			/* a step number the dict prints (ms-swift's
+			 * 'global_step/max_steps': '12/294') wins over the
+			 * row's position */
+			long gs, ms;
+			if (global_step(d, &gs, &ms)) {
+				if (unnumbered) {
+					sd_ingest_bad_line(
+						out, lineno, ds, dn,
+						"numbered rows after %ld "
+						"without numbers: the log is "
+						"not one run's", unnumbered);
+					continue;
+				}
+				numbered++;
+				st.step = gs;
+				if (ms > 0)
+					max_steps = (double)ms;
+			} else if (numbered) {
+				sd_ingest_bad_line(out, lineno, ds, dn,
+						   "a loss without "
+						   "'global_step/max_steps' "
+						   "among rows that have it: "
+						   "its step is not known");
+				continue;
+			} else {
+				unnumbered++;
+				st.step = rowpos;
+			}
 			st.has = SD_STEP_LOSS;
 			st.loss = loss;
 			double rt = -1, seen = -1;
@@ -562,6 +622,24 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			out->lines_other++;
 		}
 	}
+	if (numbered) {
+		/* the log's own step numbers: no guessing */
+		out->steps_are_rows = 0;
+		double steps = max_steps > 0 ? max_steps
+			       : runtime > 0 && sps > 0
+				       ? floor(runtime * sps + 0.5)
+				       : NAN;
+		finish_rows(out, &rs, 1, runtime, steps);
+		goto end;
+	}
+	if (lost_rows)
+		snprintf(out->misnumbered, sizeof(out->misnumbered),
+			 "the dicts have no step numbers, and %ld 'loss' "
+			 "line%s could not be read as a row (first at line "
+			 "%ld): the rows after it are numbered as if it was "
+			 "one, which may not hold",
+			 lost_rows, lost_rows == 1 ? "" : "s",
+			 out->nbad ? out->bad[0].line : 0L);
 	/* steps of the session = train_runtime x train_steps_per_second
 	 * (both rounded), to the nearest whole step */
 	double steps = runtime > 0 && sps > 0 ? floor(runtime * sps + 0.5)
@@ -588,6 +666,7 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		size_t hl = strlen(out->note);
 		sd_strlcpy(out->note + hl, tail, sizeof(out->note) - hl);
 	}
+end:
 	if (out->n == 0) {
 		if (out->nbad)
 			snprintf(err, errlen, "%s: no step lines of hf; %ld "

@@ -150,6 +150,36 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 	return SD_OK;
 }
 
+size_t sd_ingest_launcher_prefix(const char *s, size_t n)
+{
+	size_t k = 0;
+	if (n > 6 && s[0] == '[' && strncmp(s, "[rank", 5) == 0) {
+		/* torchrun's --tee / log_line_prefix: "[rank3]:" */
+		k = 5;
+		while (k < n && s[k] >= '0' && s[k] <= '9')
+			k++;
+		if (k == 5 || k + 1 >= n || s[k] != ']' || s[k + 1] != ':')
+			return 0;
+		k += 2;
+		return k < n && s[k] == ' ' ? k + 1 : k;
+	}
+	/* "12: " (srun -l) or "host-1: " / "localhost: " (pdsh) */
+	int digit = 0, dash = 0;
+	while (k < n && k < 64 &&
+	       ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'z') ||
+		(s[k] >= 'A' && s[k] <= 'Z') || s[k] == '-' || s[k] == '.' ||
+		s[k] == '_')) {
+		digit |= s[k] >= '0' && s[k] <= '9';
+		dash |= s[k] == '-';
+		k++;
+	}
+	if (k == 0 || k + 1 >= n || s[k] != ':' || s[k + 1] != ' ')
+		return 0;
+	if (!digit && !dash && !(k == 9 && strncmp(s, "localhost", 9) == 0))
+		return 0;
+	return k + 2;
+}
+
 const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
 				size_t *n, int *cut)
 {
@@ -160,6 +190,12 @@ const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
 	*n = nl ? (size_t)(nl - s) : len - *at;
 	*cut = nl == NULL;
 	*at += *n + (nl ? 1 : 0);
+	/* a launcher's prefix, or two ("0: [rank0]: "), is not the log's */
+	for (int i = 0; i < 2; i++) {
+		size_t p = sd_ingest_launcher_prefix(s, *n);
+		s += p;
+		*n -= p;
+	}
 	return s;
 }
 
@@ -337,13 +373,23 @@ int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
 		return SD_ERR_INVALID;
 	}
 	if (fmt == SD_INGEST_AUTO) {
-		size_t head = len < 65536 ? len : 65536;
+		/* the first 64 KiB, then twice as much until a format is
+		 * sure or the whole file is read: real logs start their
+		 * step lines after long preambles (model loading, argument
+		 * dumps, warnings) */
+		size_t head = 0;
 		int best = 0, score[SD_INGEST_NFORMATS] = { 0 };
-		for (int i = 1; i < SD_INGEST_NFORMATS; i++) {
-			score[i] = sniffers[i](text, head);
-			if (score[i] > score[best])
-				best = i;
-		}
+		do {
+			head = head ? 2 * head : 65536;
+			if (head > len)
+				head = len;
+			best = 0;
+			for (int i = 1; i < SD_INGEST_NFORMATS; i++) {
+				score[i] = sniffers[i](text, head);
+				if (score[i] > score[best])
+					best = i;
+			}
+		} while (score[best] < 90 && head < len);
 		if (best == 0 || score[best] < 50) {
 			snprintf(err, errlen, "%s: not a log shakedown knows "
 				 "(megatron %d, deepspeed %d, hf %d, "

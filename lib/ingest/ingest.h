@@ -112,6 +112,12 @@ struct sd_ingest_log {
 					  summary ("HF stdout has no step
 					  numbers: step = row x 10 from
 					  --log-every"); "" when nothing */
+	char misnumbered[200];         /* why the rows' step numbers may
+					  be wrong (a loss printed where
+					  no row could be made of it, in a
+					  log numbered by position): the
+					  loss is then not judged; "" when
+					  they are right */
 };
 
 /* An empty log: no rows, facts unknown (sd_train_facts_init), NaN
@@ -138,10 +144,17 @@ void sd_ingest_bad_line(struct sd_ingest_log *l, long line, const char *text,
 			size_t len, const char *why, ...)
 	__attribute__((format(printf, 5, 6)));
 
-/* The next line of a log's text (len bytes) from *at: its start, and in
- * *n its length without the newline; *cut is 1 for a last line without
- * one (a log still being written, or cut off).  Advances *at past it;
- * NULL at the end of the text. */
+/* The length of a launcher's prefix at the start of a line (n bytes), 0
+ * when there is none: "12: " (srun -l), "[rank3]:" (torchrun),
+ * "host-1: " or "localhost: " (pdsh under DeepSpeed's multi-node
+ * launcher: a host name with a digit or a '-', or localhost). */
+size_t sd_ingest_launcher_prefix(const char *s, size_t n);
+
+/* The next line of a log's text (len bytes) from *at: its start after
+ * up to two launcher prefixes (sd_ingest_launcher_prefix), and in *n its
+ * length without the newline; *cut is 1 for a last line without one (a
+ * log still being written, or cut off).  Advances *at past it; NULL at
+ * the end of the text. */
 const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
 				size_t *n, int *cut);
 
@@ -191,7 +204,8 @@ int sd_ingest_parse_llamafactory(const char *path, const char *text,
 
 /*
  * The sniffers: how sure each format is that `text` (the file's first
- * len bytes, at most 64 KiB) is its own, 0 (not at all) to 100 (its
+ * len bytes: 64 KiB, then twice as much until one is at least 90 sure or
+ * the whole file is read) is its own, 0 (not at all) to 100 (its
  * unmistakable marker: Megatron's "elapsed time per iteration (ms)", a
  * "log_history" key, a JSON line with "current_steps" ...).
  */

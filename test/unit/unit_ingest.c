@@ -272,8 +272,146 @@ static void test_sniff(void)
 	}
 }
 
+/* What real logs have: launcher prefixes, long preambles, DeepSpeed's
+ * profiler banner and multi-line configuration values, a Trainer dict
+ * right after a tqdm bar, step numbers in the dicts, a loss that cannot
+ * be read (issue 32). */
+static void test_real_shapes(void)
+{
+	char err[600];
+	struct sd_ingest_log l;
+	static const struct {
+		const char *line;
+		size_t want;
+	} pre[] = {
+		{ "0: iteration 1", 3 },     { "12: x", 4 },
+		{ "[rank3]: x", 9 },         { "[rank3]:x", 8 },
+		{ "host-1: x", 8 },          { "localhost: x", 11 },
+		{ "node07: x", 8 },          { "steps: 10 loss: 2.0", 0 },
+		{ "UserWarning: x", 0 },     { "{'loss': 1}", 0 },
+		{ " iteration 1", 0 },       { "[2026-01-01] x", 0 },
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (sd_ingest_launcher_prefix(pre[i].line,
+					      strlen(pre[i].line)) !=
+		    pre[i].want) {
+			printf("# prefix of '%s': %zu, not %zu\n", pre[i].line,
+			       sd_ingest_launcher_prefix(pre[i].line,
+							 strlen(pre[i].line)),
+			       pre[i].want);
+			bad++;
+		}
+	is_int(bad, 0, "launcher prefixes: srun -l, torchrun's [rankN]:, "
+		       "pdsh's host: (with a digit or '-', or localhost); "
+		       "'steps:' and 'UserWarning:' are not one");
+
+	/* Megatron's arguments behind "0: " are read */
+	static const char mg[] =
+		"0: ------------------------ arguments ------------------------\n"
+		"0:   seq_length ...................................... 2048\n"
+		"0:   world_size ...................................... 8\n"
+		"0: -------------------- end of arguments ---------------------\n"
+		"0:  iteration        1/     10 | consumed samples:           16 | "
+		"elapsed time per iteration (ms): 1000.0 | learning rate: "
+		"1.000000E-04 | global batch size:    16 | lm loss: 5.000000E+00 |"
+		" loss scale: 1.0 | number of skipped iterations:   0 | number "
+		"of nan iterations:   0 |\n";
+	sd_ingest_log_init(&l, SD_INGEST_MEGATRON);
+	ok(sd_ingest_parse_megatron("m.log", mg, sizeof(mg) - 1, &l, err,
+				    sizeof(err)) == SD_OK &&
+		   l.n == 1 && l.facts.seq_len.value == 2048 &&
+		   l.facts.devices.value == 8,
+	   "Megatron behind srun -l: the step and the arguments read");
+	sd_ingest_log_free(&l);
+
+	/* DeepSpeed: the start-up banner opens no profiler block, and a
+	 * multi-line configuration value does not end the block */
+	static const char ds[] =
+		"[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] "
+		"DeepSpeed Flops Profiler Enabled: False\n"
+		"[2024-01-01 00:00:01,000] [INFO] [config.py:979:print] "
+		"DeepSpeedEngine configuration:\n"
+		"[2024-01-01 00:00:01,000] [INFO] [config.py:983:print]   "
+		"zero_config .................. {\n"
+		"    \"stage\": 2, \n"
+		"    \"offload\": [1, 2]\n"
+		"}\n"
+		"[2024-01-01 00:00:01,000] [INFO] [config.py:983:print]   "
+		"train_batch_size ............. 64\n"
+		"steps: 10 loss: 2.5000 iter time (s): 1.000 samples/sec: 64.000\n"
+		"steps: 20 loss: 2.4000 iter time (s): 1.000 samples/sec: 64.000\n";
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	ok(sd_ingest_parse_deepspeed("d.log", ds, sizeof(ds) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.steps[1].step == 20 &&
+		   l.samples[0] == 64 && l.lines_facts == 6 &&
+		   l.lines_other == 1,
+	   "DeepSpeed: the profiler banner opens nothing; the configuration "
+	   "is read whole (train_batch_size after a multi-line value)");
+	sd_ingest_log_free(&l);
+
+	/* the Trainer: a dict right after a tqdm bar; numbered rows */
+	static const char hf[] =
+		"{'loss': 2.5, 'learning_rate': 1e-05, "
+		"'global_step/max_steps': '5/20'}\n"
+		" 50%|#####     | 10/20 [00:05<00:05]{'loss': 2.4, "
+		"'learning_rate': 1e-05, 'global_step/max_steps': '10/20'}\n"
+		"{'loss': 2.3, 'learning_rate': 1e-05}\n"
+		"{'loss': 2.2, 'global_step/max_steps': '20/20'}\n";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("h.log", hf, sizeof(hf) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.n == 3 && l.steps[0].step == 5 &&
+		   l.steps[1].step == 10 && l.steps[1].loss == 2.4 &&
+		   l.steps[2].step == 20 && !l.steps_are_rows &&
+		   l.lines_unparsed == 1 && !l.misnumbered[0],
+	   "the Trainer: the dict after a bar is read, the printed step "
+	   "numbers kept, a row without one counted, never numbered");
+	sd_ingest_log_free(&l);
+
+	/* by position: a 'loss' that cannot be read keeps its place, and
+	 * the log says its loss is not to be judged */
+	static const char hp[] =
+		"{'loss': 2.5, 'learning_rate': 1e-05}\n"
+		"garbled 'loss': 2.4\n"
+		"{'loss': 2.3, 'learning_rate': 1e-05}\n";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("p.log", hp, sizeof(hp) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.steps[1].step == 3 && l.steps[1].loss == 2.3 &&
+		   strstr(l.misnumbered, "1 'loss' line could not be read"),
+	   "by position: the unreadable row keeps its place; misnumbered: "
+	   "%s", l.misnumbered);
+	sd_ingest_log_free(&l);
+
+	/* a preamble of 300 KiB before the first step line is sniffed */
+	char dir[] = "/tmp/unit_ingest_real.XXXXXX", path[300];
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary folder");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/long.log", dir);
+	FILE *fp = fopen(path, "w");
+	for (int i = 0; fp && i < 6000; i++)
+		fprintf(fp, "loading shard %d of the model: fine, nothing to "
+			    "see here\n", i);
+	if (fp) {
+		fputs(mg, fp);
+		fclose(fp);
+	}
+	ok(sd_ingest_read(path, SD_INGEST_AUTO, &l, err, sizeof(err)) ==
+			   SD_OK && l.format == SD_INGEST_MEGATRON && l.n == 1,
+	   "a Megatron log whose first step line is 300 KiB in: found (%s)",
+	   l.n ? "megatron" : err);
+	sd_ingest_log_free(&l);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	test_real_shapes();
 	test_sniff();
 	test_names();
 	test_rows();
