@@ -7,12 +7,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ingest/ingest.h"
 #include "shakedown/backend.h"
@@ -302,10 +305,30 @@ static const sniff_fn sniffers[SD_INGEST_NFORMATS] = {
 static int slurp(const char *path, char **text, size_t *len, char *err,
 		 size_t errlen)
 {
-	FILE *fp = fopen(path, "rb");
+	/* not blocking on a FIFO with no writer (it reads as empty); one
+	 * with a writer, as a process substitution, is read as it comes */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path,
+			 strerror(errno));
+		return SD_ERR_IO;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		snprintf(err, errlen, "%s: is a folder; give the training "
+			 "job's log file (for the Trainer, the folder's "
+			 "trainer_state.json)", path);
+		return SD_ERR_INVALID;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	FILE *fp = fdopen(fd, "rb");
 	if (!fp) {
 		snprintf(err, errlen, "%s: cannot open: %s", path,
 			 strerror(errno));
+		close(fd);
 		return SD_ERR_IO;
 	}
 	struct sd_buf b = { 0 };

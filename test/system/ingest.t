@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 120
+plan 128
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -230,6 +230,23 @@ printf 'shopping list\n- milk\n' >"$TMPD/notes.txt"
 I "$TMPD/notes.txt" --db none
 is "$rc" 2 "a file of no known format: exit 2"
 like "$err" "not a log shakedown knows.*give --format" "says to give --format"
+# bad input: a folder, a FIFO nobody writes, random bytes, one 10 MB line
+mkdir "$TMPD/afolder"
+I "$TMPD/afolder" --db none
+is "$rc" 2 "a folder: exit 2"
+like "$err" "afolder: is a folder; give the training job's log file" "says so"
+mkfifo "$TMPD/afifo"
+run -t 10 "$SHAKEDOWN" ingest "$TMPD/afifo" --db none
+is "$rc" 2 "a FIFO with no writer: exit 2, not a hang"
+like "$err" "afifo: the file is empty" "read as empty"
+head -c 100000 /dev/urandom >"$TMPD/random.bin"
+I "$TMPD/random.bin" --db none
+is "$rc" 2 "random bytes: exit 2"
+like "$err" "not a log shakedown knows" "no format's"
+awk 'BEGIN { s = "x"; while (length(s) < 10000000) s = s s; print s }' >"$TMPD/oneline.log"
+run -t 60 "$SHAKEDOWN" ingest "$TMPD/oneline.log" --format megatron --db none
+is "$rc" 2 "one line of 16 MB: exit 2"
+like "$err" "no iteration lines of Megatron-LM .*1 lines read" "no step in it, said"
 I "$D/hf_trainer_state.json" --params 8B --gpus 8 --tokens-per-step 512K --db none --json
 is "$(J "json_extract(j, '$.facts.params.value') || ' ' || json_extract(j, '$.facts.tokens_per_step.value')")" \
 	"8000000000 512000" "--params 8B and --tokens-per-step 512K read as powers of 1000"
