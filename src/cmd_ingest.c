@@ -54,6 +54,7 @@ struct ingest_options {
 	struct sd_ingest_given given;
 	int warmup_given;
 	int json, strict;
+	long run;                /* --run N; 0: the last */
 };
 
 enum ingest_option {
@@ -61,7 +62,7 @@ enum ingest_option {
 	OPT_MODEL_CONFIG, OPT_LAYERS, OPT_WIDTH, OPT_FPT, OPT_DEVICE,
 	OPT_PRECISION, OPT_PEAK, OPT_LOG_EVERY, OPT_WARMUP, OPT_REFERENCE,
 	OPT_WORKLOAD, OPT_NODES, OPT_CLUSTER, OPT_JOB, OPT_DB, OPT_JSON,
-	OPT_STRICT,
+	OPT_STRICT, OPT_RUN,
 };
 
 static const struct option long_options[] = {
@@ -79,6 +80,7 @@ static const struct option long_options[] = {
 	{ "precision", required_argument, NULL, OPT_PRECISION },
 	{ "peak-tflops", required_argument, NULL, OPT_PEAK },
 	{ "log-every", required_argument, NULL, OPT_LOG_EVERY },
+	{ "run", required_argument, NULL, OPT_RUN },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "reference", required_argument, NULL, OPT_REFERENCE },
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
@@ -182,6 +184,11 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 						     sizeof(err)))
 				return sd_usage_error("ingest", "--precision: %s", err);
 			break;
+		case OPT_RUN:
+			if (sd_parse_int(optarg, 1, 1000000, &o->run))
+				return sd_usage_error("ingest", "--run '%s' must be a run of "
+					    "the log, from 1", optarg);
+			break;
 		case OPT_LOG_EVERY:
 			if (sd_parse_int(optarg, 1, 100000000, &n))
 				return sd_usage_error("ingest", "--log-every '%s' must be the steps "
@@ -270,10 +277,13 @@ static void print_text(const struct ingest_options *o,
 {
 	const struct sd_train_summary *s = &g->sum;
 	printf("# ingest: %s log %s (%s): %ld lines: %ld steps, %ld facts, "
-	       "%ld unparsed, %ld other\n", sd_ingest_format_name(l->format),
+	       "%ld unparsed, %ld other", sd_ingest_format_name(l->format),
 	       o->log, l->variant[0] ? l->variant : "-", l->lines,
 	       l->lines_steps, l->lines_facts, l->lines_unparsed,
 	       l->lines_other);
+	if (l->lines_other_runs)
+		printf(", %ld of other runs", l->lines_other_runs);
+	putchar('\n');
 	for (size_t i = 0; i < l->nbad; i++)
 		printf("#   unparsed %s:%ld: %s%s%s%s\n", o->log, l->bad[i].line,
 		       l->bad[i].why, l->bad[i].text[0] ? " [" : "",
@@ -281,6 +291,12 @@ static void print_text(const struct ingest_options *o,
 	if ((long)l->nbad < l->lines_unparsed)
 		printf("#   ... and %ld more unparsed lines\n",
 		       l->lines_unparsed - (long)l->nbad);
+	if (l->runs > 1)
+		printf("#   %d runs in this log (each began again at its first "
+		       "step): run %d is read (%s), %ld step lines of the "
+		       "others are not; --run N reads another\n", l->runs,
+		       l->run_kept, l->run_kept == l->runs ? "the last" : "asked",
+		       l->lines_other_runs);
 	if (l->steps_dropped)
 		printf("#   %ld step lines repeated a step already read "
 		       "(another rank's copy, or a restart) and were not "
@@ -367,9 +383,12 @@ static void print_json(const struct ingest_options *o,
 	sd_buf_json_string(&b, l->variant);
 	sd_buf_printf(&b, ",\"lines\":%ld,\"lines_steps\":%ld,"
 		      "\"lines_facts\":%ld,\"lines_unparsed\":%ld,"
-		      "\"lines_other\":%ld,\"steps_dropped\":%ld,\"unparsed\":[",
+		      "\"lines_other\":%ld,\"lines_other_runs\":%ld,"
+		      "\"runs\":%d,\"run\":%d,\"steps_dropped\":%ld,"
+		      "\"unparsed\":[",
 		      l->lines, l->lines_steps, l->lines_facts,
-		      l->lines_unparsed, l->lines_other, l->steps_dropped);
+		      l->lines_unparsed, l->lines_other, l->lines_other_runs,
+		      l->runs, l->run_kept, l->steps_dropped);
 	for (size_t i = 0; i < l->nbad; i++) {
 		sd_buf_printf(&b, "%s{\"line\":%ld,\"why\":", i ? "," : "",
 			      l->bad[i].line);
@@ -520,7 +539,8 @@ static int read_log(struct ingest_run *x)
 {
 	struct ingest_options *o = &x->o;
 	struct outcome *g = x->g;
-	int rc = sd_ingest_read(o->log, o->format, &x->log, x->err,
+	int rc = sd_ingest_read_run(o->log, o->format, (int)o->run, &x->log,
+				    x->err,
 				sizeof(x->err));
 	if (rc == SD_OK)
 		rc = sd_ingest_apply(&x->log, &o->given, &g->facts,

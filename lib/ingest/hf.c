@@ -491,6 +491,50 @@ static int global_step(const struct pydict *d, long *step, long *max)
 	return 1;
 }
 
+/* The totals of the tqdm bars in a line (" 37/294 [" : 294), counted in
+ * totals (up to 16 distinct). */
+struct bar_totals {
+	long total[16];
+	long count[16];
+	int n;
+};
+
+static void bar_totals(const char *s, size_t n, struct bar_totals *b)
+{
+	for (size_t i = 1; i + 2 < n; i++) {
+		if (s[i] != '/' || s[i - 1] < '0' || s[i - 1] > '9')
+			continue;
+		size_t j = i + 1;
+		long y = 0;
+		while (j < n && s[j] >= '0' && s[j] <= '9' && y < 100000000)
+			y = y * 10 + (s[j++] - '0');
+		if (j == i + 1 || j + 1 >= n || s[j] != ' ' || s[j + 1] != '[')
+			continue;
+		int k = 0;
+		while (k < b->n && b->total[k] != y)
+			k++;
+		if (k == b->n) {
+			if (b->n == 16)
+				continue;
+			b->total[b->n] = y;
+			b->count[b->n++] = 0;
+		}
+		b->count[k]++;
+	}
+}
+
+/* The one whole L with rows x L <= steps < (rows + 1) x L, or 0. */
+static double cadence(double steps, long rows)
+{
+	double l = floor(steps / (double)rows);
+	if (l < 1 || (double)(rows + 1) * l <= steps)
+		return 0;
+	/* l - 1 fitting too would make it two */
+	if (l > 1 && (double)(rows + 1) * (l - 1) > steps)
+		return 0;
+	return l;
+}
+
 static int parse_stdout(const char *path, const char *text, size_t len,
 			struct sd_ingest_log *out, char *err, size_t errlen)
 {
@@ -507,6 +551,7 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 	}
 	long lineno = 0, rowpos = 0, lost_rows = 0, numbered = 0,
 	     unnumbered = 0;
+	struct bar_totals bars = { 0 };
 	double runtime = NAN, sps = NAN, max_steps = NAN;
 	int rc = SD_OK;
 	size_t pos = 0, n;
@@ -515,6 +560,7 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 	     (line = sd_ingest_next_line(text, len, &pos, &n, &cut));) {
 		lineno++;
 		out->lines++;
+		bar_totals(line, n, &bars);
 		/* tqdm redraws its bar after '\r' on the same line; the
 		 * dict is in the last '\r' segment that has one, from its
 		 * first "{'" (tqdm.write may put it right after a bar, with
@@ -640,23 +686,52 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			 "one, which may not hold",
 			 lost_rows, lost_rows == 1 ? "" : "s",
 			 out->nbad ? out->bad[0].line : 0L);
-	/* steps of the session = train_runtime x train_steps_per_second
-	 * (both rounded), to the nearest whole step */
-	double steps = runtime > 0 && sps > 0 ? floor(runtime * sps + 0.5)
-					      : NAN;
+	/* steps of the session: a tqdm bar's total (the training bar's:
+	 * train_runtime x train_steps_per_second when the run
+	 * ended, within the rounding of train_steps_per_second's 3
+	 * places; else the bar drawn most often whose total the rows fit),
+	 * else that product (both rounded) to the nearest step.  The
+	 * cadence: the one whole L with rows x L <= steps < (rows+1) x L
+	 * (a row every L steps, the last steps unlogged). */
+	double est = runtime > 0 && sps > 0 ? runtime * sps : NAN;
+	long bar = 0, bar_count = 0;
+	double bar_off = INFINITY;
+	for (int k = 0; k < bars.n; k++) {
+		double t = (double)bars.total[k];
+		if (t < (double)rowpos || cadence(t, rowpos) < 1)
+			continue;
+		if (isfinite(est)) {
+			/* train_steps_per_second is rounded to 3 places */
+			double off = fabs(t - est) / est;
+			if (t >= runtime * (sps - 0.0005) - 1 &&
+			    t <= runtime * (sps + 0.0005) + 1 &&
+			    off < bar_off) {
+				bar_off = off;
+				bar = bars.total[k];
+			}
+		} else if (bars.count[k] > bar_count) {
+			bar_count = bars.count[k];
+			bar = bars.total[k];
+		}
+	}
+	double steps = bar > 0	    ? (double)bar
+		       : isfinite(est) ? floor(est + 0.5)
+				       : NAN;
 	double mult = NAN;
-	if (steps > 0 && rowpos > 0 && fmod(steps, (double)rowpos) == 0) {
-		mult = steps / (double)rowpos;
+	if (steps > 0 && rowpos > 0 && cadence(steps, rowpos) >= 1) {
+		mult = cadence(steps, rowpos);
 		out->log_every = mult;
 	}
 	finish_rows(out, &rs, mult, runtime, steps);
 	if (out->n) {
 		/* what the rows stand for, before finish_rows' note */
-		char head[96], tail[sizeof(out->note)];
+		char head[160], tail[sizeof(out->note)];
 		if (isfinite(mult))
 			snprintf(head, sizeof(head), "the printed dicts have "
-				 "no step numbers: %.0f steps / %ld rows = "
-				 "every %.0f; ", steps, rowpos, mult);
+				 "no step numbers: %.0f steps (%s) over %ld "
+				 "rows: every %.0f; ", steps,
+				 bar > 0 ? "the bar's total" : "runtime x "
+				 "steps/s", rowpos, mult);
 		else
 			snprintf(head, sizeof(head), "the printed dicts have "
 				 "no step numbers: rows 1, 2, 3 ...; give "

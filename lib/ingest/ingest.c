@@ -100,10 +100,43 @@ void sd_ingest_bad_line(struct sd_ingest_log *l, long line, const char *text,
 	keep_bad(l, line, text ? text : "", text ? len : 0, buf);
 }
 
+/* A run begins (the first row, or steps back to where the run before
+ * began): keep it, or not, as want_run says; the rows of a run left
+ * behind become lines of other runs. */
+static void begin_run(struct sd_ingest_log *l, long first)
+{
+	l->runs++;
+	int keep = l->want_run == 0 || l->want_run == l->runs;
+	if (keep && l->n) {
+		l->lines_steps -= (long)l->n;
+		l->lines_other_runs += (long)l->n;
+		l->n = 0;
+	}
+	l->keeping = keep;
+	l->run_first = first;
+	if (keep)
+		l->run_kept = l->runs;
+}
+
 int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 		       const struct sd_train_step *s, double samples,
 		       double logged_tflops)
 {
+	if (!l->runs) {
+		begin_run(l, s->step);
+	} else if (s->step <= l->run_first &&
+		   (!l->keeping || !l->n ||
+		    s->step != l->steps[l->n - 1].step) &&
+		   s->step != l->last_step) {
+		/* back to where this run began, and not a copy of the line
+		 * before: the log goes on with another run */
+		begin_run(l, s->step);
+	}
+	l->last_step = s->step;
+	if (!l->keeping) {
+		l->lines_other_runs++;
+		return SD_OK;
+	}
 	if (l->n && s->step <= l->steps[l->n - 1].step) {
 		l->steps_dropped++;
 		const struct sd_train_step *same = NULL;
@@ -124,6 +157,8 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 				 "first", s->step, l->steps[l->n - 1].step);
 			l->lines_unparsed++;
 			keep_bad(l, line, "", 0, why);
+		} else {
+			l->lines_other++; /* a rank's copy of a row */
 		}
 		return SD_OK;
 	}
@@ -156,16 +191,25 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 size_t sd_ingest_launcher_prefix(const char *s, size_t n)
 {
 	size_t k = 0;
-	if (n > 6 && s[0] == '[' && strncmp(s, "[rank", 5) == 0) {
-		/* torchrun's --tee / log_line_prefix: "[rank3]:" */
-		k = 5;
+	if (n > 6 && s[0] == '[' && (strncmp(s, "[rank", 5) == 0 ||
+				     strncmp(s, "[default", 8) == 0)) {
+		/* torchrun's --tee / log_line_prefix: "[rank3]:",
+		 * "[default3]:" */
+		k = s[1] == 'r' ? 5 : 8;
+		size_t d0 = k;
 		while (k < n && s[k] >= '0' && s[k] <= '9')
 			k++;
-		if (k == 5 || k + 1 >= n || s[k] != ']' || s[k + 1] != ':')
+		if (k == d0 || k + 1 >= n || s[k] != ']' || s[k + 1] != ':')
 			return 0;
-		k += 2;
-		return k < n && s[k] == ' ' ? k + 1 : k;
+		/* the line follows the colon as it was printed */
+		return k + 2;
 	}
+	/* " 0: " (srun -l pads the rank to the widest one's width) */
+	while (k < n && k < 4 && s[k] == ' ')
+		k++;
+	if (k && !(k < n && s[k] >= '0' && s[k] <= '9'))
+		return 0;
+	size_t b0 = k;
 	/* "12: " (srun -l) or "host-1: " / "localhost: " (pdsh) */
 	int digit = 0, dash = 0;
 	while (k < n && k < 64 &&
@@ -176,10 +220,14 @@ size_t sd_ingest_launcher_prefix(const char *s, size_t n)
 		dash |= s[k] == '-';
 		k++;
 	}
-	if (k == 0 || k + 1 >= n || s[k] != ':' || s[k + 1] != ' ')
+	if (k == b0 || k + 1 >= n || s[k] != ':' || s[k + 1] != ' ')
 		return 0;
 	if (!digit && !dash && !(k == 9 && strncmp(s, "localhost", 9) == 0))
 		return 0;
+	/* padded: only a rank number */
+	for (size_t i = b0; b0 && i < k; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
 	return k + 2;
 }
 
@@ -198,6 +246,19 @@ const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
 		size_t p = sd_ingest_launcher_prefix(s, *n);
 		s += p;
 		*n -= p;
+	}
+	/* nor another rank's prefix written before this line's newline
+	 * ("... |[default3]:", two ranks' output interleaved) */
+	size_t e = *n;
+	if (e && s[e - 1] == '\r')
+		e--;
+	if (e > 4 && s[e - 1] == ':' && s[e - 2] == ']') {
+		size_t b = e - 2;
+		while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9')
+			b--;
+		if (b < e - 2 && ((b >= 5 && !strncmp(s + b - 5, "[rank", 5)) ||
+				  (b >= 8 && !strncmp(s + b - 8, "[default", 8))))
+			*n = b - (s[b - 1] == 'k' ? 5 : 8);
 	}
 	return s;
 }
@@ -379,9 +440,16 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
 int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
 		   struct sd_ingest_log *out, char *err, size_t errlen)
 {
+	return sd_ingest_read_run(path, fmt, 0, out, err, errlen);
+}
+
+int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
+		       struct sd_ingest_log *out, char *err, size_t errlen)
+{
 	char *text = NULL;
 	size_t len = 0;
 	sd_ingest_log_init(out, fmt);
+	out->want_run = run > 0 ? run : 0;
 	if ((unsigned)fmt >= SD_INGEST_NFORMATS) {
 		snprintf(err, errlen, "%s: unknown log format", path);
 		return SD_ERR_INVALID;
@@ -428,6 +496,15 @@ int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
 	rc = parsers[fmt](path, text, len, out, err, errlen);
 	out->format = fmt;
 	free(text);
+	if ((rc == SD_OK || (rc == SD_ERR_INVALID && out->runs > 0)) &&
+	    run > 0 && run > out->runs) {
+		snprintf(err, errlen, "%s: --run %d: the log holds %d run%s "
+			 "(a run begins where the steps begin again); give "
+			 "--run 1%s", path, run, out->runs,
+			 out->runs == 1 ? "" : "s",
+			 out->runs > 1 ? " to the last" : "");
+		rc = SD_ERR_INVALID;
+	}
 	if (rc == SD_OK && out->n == 0) {
 		snprintf(err, errlen, "%s: no step lines of %s", path,
 			 sd_ingest_format_name(fmt));

@@ -19,8 +19,8 @@
  *    line number and why;
  *  - any other line (the framework's warnings, the user's own prints):
  *    counted in lines_other.
- * lines = step lines + fact lines + unparsed + other (+ blank lines,
- * counted in lines_other too).
+ * lines = step lines + fact lines + unparsed + other + step lines of
+ * other runs (blank lines and a rank's copies of a row are other lines).
  *
  * Pure parsing: no printing, no exit.  Functions return an sd_status
  * (shakedown/backend.h) and fill err with one line "FILE:LINE: what is
@@ -103,9 +103,18 @@ struct sd_ingest_log {
 	long lines_other;              /* everything else, blank included */
 	long steps_dropped;            /* step lines not kept: a step number
 					  not above the one before (a rank's
-					  duplicate line, a restart); each
-					  is also an unparsed line when its
-					  values differ */
+					  duplicate line, a resume); each is
+					  an unparsed line when its values
+					  differ, else an other line */
+	int want_run;                  /* the run to read when the log holds
+					  several (each began again at its
+					  first step): 1.., 0 the last */
+	int runs;                      /* runs seen */
+	int run_kept;                  /* the one read */
+	int keeping;                   /* rows now are the kept run's */
+	long run_first, last_step;     /* the current run's first step;
+					  the last step line's */
+	long lines_other_runs;         /* step lines of the runs not read */
 	size_t nbad;                   /* kept in bad[] */
 	struct sd_ingest_bad bad[SD_INGEST_MAX_BAD];
 	char note[240];                /* what the reader chose, for the
@@ -223,6 +232,13 @@ int sd_ingest_sniff_llamafactory(const char *text, size_t len);
  */
 int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
 		   struct sd_ingest_log *out, char *err, size_t errlen);
+
+/* The same, reading run `run` (1..) of a log that holds several (a run
+ * begins where the step numbers go back to where the run before began,
+ * as a job restarted into the same file does), 0 the last; a run past
+ * the last is SD_ERR_INVALID saying how many there are. */
+int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
+		       struct sd_ingest_log *out, char *err, size_t errlen);
 
 /*
  * A model's size from its configuration file (a Hugging Face

@@ -69,16 +69,27 @@ static void test_rows(void)
 	is_int(l.n, 2, "is not a row");
 	is_int(l.steps_dropped, 1, "it is counted as dropped");
 	is_int(l.lines_unparsed, 0, "and, the same loss, not as unparsed");
+	is_int(l.lines_other, 1, "a copy is an other line");
 	is_int(sd_ingest_add_step(&l, 13, &restart, 64, NAN), SD_OK,
-	       "step 1 again with another loss (a restart)");
-	is_int(l.n, 2, "is not a row either");
-	is_int(l.steps_dropped, 2, "it is dropped");
-	is_int(l.lines_unparsed, 1, "and counted as unparsed");
-	ok(l.nbad == 1 && l.bad[0].line == 13 &&
-		   strstr(l.bad[0].why, "step 1 after step 2") &&
-		   strstr(l.bad[0].why, "restart"),
-	   "with its line and why: %s", l.nbad ? l.bad[0].why : "-");
-	is_dbl(l.steps[0].loss, 5.0, 0, "the first step 1 is kept");
+	       "step 1 again with another loss (the job restarted into the "
+	       "same log)");
+	ok(l.runs == 2 && l.run_kept == 2 && l.n == 1 &&
+		   l.steps[0].loss == 5.25 && l.lines_other_runs == 2 &&
+		   l.lines_steps == 1 && l.lines_unparsed == 0,
+	   "a second run begins: the last is read, the first's 2 rows are "
+	   "lines of another run");
+	struct sd_train_step resume = row(1, 5.25), r2 = row(3, 4.0),
+			     back = row(2, 4.4);
+	(void)resume;
+	is_int(sd_ingest_add_step(&l, 14, &r2, 64, NAN), SD_OK, "step 3");
+	is_int(sd_ingest_add_step(&l, 15, &back, 64, NAN), SD_OK,
+	       "step 2 after 3, with another loss (a resume, not a new run)");
+	ok(l.runs == 2 && l.n == 2 && l.steps_dropped == 2 &&
+		   l.lines_unparsed == 1 && l.nbad == 1 &&
+		   l.bad[0].line == 15 &&
+		   strstr(l.bad[0].why, "step 2 after step 3"),
+	   "a resume is dropped and counted as unparsed, with its line and "
+	   "why: %s", l.nbad ? l.bad[0].why : "-");
 	/* more than can be kept */
 	const char text[] = "garbled\tline\r\nnext";
 	for (int i = 0; i < SD_INGEST_MAX_BAD + 3; i++)
@@ -285,11 +296,14 @@ static void test_real_shapes(void)
 		size_t want;
 	} pre[] = {
 		{ "0: iteration 1", 3 },     { "12: x", 4 },
-		{ "[rank3]: x", 9 },         { "[rank3]:x", 8 },
+		{ "[rank3]: x", 8 },         { "[rank3]:x", 8 },
 		{ "host-1: x", 8 },          { "localhost: x", 11 },
 		{ "node07: x", 8 },          { "steps: 10 loss: 2.0", 0 },
 		{ "UserWarning: x", 0 },     { "{'loss': 1}", 0 },
 		{ " iteration 1", 0 },       { "[2026-01-01] x", 0 },
+		{ " 0: x", 4 },              { "  12: x", 6 },
+		{ "[default3]:x", 11 },      { " host-1: x", 0 },
+		{ " 12 items: x", 0 },
 	};
 	int bad = 0;
 	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
