@@ -118,7 +118,10 @@ int sd_ingest_parse_llamafactory(const char *path, const char *text,
 		}
 		json_t *cs = json_object_get(o, "current_steps");
 		json_t *lv = json_object_get(o, "loss");
-		if (!cs || !lv) {
+		if (!cs || !lv || json_is_null(lv)) {
+			/* "loss": null: on_log's record of a step with no
+			 * training loss (the end of training, an eval); a
+			 * complete line, not a row */
 			/* eval_loss / predict_loss lines, or another
 			 * writer's object: not a training step */
 			out->lines_other++;
