@@ -48,9 +48,12 @@ void sd_train_summary_print(FILE *out, const struct sd_train_summary *s,
 	else
 		fprintf(out, "  tgs            - (%s)\n", s->tgs_why);
 	if (isfinite(s->tflops))
-		fprintf(out, "  TFLOPs/device  %.4f (%.4g FLOPs/token, %s)\n",
+		fprintf(out, "  TFLOPs/device  %.4f (%.4g FLOPs/token, %s%s)\n",
 			s->tflops, s->flops_per_token,
-			sd_train_origin_name(s->flops_origin));
+			sd_train_origin_name(s->flops_origin),
+			s->flops_origin == SD_TRAIN_DERIVED
+				? ": PaLM's formula, shakedown-train(7)"
+				: "");
 	else
 		fprintf(out, "  TFLOPs/device  - (%s)\n", s->tflops_why);
 	if (isfinite(s->tflops) && isfinite(p->megatron_fpt) &&

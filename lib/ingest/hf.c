@@ -669,9 +669,16 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		}
 	}
 	if (numbered) {
-		/* the log's own step numbers: no guessing */
+		/* the log's own step numbers: no guessing.  This session's
+		 * steps: from where it began (a resumed run's first row is
+		 * a cadence after its checkpoint) to max_steps */
 		out->steps_are_rows = 0;
-		double steps = max_steps > 0 ? max_steps
+		long every = out->n > 1 ? out->steps[1].step - out->steps[0].step
+					: 0;
+		long began = every > 0 && out->steps[0].step >= every
+				     ? out->steps[0].step - every
+				     : 0;
+		double steps = max_steps > began ? max_steps - (double)began
 			       : runtime > 0 && sps > 0
 				       ? floor(runtime * sps + 0.5)
 				       : NAN;
