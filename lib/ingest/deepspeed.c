@@ -32,6 +32,8 @@
  *    size:', 'batch size per GPU:', 'params of model = params per GPU *
  *    mp_size:' (the model's parameters; else 'params per GPU:' when the
  *    model parallel size is 1); every line a fact line.
+ * The launcher's 'dist_world_size=N' line (deepspeed/launcher/launch.py,
+ * main()) gives the devices, where no profiler summary does.
  * The engine's own _report_progress() line ('step=N, skipped=S, lr=[...],
  * mom=[...]', deepspeed/runtime/engine.py lines 2486-2489) carries no loss nor time: a fact
  * line.  DeepSpeedEngine itself (no pipeline) prints no loss: its rows
@@ -270,6 +272,19 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			int rc = add(out, line, &r, b, NAN, path, err, errlen);
 			if (rc)
 				return rc;
+			continue;
+		}
+		if (find(s, n, "launch.py") && find(s, n, "dist_world_size=")) {
+			/* the launcher's world (deepspeed/launcher/launch.py,
+			 * main(): logger.info(f"dist_world_size=...")): the
+			 * devices, where no profiler says them */
+			double v = sd_ingest_number_after(s, n,
+							  "dist_world_size=",
+							  &bad, NULL);
+			if (isfinite(v) &&
+			    out->facts.devices.origin == SD_TRAIN_UNKNOWN)
+				sd_ingest_read_fact(&out->facts.devices, v);
+			out->lines_facts++;
 			continue;
 		}
 		if (find(s, n, "step=") && find(s, n, "skipped=") &&
