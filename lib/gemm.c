@@ -104,12 +104,6 @@ static void make_builtin_impl(void)
 		 "builtin loop (%s), 1 thread", sd_blas()->why);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 int sd_gemm_cpu_peak(int n, int repeats, int iters, double *tflops,
 		     double *median, int *calls, char *err, size_t errlen)
 {
@@ -120,9 +114,9 @@ int sd_gemm_cpu_peak(int n, int repeats, int iters, double *tflops,
 		snprintf(err, errlen, "a peak needs a size, repeats and calls");
 		return SD_ERR_INVALID;
 	}
-	double *t = malloc((size_t)total * sizeof(double));
-	double *rate = malloc((size_t)total * sizeof(double));
-	int rc = t && rate ? SD_OK : SD_ERR_NOMEM;
+	/* each call's time, then in place its rate */
+	double *v = malloc((size_t)total * sizeof(double));
+	int rc = v ? SD_OK : SD_ERR_NOMEM;
 	if (rc)
 		snprintf(err, errlen, "out of memory");
 	for (int k = 0; !rc && k < repeats; k++) {
@@ -130,21 +124,19 @@ int sd_gemm_cpu_peak(int n, int repeats, int iters, double *tflops,
 					  .n = (uint64_t)n, .k = (uint64_t)n,
 					  .seed = 1, .warmup_iters = k ? 0 : 1,
 					  .iters = iters, .timeout_ms = 30000 };
-		struct sd_gemm_result r = { .time_us = t + k * iters };
+		struct sd_gemm_result r = { .time_us = v + k * iters };
 		rc = sd_gemm_cpu(NULL, &a, &r, err, errlen);
 	}
-	for (int i = 0; !rc && i < total; i++)
-		rate[i] = t[i] > 0 ? 2.0 * n * n * (double)n / (t[i] * 1e-6) /
-					     1e12
-				   : 0;
 	if (!rc) {
-		qsort(rate, (size_t)total, sizeof(double), cmp_dbl);
-		*median = rate[total / 2];
-		*tflops = rate[(int)(0.9 * (total - 1) + 0.5)];
+		for (int i = 0; i < total; i++)
+			v[i] = v[i] > 0 ? 2.0 * n * n * (double)n /
+						  (v[i] * 1e-6) / 1e12
+					: 0;
+		*median = sd_median(v, total); /* sorts v */
+		*tflops = v[(int)(0.9 * (total - 1) + 0.5)];
 		*calls = total;
 	}
-	free(t);
-	free(rate);
+	free(v);
 	return rc;
 }
 

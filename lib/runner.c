@@ -1509,7 +1509,7 @@ out:
 void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 		    int nranks, struct sd_scope_shape *out)
 {
-	int pairs_in_hosts = 0, k = 0;
+	int pairs_in_hosts = 0, k = 0, kind;
 	long long n = hs->nhosts;
 	for (int h = 0; h < hs->nhosts; h++)
 		pairs_in_hosts += hs->count[h] / 2;
@@ -1525,8 +1525,7 @@ void sd_scope_shape(const struct sd_test_spec *t, const struct sd_hosts *hs,
 		out->rounds = sd_gpu_pairs_rounds(hs);
 		out->groups = pairs_in_hosts;
 		out->group_size = 2;
-	} else if (host_pairs_kind(t->scope, &k) != PAIRS_NONE) {
-		int kind = host_pairs_kind(t->scope, &k);
+	} else if ((kind = host_pairs_kind(t->scope, &k)) != PAIRS_NONE) {
 		/* adaptive: its matchings; the rounds that isolate what
 		 * fails come on top (sd_adaptive_max_rounds at most) */
 		out->rounds = kind == PAIRS_ALL    ? sd_rr_rounds(hs->nhosts)
@@ -2207,7 +2206,7 @@ static int judge_and_retry(struct sd_runner *r, size_t ti,
 static int host_switches(const struct sd_runner *r, const struct sd_hosts *hs,
 			 int **sw, char *err, size_t errlen)
 {
-	char path[4096], where[4200];
+	char path[4096];
 	int conf = !r->plan->switches[0] &&
 		   sd_switches_conf_path(path, sizeof(path));
 	*sw = NULL;
@@ -2224,8 +2223,8 @@ static int host_switches(const struct sd_runner *r, const struct sd_hosts *hs,
 		rc = sd_switches_read_conf(path, names, hs->nhosts, &s, err,
 					   errlen);
 	else if (!rc) {
-		snprintf(where, sizeof(where), "the plan's switches");
-		rc = sd_switches_parse(r->plan->switches, 0, where, names,
+		rc = sd_switches_parse(r->plan->switches, 0,
+				       "the plan's switches", names,
 				       hs->nhosts, &s, err, errlen);
 	}
 	if (!rc) {

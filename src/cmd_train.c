@@ -340,6 +340,15 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 	return -1;
 }
 
+/* The run's arithmetic, a word of its identity: bf16 GEMMs on a GPU
+ * (the nccl backend), else fp32 on a CPU. */
+static const char *run_arith(const struct train_options *o)
+{
+	return o->job.backend && strcmp(o->job.backend, "nccl") == 0
+		       ? "bf16-gpu"
+		       : "fp32-cpu";
+}
+
 /* The workload's identity, what a reference must match: the model, the
  * global batch (not how it is split over ranks), the data source, the
  * optimizer and the seed; then the arithmetic (fp32 on a CPU, bf16 GEMMs
@@ -363,9 +372,7 @@ static void config_string(const struct train_options *o, char *buf,
 		 g->layers, g->width, g->heads, g->seq_len, g->vocab,
 		 o->global_batch, data, (double)a.lr, (double)a.beta1,
 		 (double)a.beta2, (double)a.weight_decay, o->seed,
-		 o->job.backend && strcmp(o->job.backend, "nccl") == 0
-			 ? "bf16-gpu"
-			 : "fp32-cpu");
+		 run_arith(o));
 }
 
 /* ------------------------------------------------------- the reference */
@@ -738,13 +745,11 @@ static int judge_run(struct train_ctx *c, struct train_outcome *g,
 	if (g->summarized && c->have_ref) {
 		/* the band: how the reference stands to this run */
 		struct sd_train_tolerance tol;
-		const char *arith = strstr(c->config, " arith=");
 		sd_train_tolerance_for(sd_train_ref_identity(c->ref.config,
 							     c->config, NULL,
 							     0) ==
 					       SD_REF_SAME_ARITH,
-				       arith ? arith + 7 : NULL,
-				       c->ref.healthy, &tol);
+				       run_arith(o), c->ref.healthy, &tol);
 		if (sd_train_compare(g->job, (size_t)g->done, c->config, &c->ref,
 				     &tol, &g->cmp, err, sizeof(err)) == SD_OK)
 			g->compared = 1;
