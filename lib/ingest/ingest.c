@@ -112,7 +112,6 @@ static void begin_run(struct sd_ingest_log *l, long first)
 		l->lines_other_runs += (long)l->n;
 		l->n = 0;
 	}
-	l->keeping = keep;
 	l->run_first = first;
 	if (keep)
 		l->run_kept = l->runs;
@@ -125,7 +124,7 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 	if (!l->runs) {
 		begin_run(l, s->step);
 	} else if (s->step <= l->run_first &&
-		   (!l->keeping || !l->n ||
+		   (l->run_kept != l->runs || !l->n ||
 		    s->step != l->steps[l->n - 1].step) &&
 		   s->step != l->last_step) {
 		/* back to where this run began, and not a copy of the line
@@ -133,7 +132,7 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 		begin_run(l, s->step);
 	}
 	l->last_step = s->step;
-	if (!l->keeping) {
+	if (l->run_kept != l->runs) {
 		l->lines_other_runs++;
 		return SD_OK;
 	}

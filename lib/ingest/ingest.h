@@ -110,8 +110,8 @@ struct sd_ingest_log {
 					  several (each began again at its
 					  first step): 1.., 0 the last */
 	int runs;                      /* runs seen */
-	int run_kept;                  /* the one read */
-	int keeping;                   /* rows now are the kept run's */
+	int run_kept;                  /* the one read (the rows now are
+					  its while it is the last seen) */
 	long run_first, last_step;     /* the current run's first step;
 					  the last step line's */
 	long lines_other_runs;         /* step lines of the runs not read */
