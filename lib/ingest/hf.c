@@ -45,15 +45,32 @@
 
 struct hf_row {
 	double runtime; /* train_runtime in the row, -1 when absent */
-	double seen;    /* num_input_tokens_seen, -1 when absent */
+	double seen;    /* num_input_tokens_seen (else TRL's num_tokens:
+			   the same count, non-padding tokens gathered
+			   over ranks), -1 when absent */
+	long bar;       /* the step of the tqdm bar drawn with the row's
+			   dict, 0 when none was */
+	double bar_s;   /* that bar's elapsed seconds, -1 when none */
 };
 
 struct hf_rows {
 	struct hf_row *r;
 	size_t n, cap;
+	int trl_tokens; /* some row's seen is TRL's num_tokens */
 };
 
-static int rows_push(struct hf_rows *rs, double runtime, double seen)
+/* The global tokens seen so far in a row, -1 when it has none. */
+static double tokens_seen(double seen, double trl, struct hf_rows *rs)
+{
+	if (seen >= 0)
+		return seen;
+	if (trl >= 0)
+		rs->trl_tokens = 1;
+	return trl;
+}
+
+static int rows_push(struct hf_rows *rs, double runtime, double seen,
+		     long bar, double bar_s)
 {
 	if (rs->n == rs->cap) {
 		size_t cap = rs->cap ? 2 * rs->cap : 64;
@@ -63,7 +80,7 @@ static int rows_push(struct hf_rows *rs, double runtime, double seen)
 		rs->r = r;
 		rs->cap = cap;
 	}
-	rs->r[rs->n++] = (struct hf_row){ runtime, seen };
+	rs->r[rs->n++] = (struct hf_row){ runtime, seen, bar, bar_s };
 	return SD_OK;
 }
 
@@ -75,7 +92,8 @@ static int rows_push(struct hf_rows *rs, double runtime, double seen)
  * known.  Tokens from num_input_tokens_seen differences.
  */
 static void finish_rows(struct sd_ingest_log *l, const struct hf_rows *rs,
-			double mult, double total_runtime, double total_steps)
+			double mult, double total_runtime, double total_steps,
+			const char *runtime_name)
 {
 	int per_row = rs->n > 0, seen = rs->n > 0;
 	for (size_t i = 0; i < rs->n; i++) {
@@ -109,14 +127,18 @@ static void finish_rows(struct sd_ingest_log *l, const struct hf_rows *rs,
 			}
 		}
 	}
-	const char *tok = seen ? "tokens from num_input_tokens_seen "
-				 "differences"
+	const char *tok = seen ? rs->trl_tokens
+					 ? "tokens from num_tokens (TRL's "
+					   "count of non-padding tokens) "
+					   "differences"
+					 : "tokens from num_input_tokens_seen "
+					   "differences"
 			       : "no token counts: give --tokens-per-step or "
 				 "--seq-len";
 	if (per_row)
 		snprintf(l->note, sizeof(l->note), "step time from each row's "
-			 "train_runtime over the steps since the row before; "
-			 "%s", tok);
+			 "%s over the steps since the row before; %s",
+			 runtime_name, tok);
 	else if (isfinite(mean))
 		snprintf(l->note, sizeof(l->note), "no step time logged: "
 			 "each row has the run's mean, train_runtime %.4g s / "
@@ -214,8 +236,11 @@ static int parse_state(const char *path, const char *text, size_t len,
 			if (sd_ingest_add_step(out, 0, &st, NAN, NAN) ||
 			    (out->n > before &&
 			     rows_push(&rs, num_or(e, "train_runtime", -1),
-				       num_or(e, "num_input_tokens_seen",
-					      -1)))) {
+				       tokens_seen(num_or(e, "num_input_tokens_seen",
+							  -1),
+						   num_or(e, "num_tokens", -1),
+						   &rs),
+				       0, -1))) {
 				rc = SD_ERR_NOMEM;
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto done;
@@ -229,7 +254,7 @@ static int parse_state(const char *path, const char *text, size_t len,
 		}
 	}
 	double steps = end_step > 0 ? end_step : global_step;
-	finish_rows(out, &rs, 1, runtime, steps);
+	finish_rows(out, &rs, 1, runtime, steps, "train_runtime");
 	/* JSON entries span lines: a row or fact counts one line, the rest
 	 * of the document's lines are "other" */
 	long acc = out->lines_steps + out->lines_facts + out->lines_unparsed;
@@ -491,6 +516,73 @@ static int global_step(const struct pydict *d, long *step, long *max)
 	return 1;
 }
 
+/* The next tqdm bar's count in the n bytes at s from *i on ("37/294 [":
+ * 37 of 294): 1 with them and *i past it, 0 when there is none left. */
+static int next_bar(const char *s, size_t n, size_t *i, long *pos,
+		    long *total)
+{
+	for (; *i + 2 < n; (*i)++) {
+		size_t at = *i;
+		if (!at || s[at] != '/' || s[at - 1] < '0' || s[at - 1] > '9')
+			continue;
+		size_t j = at + 1;
+		long y = 0;
+		while (j < n && s[j] >= '0' && s[j] <= '9' && y < 100000000)
+			y = y * 10 + (s[j++] - '0');
+		if (j == at + 1 || j + 1 >= n || s[j] != ' ' || s[j + 1] != '[')
+			continue;
+		size_t b = at;
+		long x = 0, m = 1;
+		while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9' &&
+		       m < 100000000) {
+			x += (s[--b] - '0') * m;
+			m *= 10;
+		}
+		*pos = x;
+		*total = y;
+		*i = j;
+		return 1;
+	}
+	return 0;
+}
+
+/* The last bar in the n bytes at s: 1 with its count and its elapsed
+ * time ("[01:04<05:42": 64 s; -1 when it does not read), else 0. */
+static int last_bar(const char *s, size_t n, long *pos, long *total,
+		    double *elapsed)
+{
+	size_t i = 0, at = 0;
+	int found = 0;
+	long p, t;
+	while (next_bar(s, n, &i, &p, &t)) {
+		*pos = p;
+		*total = t;
+		at = i + 2; /* past " [" */
+		found = 1;
+	}
+	if (!found)
+		return 0;
+	/* [H:]MM:SS, each field whole */
+	double sec = 0;
+	int fields = 0;
+	while (at < n && fields < 3) {
+		long v = 0;
+		size_t d = at;
+		while (at < n && s[at] >= '0' && s[at] <= '9' && v < 1000000)
+			v = v * 10 + (s[at++] - '0');
+		if (at == d)
+			break;
+		sec = sec * 60 + (double)v;
+		fields++;
+		if (at < n && s[at] == ':')
+			at++;
+		else
+			break;
+	}
+	*elapsed = fields >= 2 && at < n && s[at] == '<' ? sec : -1;
+	return 1;
+}
+
 /* The totals of the tqdm bars in a line (" 37/294 [" : 294), counted in
  * totals (up to 16 distinct). */
 struct bar_totals {
@@ -501,15 +593,9 @@ struct bar_totals {
 
 static void bar_totals(const char *s, size_t n, struct bar_totals *b)
 {
-	for (size_t i = 1; i + 2 < n; i++) {
-		if (s[i] != '/' || s[i - 1] < '0' || s[i - 1] > '9')
-			continue;
-		size_t j = i + 1;
-		long y = 0;
-		while (j < n && s[j] >= '0' && s[j] <= '9' && y < 100000000)
-			y = y * 10 + (s[j++] - '0');
-		if (j == i + 1 || j + 1 >= n || s[j] != ' ' || s[j + 1] != '[')
-			continue;
+	size_t i = 0;
+	long x, y;
+	while (next_bar(s, n, &i, &x, &y)) {
 		int k = 0;
 		while (k < b->n && b->total[k] != y)
 			k++;
@@ -552,6 +638,12 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 	long lineno = 0, rowpos = 0, lost_rows = 0, numbered = 0,
 	     unnumbered = 0;
 	struct bar_totals bars = { 0 };
+	/* tqdm.write clears the training bar, prints the dict and draws
+	 * the bar again at once: the bar before the dict on its line and
+	 * the first on the next line, the same, are the dict's step (a
+	 * stdout buffered apart from the bars' stderr has neither) */
+	int bars_agree = 1, from_bars = 0;
+	long pending = -1, pending_total = 0;
 	double runtime = NAN, sps = NAN, max_steps = NAN;
 	int rc = SD_OK;
 	size_t pos = 0, n;
@@ -561,6 +653,14 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		lineno++;
 		out->lines++;
 		bar_totals(line, n, &bars);
+		if (pending >= 0) {
+			size_t i = 0;
+			long p = -1, t = 0;
+			if (!next_bar(line, n, &i, &p, &t) ||
+			    p != pending || t != pending_total)
+				bars_agree = 0;
+			pending = -1;
+		}
 		/* tqdm redraws its bar after '\r' on the same line; the
 		 * dict is in the last '\r' segment that has one, from its
 		 * first "{'" (tqdm.write may put it right after a bar, with
@@ -581,6 +681,7 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		}
 		if (dict == (size_t)-1) {
 			if (memmem(line, n, "'loss': ", 8)) {
+				bars_agree = 0;
 				/* a loss where no dict starts: a row lost,
 				 * its place kept for the rows after it */
 				lost_rows++;
@@ -601,10 +702,21 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		size_t dn = e - dict;
 		int is_loss = dn > 7 && memmem(ds, dn, "'loss'", 6) != NULL;
 		if (py_dict(ds, dn, (long)dict, d, why, sizeof(why)) < 0) {
+			/* a dict that is not the Trainer's (a command
+			 * line's {"use_reentrant": false}, a message's
+			 * {'pad_token_id': 0}.) is another line */
+			if (!is_loss && !memmem(ds, dn, "'learning_rate'", 15) &&
+			    !memmem(ds, dn, "'train_runtime'", 15) &&
+			    !memmem(ds, dn, "'epoch'", 7)) {
+				out->lines_other++;
+				continue;
+			}
 			/* still a logging event: the rows after it keep
 			 * their numbers */
-			if (is_loss)
+			if (is_loss) {
 				rowpos++;
+				bars_agree = 0;
+			}
 			sd_ingest_bad_line(out, lineno, ds, dn, "%s", why);
 			continue;
 		}
@@ -649,10 +761,23 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			st.loss = loss;
 			double rt = -1, seen = -1;
 			pd_num(d, "train_runtime", &rt);
+			double trl = -1;
 			pd_num(d, "num_input_tokens_seen", &seen);
+			pd_num(d, "num_tokens", &trl);
+			seen = tokens_seen(seen, trl, &rs);
+			long bp = 0, bt = 0;
+			double bs = -1;
+			if (!numbered && last_bar(line, dict, &bp, &bt, &bs) &&
+			    bp > 0 && (!rs.n || bt == pending_total)) {
+				pending = bp;
+				pending_total = bt;
+			} else {
+				bars_agree = 0;
+				bp = 0;
+			}
 			size_t before = out->n;
 			if (sd_ingest_add_step(out, lineno, &st, NAN, NAN) ||
-			    (out->n > before && rows_push(&rs, rt, seen))) {
+			    (out->n > before && rows_push(&rs, rt, seen, bp, bs))) {
 				rc = SD_ERR_NOMEM;
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto done;
@@ -666,6 +791,32 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		} else {
 			/* eval_* and other dicts: not training steps */
 			out->lines_other++;
+		}
+	}
+	if (!numbered && bars_agree && out->n && out->n == rs.n &&
+	    (long)out->n == rowpos) {
+		/* every dict was written under the bar: its count is the
+		 * step (ProgressCallback.on_step_end moves the bar to
+		 * global_step before on_log writes the dict) */
+		for (size_t i = 0; i < out->n; i++) {
+			if (i && rs.r[i].bar <= rs.r[i - 1].bar)
+				bars_agree = 0;
+		}
+		int elapsed = 1;
+		for (size_t i = 0; i < out->n; i++)
+			elapsed &= rs.r[i].runtime < 0 && rs.r[i].bar_s >= 0;
+		if (bars_agree) {
+			for (size_t i = 0; i < out->n; i++) {
+				out->steps[i].step = rs.r[i].bar;
+				/* no train_runtime in the rows: the bar's
+				 * own clock, in whole seconds */
+				if (elapsed)
+					rs.r[i].runtime = rs.r[i].bar_s;
+			}
+			out->last_step = out->steps[out->n - 1].step;
+			max_steps = (double)pending_total;
+			numbered = (long)out->n;
+			from_bars = 1 + elapsed;
 		}
 	}
 	if (numbered) {
@@ -682,7 +833,15 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			       : runtime > 0 && sps > 0
 				       ? floor(runtime * sps + 0.5)
 				       : NAN;
-		finish_rows(out, &rs, 1, runtime, steps);
+		finish_rows(out, &rs, 1, runtime, steps,
+			    from_bars == 2 ? "tqdm bar's elapsed time (whole "
+					     "seconds)" : "train_runtime");
+		if (from_bars) {
+			char tail[sizeof(out->note)];
+			sd_strlcpy(tail, out->note, sizeof(tail));
+			snprintf(out->note, sizeof(out->note), "steps from "
+				 "the tqdm bar drawn with each dict; %s", tail);
+		}
 		goto end;
 	}
 	if (lost_rows)
@@ -729,7 +888,7 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		mult = cadence(steps, rowpos);
 		out->log_every = mult;
 	}
-	finish_rows(out, &rs, mult, runtime, steps);
+	finish_rows(out, &rs, mult, runtime, steps, "train_runtime");
 	if (out->n) {
 		/* what the rows stand for, before finish_rows' note */
 		char head[160], tail[sizeof(out->note)];

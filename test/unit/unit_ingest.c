@@ -423,8 +423,70 @@ static void test_real_shapes(void)
 	rmdir(dir);
 }
 
+/* The Trainer's stdout with tqdm: tqdm.write clears the bar, writes the
+ * dict and draws the bar again; the bar on both sides is its step. */
+static void test_hf_bars(void)
+{
+	struct sd_ingest_log l;
+	char err[512];
+	/* as transformers 4.55 + TRL print it: the bar, '\r', blanks,
+	 * '\r', the dict; the next line starts with the same bar */
+#define BAR(n, t) "  " #n "/" #t " [00:" #n "<00:10,  1.00s/it]"
+	static const char ok2[] =
+		BAR(9, 20) "\r" BAR(10, 20) "\r          \r"
+		"{'loss': 2.5, 'learning_rate': 1e-05, 'num_tokens': 1000.0, "
+		"'epoch': 0.5}\n"
+		BAR(10, 20) "\r" BAR(11, 20) "\r" BAR(20, 20) "\r     \r"
+		"{'loss': 2.4, 'learning_rate': 1e-05, 'num_tokens': 3000.0, "
+		"'epoch': 1.0}\n"
+		"\r" BAR(20, 20) "\n"
+		"Generation config {'bos_token_id': None, 'pad': 1}.\n";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("b.log", ok2, sizeof(ok2) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.steps[0].step == 10 && l.steps[1].step == 20 &&
+		   !l.steps_are_rows && l.lines_unparsed == 0 &&
+		   l.lines_other == 2 && (l.steps[1].has & SD_STEP_TIME) &&
+		   l.steps[1].step_s == 1.0 && l.steps[1].tokens == 200.0 &&
+		   strstr(l.note, "tqdm bar") && strstr(l.note, "num_tokens"),
+	   "the Trainer under tqdm: steps 10 and 20 from the bars, 1 s a "
+	   "step from their clocks, 200 tokens a step from TRL's num_tokens; "
+	   "a message's dict is another line (%s)", l.note);
+	sd_ingest_log_free(&l);
+
+	/* the bar after the second dict says another step: no bar is
+	 * trusted, the rows are numbered by position as before */
+	static const char off[] =
+		BAR(10, 20) "\r     \r{'loss': 2.5, 'learning_rate': 1e-05}\n"
+		BAR(10, 20) "\r" BAR(20, 20) "\r     \r"
+		"{'loss': 2.4, 'learning_rate': 1e-05}\n"
+		BAR(19, 20) "\n";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("o.log", off, sizeof(off) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.steps[1].step == 2 && l.steps_are_rows,
+	   "a bar after a dict that disagrees with the one before it: no "
+	   "step taken from the bars (rows %zu, last %ld)", l.n,
+	   l.n ? l.steps[l.n - 1].step : -1L);
+	sd_ingest_log_free(&l);
+
+	/* a dict that looks like the Trainer's but does not parse is
+	 * still unparsed */
+	static const char bad[] =
+		"{'loss': 2.5, 'learning_rate': 1e-05}\n"
+		"{'learning_rate': oops}\n";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("u.log", bad, sizeof(bad) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.lines_unparsed == 1 && l.lines_other == 0,
+	   "a broken dict with the Trainer's keys is unparsed");
+	sd_ingest_log_free(&l);
+#undef BAR
+}
+
 int main(void)
 {
+	test_hf_bars();
 	test_real_shapes();
 	test_sniff();
 	test_names();
