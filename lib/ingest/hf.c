@@ -31,6 +31,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,12 +52,17 @@ struct hf_row {
 	long bar;       /* the step of the tqdm bar drawn with the row's
 			   dict, 0 when none was */
 	double bar_s;   /* that bar's elapsed seconds, -1 when none */
+	double stamp;   /* the logger's time stamp on the dict's line
+			   (LLaMA-Factory's "[INFO|2024-11-26 22:09:01]"),
+			   seconds, -1 when none */
 };
 
 struct hf_rows {
 	struct hf_row *r;
 	size_t n, cap;
 	int trl_tokens; /* some row's seen is TRL's num_tokens */
+	int first_untimed; /* the clock's zero is not the session's start:
+			      the first row has no time */
 };
 
 /* The global tokens seen so far in a row, -1 when it has none. */
@@ -70,7 +76,7 @@ static double tokens_seen(double seen, double trl, struct hf_rows *rs)
 }
 
 static int rows_push(struct hf_rows *rs, double runtime, double seen,
-		     long bar, double bar_s)
+		     long bar, double bar_s, double stamp)
 {
 	if (rs->n == rs->cap) {
 		size_t cap = rs->cap ? 2 * rs->cap : 64;
@@ -80,7 +86,7 @@ static int rows_push(struct hf_rows *rs, double runtime, double seen,
 		rs->r = r;
 		rs->cap = cap;
 	}
-	rs->r[rs->n++] = (struct hf_row){ runtime, seen, bar, bar_s };
+	rs->r[rs->n++] = (struct hf_row){ runtime, seen, bar, bar_s, stamp };
 	return SD_OK;
 }
 
@@ -111,7 +117,8 @@ static void finish_rows(struct sd_ingest_log *l, const struct hf_rows *rs,
 		double span = at - before;
 		if (per_row && span > 0) {
 			double t0 = i ? rs->r[i - 1].runtime : 0;
-			if (rs->r[i].runtime - t0 > 0) {
+			if ((i || !rs->first_untimed) &&
+			    rs->r[i].runtime - t0 > 0) {
 				s->step_s = (rs->r[i].runtime - t0) / span;
 				s->has |= SD_STEP_TIME;
 			}
@@ -127,14 +134,17 @@ static void finish_rows(struct sd_ingest_log *l, const struct hf_rows *rs,
 			}
 		}
 	}
-	const char *tok = seen ? rs->trl_tokens
-					 ? "tokens from num_tokens (TRL's "
-					   "count of non-padding tokens) "
-					   "differences"
-					 : "tokens from num_input_tokens_seen "
-					   "differences"
-			       : "no token counts: give --tokens-per-step or "
-				 "--seq-len";
+	const char *tok =
+		seen ? rs->trl_tokens
+			       ? "tokens from num_tokens (TRL's count of "
+				 "non-padding tokens) differences"
+			       : "tokens from num_input_tokens_seen "
+				 "differences"
+		: l->n && isfinite(l->samples[0])
+			? "tokens: the banner's total train batch size x "
+			  "seq_len"
+			: "no token counts: give --tokens-per-step or "
+			  "--seq-len";
 	if (per_row)
 		snprintf(l->note, sizeof(l->note), "step time from each row's "
 			 "%s over the steps since the row before; %s",
@@ -240,7 +250,7 @@ static int parse_state(const char *path, const char *text, size_t len,
 							  -1),
 						   num_or(e, "num_tokens", -1),
 						   &rs),
-				       0, -1))) {
+				       0, -1, -1))) {
 				rc = SD_ERR_NOMEM;
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto done;
@@ -609,6 +619,94 @@ static void bar_totals(const char *s, size_t n, struct bar_totals *b)
 	}
 }
 
+/* A logger's time stamp in the first bytes of a line, before its dict
+ * ("[INFO|2024-11-26 22:09:01] logging.py:157 >> {'loss': ..."): seconds
+ * since 1970 (the zone does not matter: only differences are used), -1
+ * when there is none. */
+static double line_stamp(const char *s, size_t n)
+{
+	if (n > 48)
+		n = 48;
+	for (size_t i = 0; i + 19 <= n; i++) {
+		const char *p = s + i;
+		int d[14], k = 0;
+		static const char shape[] = "dddd-dd-dd dd:dd:dd";
+		for (int j = 0; j < 19; j++) {
+			if (shape[j] == 'd') {
+				if (p[j] < '0' || p[j] > '9')
+					break;
+				d[k++] = p[j] - '0';
+			} else if (p[j] != shape[j] &&
+				   !(j == 10 && p[j] == 'T')) {
+				break;
+			}
+		}
+		if (k != 14)
+			continue;
+		long y = d[0] * 1000 + d[1] * 100 + d[2] * 10 + d[3];
+		long mo = d[4] * 10 + d[5], dd = d[6] * 10 + d[7];
+		long h = d[8] * 10 + d[9], mi = d[10] * 10 + d[11];
+		long se = d[12] * 10 + d[13];
+		if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || h > 23 ||
+		    mi > 59 || se > 60)
+			continue;
+		/* days from the civil date (H. Hinnant's algorithm) */
+		y -= mo <= 2;
+		long era = (y >= 0 ? y : y - 399) / 400;
+		long yoe = y - era * 400;
+		long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + dd - 1;
+		long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+		long days = era * 146097 + doe - 719468;
+		return (double)days * 86400 + (double)(h * 3600 + mi * 60 + se);
+	}
+	return -1;
+}
+
+/* The number of a banner line "  KEY ... = 2,182" (commas grouping
+ * thousands), the key where the line's text begins after a logger's
+ * prefix; -1 when the line is not one. */
+static double banner_number(const char *s, size_t n, const char *key)
+{
+	const char *p = sd_ingest_find(s, n, key);
+	if (!p || p - s < 2 || p[-1] != ' ' || p[-2] != ' ')
+		return -1;
+	const char *eq = memchr(p, '=', (size_t)(s + n - p));
+	if (!eq)
+		return -1;
+	double v = 0;
+	int digits = 0;
+	for (p = eq + 1; p < s + n && *p == ' '; p++)
+		;
+	for (; p < s + n && ((*p >= '0' && *p <= '9') || *p == ','); p++)
+		if (*p != ',') {
+			v = v * 10 + (*p - '0');
+			digits++;
+		}
+	while (p < s + n && (*p == ' ' || *p == '\r'))
+		p++;
+	return digits && digits < 16 && p == s + n ? v : -1;
+}
+
+/* "Saving model checkpoint to DIR/checkpoint-N" (trainer.py's
+ * _save_checkpoint, logged right after the step's own log event): N,
+ * else -1. */
+static long checkpoint_step(const char *s, size_t n)
+{
+	const char *p = sd_ingest_find(s, n, "Saving model checkpoint to ");
+	if (!p)
+		return -1;
+	size_t e = n;
+	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\r' ||
+			 s[e - 1] == '/'))
+		e--;
+	size_t b = e;
+	while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9' && e - b < 12)
+		b--;
+	if (b == e || b < 11 || memcmp(s + b - 11, "checkpoint-", 11) != 0)
+		return -1;
+	return strtol(s + b, NULL, 10);
+}
+
 /* The one whole L with rows x L <= steps < (rows + 1) x L, or 0. */
 static double cadence(double steps, long rows)
 {
@@ -643,6 +741,11 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 	 * the first on the next line, the same, are the dict's step (a
 	 * stdout buffered apart from the bars' stderr has neither) */
 	int bars_agree = 1, from_bars = 0;
+	/* the banner's global batch, per-device batch, accumulation */
+	double batch = NAN, per_device = NAN, accum = NAN;
+	/* the checkpoints saved: step and the rows before it */
+	long anchor_s[32], anchor_r[32];
+	int nanchor = 0;
 	long pending = -1, pending_total = 0;
 	double runtime = NAN, sps = NAN, max_steps = NAN;
 	int rc = SD_OK;
@@ -660,6 +763,34 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			    p != pending || t != pending_total)
 				bars_agree = 0;
 			pending = -1;
+		}
+		/* the Trainer's "***** Running training *****" banner */
+		double v = banner_number(line, n, "Total train batch size");
+		if (v > 0) {
+			batch = v;
+			out->lines_facts++;
+			continue;
+		}
+		if ((v = banner_number(line, n, "Instantaneous batch size "
+					     "per device")) > 0) {
+			per_device = v;
+			out->lines_facts++;
+			continue;
+		}
+		if ((v = banner_number(line, n, "Gradient Accumulation "
+					     "steps")) > 0) {
+			accum = v;
+			out->lines_facts++;
+			continue;
+		}
+		long ck = checkpoint_step(line, n);
+		if (ck > 0) {
+			if (nanchor < 32) {
+				anchor_s[nanchor] = ck;
+				anchor_r[nanchor++] = rowpos;
+			}
+			out->lines_facts++;
+			continue;
 		}
 		/* tqdm redraws its bar after '\r' on the same line; the
 		 * dict is in the last '\r' segment that has one, from its
@@ -777,7 +908,8 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			}
 			size_t before = out->n;
 			if (sd_ingest_add_step(out, lineno, &st, NAN, NAN) ||
-			    (out->n > before && rows_push(&rs, rt, seen, bp, bs))) {
+			    (out->n > before && rows_push(&rs, rt, seen, bp, bs,
+						   line_stamp(line, dict)))) {
 				rc = SD_ERR_NOMEM;
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto done;
@@ -792,6 +924,16 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			/* eval_* and other dicts: not training steps */
 			out->lines_other++;
 		}
+	}
+	if (batch > 0) {
+		/* sequences per optimizer step over all ranks; the ranks:
+		 * batch / (per device x accumulation) when whole */
+		for (size_t i = 0; i < out->n; i++)
+			out->samples[i] = batch;
+		double w = per_device > 0 && accum > 0
+				   ? batch / (per_device * accum) : NAN;
+		if (w >= 1 && w == floor(w))
+			sd_ingest_read_fact(&out->facts.devices, w);
 	}
 	if (!numbered && bars_agree && out->n && out->n == rs.n &&
 	    (long)out->n == rowpos) {
@@ -884,15 +1026,47 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		       : isfinite(est) ? floor(est + 0.5)
 				       : NAN;
 	double mult = NAN;
-	if (steps > 0 && rowpos > 0 && cadence(steps, rowpos) >= 1) {
+	/* the checkpoints: rows r before the save of step S (each logged
+	 * after its own step's event) hold floor(S / L) = r; every one
+	 * of them must agree on one L */
+	long lo = 1, hi = LONG_MAX;
+	for (int k = 0; k < nanchor; k++) {
+		long S = anchor_s[k], r = anchor_r[k];
+		if (S / (r + 1) + 1 > lo)
+			lo = S / (r + 1) + 1;
+		if (r > 0 && S / r < hi)
+			hi = S / r;
+	}
+	if (nanchor && lo == hi && rowpos > 0) {
+		mult = (double)lo;
+		out->log_every = mult;
+	} else if (steps > 0 && rowpos > 0 && cadence(steps, rowpos) >= 1) {
 		mult = cadence(steps, rowpos);
 		out->log_every = mult;
 	}
-	finish_rows(out, &rs, mult, runtime, steps, "train_runtime");
+	const char *clock = "train_runtime";
+	int stamped = isfinite(mult) && rs.n == out->n;
+	for (size_t i = 0; stamped && i < rs.n; i++)
+		stamped = rs.r[i].runtime < 0 && rs.r[i].stamp >= 0;
+	if (stamped) {
+		/* the logger's clock: whole seconds, its zero not the
+		 * session's start */
+		for (size_t i = 0; i < rs.n; i++)
+			rs.r[i].runtime = rs.r[i].stamp;
+		rs.first_untimed = 1;
+		clock = "logger's time stamp (whole seconds)";
+	}
+	finish_rows(out, &rs, mult, runtime, steps, clock);
 	if (out->n) {
 		/* what the rows stand for, before finish_rows' note */
 		char head[160], tail[sizeof(out->note)];
-		if (isfinite(mult))
+		if (nanchor && (double)lo == mult)
+			snprintf(head, sizeof(head), "the printed dicts have "
+				 "no step numbers: every %.0f, from %d "
+				 "checkpoint%s (step %ld after %ld rows); ",
+				 mult, nanchor, nanchor == 1 ? "" : "s",
+				 anchor_s[0], anchor_r[0]);
+		else if (isfinite(mult))
 			snprintf(head, sizeof(head), "the printed dicts have "
 				 "no step numbers: %.0f steps (%s) over %ld "
 				 "rows: every %.0f; ", steps,

@@ -117,7 +117,7 @@ struct sd_ingest_log {
 	long lines_other_runs;         /* step lines of the runs not read */
 	size_t nbad;                   /* kept in bad[] */
 	struct sd_ingest_bad bad[SD_INGEST_MAX_BAD];
-	char note[240];                /* what the reader chose, for the
+	char note[400];                /* what the reader chose, for the
 					  summary ("HF stdout has no step
 					  numbers: step = row x 10 from
 					  --log-every"); "" when nothing */

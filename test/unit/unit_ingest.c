@@ -482,6 +482,47 @@ static void test_hf_bars(void)
 	   "a broken dict with the Trainer's keys is unparsed");
 	sd_ingest_log_free(&l);
 #undef BAR
+
+	/* LLaMA-Factory's running_log.txt: the logger's prefix and clock,
+	 * the banner, and the checkpoints that pin the cadence */
+#define ROW(t, loss) "[INFO|2024-11-26 22:" t "] logging.py:157 >> " \
+	"{'loss': " loss ", 'learning_rate': 1e-05, 'epoch': 0.5}\n"
+#define SAVE(n) "[INFO|2024-11-26 23:00:00] trainer.py:3801 >> Saving " \
+	"model checkpoint to saves/x/checkpoint-" #n "\n"
+	static const char lf[] =
+		"[INFO|2024-11-26 22:07:15] trainer.py:2316 >>   Instantaneous "
+		"batch size per device = 2\n"
+		"[INFO|2024-11-26 22:07:15] trainer.py:2319 >>   Total train "
+		"batch size (w. parallel, distributed & accumulation) = 1,024\n"
+		"[INFO|2024-11-26 22:07:15] trainer.py:2320 >>   Gradient "
+		"Accumulation steps = 64\n"
+		ROW("09:00", "2.5") ROW("10:00", "2.4") SAVE(6)
+		ROW("11:00", "2.3") ROW("12:30", "2.2") SAVE(12);
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("lf.log", lf, sizeof(lf) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.n == 4 && l.log_every == 3 && l.steps[3].step == 4 &&
+		   l.samples[0] == 1024 && l.facts.devices.value == 8 &&
+		   l.steps[1].step_s == 20.0 && l.steps[3].step_s == 30.0 &&
+		   !(l.steps[0].has & SD_STEP_TIME) && l.lines_facts == 5,
+	   "running_log.txt: every 3 from the checkpoints of steps 6 and 12, "
+	   "20 s and 30 s a step from the logger's clock, 1024 sequences a "
+	   "step on 1024 / (2 x 64) = 8 devices (%s)", l.note);
+	sd_ingest_log_free(&l);
+
+	/* checkpoints that no one cadence fits (a resumed run's): not
+	 * used, the log asks for --log-every */
+	static const char lf2[] = ROW("09:00", "2.5") SAVE(6) ROW("10:00", "2.4")
+		ROW("11:00", "2.3") SAVE(7);
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("lf2.log", lf2, sizeof(lf2) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.n == 3 && l.steps_are_rows && isnan(l.log_every),
+	   "checkpoints of steps 6 and 7 after 1 and 3 rows fit no cadence: "
+	   "none is chosen");
+	sd_ingest_log_free(&l);
+#undef ROW
+#undef SAVE
 }
 
 int main(void)
