@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -230,11 +231,37 @@ size_t sd_ingest_launcher_prefix(const char *s, size_t n)
 	return k + 2;
 }
 
+/*
+ * The log being read when it is mapped (a regular file): the lines
+ * behind the reader are given back to the kernel as it goes (clean
+ * pages of a file: MADV_DONTNEED drops them from this process, and a
+ * parser that looks back reads them again from the page cache), so a
+ * log of any size is read within a window of SD_INGEST_WINDOW bytes.
+ */
+#define SD_INGEST_WINDOW ((size_t)8 << 20)
+static _Thread_local struct {
+	const char *base;
+	size_t len, dropped;
+} mapped;
+
+static void drop_behind(const char *text, size_t at)
+{
+	if (text != mapped.base || at < mapped.dropped + 2 * SD_INGEST_WINDOW)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t to = (at - SD_INGEST_WINDOW) & ~(page - 1);
+	if (to > mapped.dropped &&
+	    madvise((void *)(mapped.base + mapped.dropped), to - mapped.dropped,
+		    MADV_DONTNEED) == 0)
+		mapped.dropped = to;
+}
+
 const char *sd_ingest_next_line(const char *text, size_t len, size_t *at,
 				size_t *n, int *cut)
 {
 	if (*at >= len)
 		return NULL;
+	drop_behind(text, *at);
 	const char *s = text + *at;
 	const char *nl = memchr(s, '\n', len - *at);
 	*n = nl ? (size_t)(nl - s) : len - *at;
@@ -361,8 +388,53 @@ static const sniff_fn sniffers[SD_INGEST_NFORMATS] = {
 	sd_ingest_sniff_hf, sd_ingest_sniff_llamafactory,
 };
 
-/* The whole file, NUL-terminated. */
-static int slurp(const char *path, char **text, size_t *len, char *err,
+/* A log's text: mapped (maplen > 0: a regular file, with a page of
+ * zeros after its end, so the text is NUL-terminated like a read one),
+ * else read whole (a FIFO, a process substitution). */
+struct log_text {
+	char *p;
+	size_t len, maplen;
+};
+
+static void text_free(struct log_text *t)
+{
+	if (t->maplen)
+		munmap(t->p, t->maplen);
+	else
+		free(t->p);
+	if (mapped.base == t->p)
+		mapped.base = NULL;
+	t->p = NULL;
+}
+
+/* Map the regular file open at fd, size bytes (> 0): 0, or -1 when it
+ * cannot be (the caller reads it instead). */
+static int map_text(int fd, size_t size, struct log_text *t)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t span = (size / page + 1) * page;
+	/* the span reserved with zeros, the file mapped over its start */
+	char *base = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	if (base == MAP_FAILED)
+		return -1;
+	if (mmap(base, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED) {
+		munmap(base, span);
+		return -1;
+	}
+	madvise(base, size, MADV_SEQUENTIAL);
+	t->p = base;
+	t->len = size;
+	t->maplen = span;
+	mapped.base = base;
+	mapped.len = size;
+	mapped.dropped = 0;
+	return 0;
+}
+
+/* The whole file, NUL-terminated: mapped when it is a regular file. */
+static int slurp(const char *path, struct log_text *t, char *err,
 		 size_t errlen)
 {
 	/* not blocking on a FIFO with no writer (it reads as empty); one
@@ -374,12 +446,19 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
 			 strerror(errno));
 		return SD_ERR_IO;
 	}
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+	int have_st = fstat(fd, &st) == 0;
+	if (have_st && S_ISDIR(st.st_mode)) {
 		close(fd);
 		snprintf(err, errlen, "%s: is a folder; give the training "
 			 "job's log file (for the Trainer, the folder's "
 			 "trainer_state.json)", path);
 		return SD_ERR_INVALID;
+	}
+	if (have_st && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uintmax_t)st.st_size < (uintmax_t)SIZE_MAX / 2 &&
+	    map_text(fd, (size_t)st.st_size, t) == 0) {
+		close(fd);
+		return SD_OK;
 	}
 	int fl = fcntl(fd, F_GETFL);
 	if (fl >= 0)
@@ -431,8 +510,9 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
 		}
 	}
 	b.data[b.len] = '\0';
-	*text = b.data;
-	*len = b.len;
+	t->p = b.data;
+	t->len = b.len;
+	t->maplen = 0;
 	return SD_OK;
 }
 
@@ -445,48 +525,56 @@ int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
 int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 		       struct sd_ingest_log *out, char *err, size_t errlen)
 {
-	char *text = NULL;
-	size_t len = 0;
+	struct log_text t = { 0 };
 	sd_ingest_log_init(out, fmt);
 	out->want_run = run > 0 ? run : 0;
 	if ((unsigned)fmt >= SD_INGEST_NFORMATS) {
 		snprintf(err, errlen, "%s: unknown log format", path);
 		return SD_ERR_INVALID;
 	}
-	int rc = slurp(path, &text, &len, err, errlen);
+	int rc = slurp(path, &t, err, errlen);
 	if (rc != SD_OK)
 		return rc;
+	const char *text = t.p;
+	size_t len = t.len;
 	if (len == 0) {
 		snprintf(err, errlen, "%s: the file is empty; give the "
 			 "training job's log", path);
-		free(text);
+		text_free(&t);
 		return SD_ERR_INVALID;
 	}
 	if (fmt == SD_INGEST_AUTO) {
 		/* the first 64 KiB, then twice as much until a format is
-		 * sure or the whole file is read: real logs start their
-		 * step lines after long preambles (model loading, argument
-		 * dumps, warnings) */
+		 * sure, the whole file is read or SD_INGEST_SNIFF_MAX is:
+		 * real logs start their step lines after long preambles
+		 * (model loading, argument dumps, warnings) */
 		size_t head = 0;
 		int best = 0, score[SD_INGEST_NFORMATS] = { 0 };
 		do {
 			head = head ? 2 * head : 65536;
 			if (head > len)
 				head = len;
+			if (head > SD_INGEST_SNIFF_MAX)
+				head = SD_INGEST_SNIFF_MAX;
 			best = 0;
 			for (int i = 1; i < SD_INGEST_NFORMATS; i++) {
 				score[i] = sniffers[i](text, head);
 				if (score[i] > score[best])
 					best = i;
 			}
-		} while (score[best] < 90 && head < len);
+		} while (score[best] < 90 && head < len &&
+			 head < SD_INGEST_SNIFF_MAX);
+		/* what was read to sniff is given back before parsing */
+		if (t.maplen)
+			madvise(t.p, head, MADV_DONTNEED);
 		if (best == 0 || score[best] < 50) {
 			snprintf(err, errlen, "%s: not a log shakedown knows "
 				 "(megatron %d, deepspeed %d, hf %d, "
-				 "llamafactory %d out of 100); give --format",
+				 "llamafactory %d out of 100%s); give --format",
 				 path, score[1], score[2], score[3],
-				 score[4]);
-			free(text);
+				 score[4], head < len ? ", in its first 32 MiB"
+						      : "");
+			text_free(&t);
 			return SD_ERR_INVALID;
 		}
 		fmt = (enum sd_ingest_format)best;
@@ -494,7 +582,7 @@ int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 	}
 	rc = parsers[fmt](path, text, len, out, err, errlen);
 	out->format = fmt;
-	free(text);
+	text_free(&t);
 	if ((rc == SD_OK || (rc == SD_ERR_INVALID && out->runs > 0)) &&
 	    run > 0 && run > out->runs) {
 		snprintf(err, errlen, "%s: --run %d: the log holds %d run%s "

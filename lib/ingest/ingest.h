@@ -55,6 +55,10 @@ int sd_ingest_format_parse(const char *s, enum sd_ingest_format *out,
  * test/unit/lib_quiet.t keeps the word out of lib/ but here). */
 #define SD_INGEST_CONSOLE_VARIANT "std" "out"
 
+/* How far format detection reads (a log whose first step line is past
+ * it needs --format). */
+#define SD_INGEST_SNIFF_MAX ((size_t)32 << 20)
+
 /* How many unparsed lines are kept with their reasons. */
 #define SD_INGEST_MAX_BAD 8
 
@@ -213,8 +217,8 @@ int sd_ingest_parse_llamafactory(const char *path, const char *text,
 
 /*
  * The sniffers: how sure each format is that `text` (the file's first
- * len bytes: 64 KiB, then twice as much until one is at least 90 sure or
- * the whole file is read) is its own, 0 (not at all) to 100 (its
+ * len bytes: 64 KiB, then twice as much until one is at least 90 sure,
+ * the whole file or SD_INGEST_SNIFF_MAX is read) is its own, 0 (not at all) to 100 (its
  * unmistakable marker: Megatron's "elapsed time per iteration (ms)", a
  * "log_history" key, a JSON line with "current_steps" ...).
  */
@@ -227,7 +231,9 @@ int sd_ingest_sniff_llamafactory(const char *text, size_t len);
  * Read the file at `path` in format fmt (SD_INGEST_AUTO: the format whose
  * sniffer scores highest, at least 50; else SD_ERR_INVALID naming the
  * formats and --format) into *out (sd_ingest_log_free() it, also after a
- * failure).  SD_ERR_IO when the file cannot be read, SD_ERR_INVALID as
+ * failure).  A regular file is mapped, not read whole, and the lines
+ * behind the parser are given back as it goes (sd_ingest_next_line): the
+ * memory is a window of a few MiB plus the rows; a FIFO is read whole.  SD_ERR_IO when the file cannot be read, SD_ERR_INVALID as
  * the parsers, SD_ERR_NOMEM.
  */
 int sd_ingest_read(const char *path, enum sd_ingest_format fmt,

@@ -57,6 +57,10 @@ while IFS='|' read -r file args rows first last lf ll facts why; do
 	fi
 	[ "$ll" = - ] || same "$(J loss_last)" "$ll" ||
 		bad="$bad; last loss $(J loss_last)"
+	# every line accounted for (shakedown-ingest(7)'s identity)
+	sum=$(($(J lines_steps) + $(J lines_facts) + $(J lines_unparsed) +
+		$(J lines_other) + $(J lines_other_runs)))
+	[ "$sum" = "$(J lines)" ] || bad="$bad; lines $(J lines) != $sum"
 	for f in $facts; do
 		k=${f%%=*}
 		v=${f#*=}
