@@ -479,6 +479,15 @@ static int parse_jsonl(const char *path, const char *text, size_t len,
 		eval_carry = 0;
 	}
 	out->want_run = want;
+	/* the lines dropped above were kept after the ones that did not
+	 * parse: in the file's order again */
+	for (size_t i = 1; i < out->nbad; i++)
+		for (size_t j = i; j > 0 && out->bad[j - 1].line >
+						    out->bad[j].line; j--) {
+			struct sd_ingest_bad t = out->bad[j];
+			out->bad[j] = out->bad[j - 1];
+			out->bad[j - 1] = t;
+		}
 	if (out->runs > 0) {
 		out->run_kept += chosen - 1;
 		out->runs += sessions - 1;
