@@ -131,7 +131,8 @@ struct sd_ingest_log {
 					  that the rows do not show (two
 					  processes' rows interleaved in
 					  one file: one's read, the
-					  other's counted), printed as a
+					  other's lines other lines, not
+					  steps_dropped), printed as a
 					  warning; "" when nothing */
 };
 

@@ -149,19 +149,26 @@ struct jl_rec {
  * processes started together; a resume instead begins its clock again). */
 #define JL_WRITER_SLACK 60.0
 
+/* How far (in records) the two writers' rows of one step may be apart:
+ * they interleave, one at most a few logging intervals behind; a bound
+ * keeps a hostile file linear. */
+#define JL_WRITER_REACH 256
+
 /* The first writer's record at r[i]'s step in r[i]'s session, or NULL;
  * its records rise in step, so the search stops once past it. */
 static const struct jl_rec *first_writer_row(const struct jl_rec *r,
 					     size_t n, size_t i)
 {
-	for (size_t j = i; j-- > 0 && r[j].session == r[i].session;)
+	size_t lo = i > JL_WRITER_REACH ? i - JL_WRITER_REACH : 0;
+	size_t hi = n - i > JL_WRITER_REACH ? i + JL_WRITER_REACH : n;
+	for (size_t j = i; j-- > lo && r[j].session == r[i].session;)
 		if (r[j].writer == 0) {
 			if (r[j].step == r[i].step)
 				return &r[j];
 			if (r[j].step < r[i].step)
 				break;
 		}
-	for (size_t j = i + 1; j < n && r[j].session == r[i].session; j++)
+	for (size_t j = i + 1; j < hi && r[j].session == r[i].session; j++)
 		if (r[j].writer == 0) {
 			if (r[j].step == r[i].step)
 				return &r[j];
@@ -230,14 +237,14 @@ static int assign_writers(struct jl_rec *r, size_t n)
 		}
 		prev = x->step;
 	}
-	for (int s = 1; s <= sess; s++) {
+	/* a session's records are contiguous */
+	for (size_t b = 0, e; b < n; b = e) {
 		long second = 0;
-		for (size_t i = 0; i < n; i++)
-			second += r[i].session == s && r[i].writer == 1;
-		if (second < 2)
-			for (size_t i = 0; i < n; i++)
-				if (r[i].session == s && r[i].writer == 1)
-					r[i].writer = -1;
+		for (e = b; e < n && r[e].session == r[b].session; e++)
+			second += r[e].writer == 1;
+		for (size_t i = b; second < 2 && i < e; i++)
+			if (r[i].writer == 1)
+				r[i].writer = -1;
 	}
 	return sess;
 }
