@@ -306,6 +306,8 @@ static void print_text(const struct ingest_options *o,
 	if (l->misnumbered[0])
 		printf("#   warning: %s; the loss is not judged\n",
 		       l->misnumbered);
+	if (l->warning[0])
+		printf("#   warning: %s\n", l->warning);
 	if (g->apply_note[0])
 		printf("#   note: %s\n", g->apply_note);
 	int row_tokens = 0;
@@ -402,9 +404,16 @@ static void print_json(const struct ingest_options *o,
 		nn++;
 	}
 	if (g->apply_note[0]) {
-		if (nn)
+		if (nn++)
 			sd_buf_printf(&b, ",");
 		sd_buf_json_string(&b, g->apply_note);
+	}
+	if (l->warning[0]) {
+		char w[260];
+		snprintf(w, sizeof(w), "warning: %s", l->warning);
+		if (nn)
+			sd_buf_printf(&b, ",");
+		sd_buf_json_string(&b, w);
 	}
 	sd_buf_printf(&b, "],\"facts\":{");
 	for (size_t i = 0; i < SD_TRAIN_NFACTS; i++) {

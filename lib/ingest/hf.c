@@ -1117,6 +1117,11 @@ static int is_json_doc(const char *text, size_t len)
 int sd_ingest_parse_hf(const char *path, const char *text, size_t len,
 		       struct sd_ingest_log *out, char *err, size_t errlen)
 {
+	/* ms-swift's logging.jsonl: the Trainer's log events as JSON lines
+	 * (its last line may hold a whole summary with "log_history") */
+	if (sd_ingest_is_swift_jsonl(text, len))
+		return sd_ingest_parse_swift_jsonl(path, text, len, out, err,
+						   errlen);
 	if (is_json_doc(text, len))
 		return parse_state(path, text, len, out, err, errlen);
 	return parse_stdout(path, text, len, out, err, errlen);
@@ -1124,6 +1129,8 @@ int sd_ingest_parse_hf(const char *path, const char *text, size_t len,
 
 int sd_ingest_sniff_hf(const char *text, size_t len)
 {
+	if (sd_ingest_is_swift_jsonl(text, len))
+		return 100;
 	if (is_json_doc(text, len))
 		return memmem(text, len, "\"log_history\"", 13) ? 100 : 0;
 	int loss = memmem(text, len, "{'loss': ", 9) != NULL;

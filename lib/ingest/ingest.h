@@ -131,6 +131,13 @@ struct sd_ingest_log {
 					  log numbered by position): the
 					  loss is then not judged; "" when
 					  they are right */
+	char warning[240];             /* what the log itself got wrong
+					  that the rows do not show (two
+					  processes' rows interleaved in
+					  one file: one's read, the
+					  other's lines other lines, not
+					  steps_dropped), printed as a
+					  warning; "" when nothing */
 };
 
 /* An empty log: no rows, facts unknown (sd_train_facts_init), NaN
@@ -214,6 +221,18 @@ int sd_ingest_parse_hf(const char *path, const char *text, size_t len,
 int sd_ingest_parse_llamafactory(const char *path, const char *text,
 				 size_t len, struct sd_ingest_log *out,
 				 char *err, size_t errlen);
+
+/* ms-swift's logging.jsonl (JSON lines with "global_step/max_steps",
+ * its ProgressCallbackNew's record of each log event): a Trainer log,
+ * format hf, variant "logging.jsonl"; sd_ingest_parse_hf hands it here.
+ * Read in llamafactory.c, beside trainer_log.jsonl. */
+int sd_ingest_parse_swift_jsonl(const char *path, const char *text,
+				size_t len, struct sd_ingest_log *out,
+				char *err, size_t errlen);
+
+/* 1 when text's first line is a JSON object on one line with
+ * "global_step/max_steps" (ms-swift's logging.jsonl), else 0. */
+int sd_ingest_is_swift_jsonl(const char *text, size_t len);
 
 /*
  * The sniffers: how sure each format is that `text` (the file's first

@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 128
+plan 133
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -305,3 +305,30 @@ run "$SHAKEDOWN" db recover --db "$DDB" --into "$TMPD/new.db"
 is "$rc" 0 "db recover --into: exit 0"
 is "$(sqlite3 "$TMPD/new.db" "SELECT count(*) FROM train_steps s JOIN runs r ON r.id = s.run_id JOIN train_runs t ON t.run_id = r.id WHERE t.log_format = 'llamafactory' AND s.rank IS NULL") $(sqlite3 "$TMPD/new.db" "SELECT count(*) FROM train_metrics m JOIN train_runs t ON t.run_id = m.run_id WHERE t.log_format = 'llamafactory' AND m.name = 'tgs'")" \
 	"100 1" "the recovered run is whole: 100 steps and its metrics"
+
+# two processes appending to one trainer_log.jsonl: the first one's rows,
+# a warning naming the other's lines; ms-swift's logging.jsonl is hf's
+{
+	for s in 10 20 30 40; do
+		printf '{"current_steps": %d, "loss": %s, "elapsed_time": "0:0%d:00"}\n' \
+			"$s" "1.$s" "$((s / 10))"
+		printf '{"current_steps": %d, "loss": %s, "elapsed_time": "0:0%d:01"}\n' \
+			"$s" "1.$((s + 1))" "$((s / 10))"
+	done
+} >"$TMPD/two_writers.jsonl"
+I "$TMPD/two_writers.jsonl" --db none
+is "$rc" 0 "two processes' rows in one trainer_log.jsonl: exit 0"
+like "$out" "8 lines: 4 steps, 0 facts, 0 unparsed, 4 other
+.*#   warning: two writers' rows interleaved \(two processes appended to one file\): the first one's read; the other's 4 not used, 0 copies of the first's and 4 with another loss" \
+	"the first one's 4 rows read, the other's 4 lines named in a warning"
+I "$TMPD/two_writers.jsonl" --db none --json
+like "$out" "\"notes\":\\[.*\"warning: two writers' rows interleaved" \
+	"--json: the warning among the notes"
+printf '%s\n' '{"loss": 2.0, "global_step/max_steps": "1/20", "elapsed_time": "5s", "train_speed(iter/s)": 0.2}' \
+	'{"loss": 1.5, "global_step/max_steps": "10/20", "elapsed_time": "50s", "train_speed(iter/s)": 0.2}' \
+	'{"loss": 1.2, "global_step/max_steps": "20/20", "elapsed_time": "1m 40s", "train_speed(iter/s)": 0.2}' \
+	>"$TMPD/logging.jsonl"
+I "$TMPD/logging.jsonl" --db none
+is "$rc" 0 "ms-swift's logging.jsonl: exit 0"
+like "$out" "# ingest: hf log .*logging.jsonl \(logging.jsonl\): 3 lines: 3 steps" \
+	"sniffed as hf, 3 rows"

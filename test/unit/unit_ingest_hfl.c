@@ -420,6 +420,139 @@ static void sniffing(void)
 	   sd_ingest_sniff_llamafactory("", 0) == 0, "nothing sniffs 0");
 }
 
+/* Two processes appending to one trainer_log.jsonl, then a resume from
+ * the checkpoint at step 20 (elapsed_time starts again): the second
+ * writer's lines (copies, one with another loss, one a logging interval
+ * behind) are other lines with a warning; the resume is run 2; a line
+ * written twice in run 2 is a copy, not a second writer. */
+static void two_writers(void)
+{
+	static const char text[] =
+		"{\"current_steps\": 10, \"loss\": 1.0, \"elapsed_time\": \"0:01:40\"}\n"
+		"{\"current_steps\": 10, \"loss\": 1.0, \"elapsed_time\": \"0:01:41\"}\n"
+		"{\"current_steps\": 20, \"loss\": 0.9, \"elapsed_time\": \"0:03:20\"}\n"
+		"{\"current_steps\": 20, \"loss\": 0.91, \"elapsed_time\": \"0:03:21\"}\n"
+		"{\"current_steps\": 30, \"loss\": 0.8, \"elapsed_time\": \"0:05:00\"}\n"
+		"{\"current_steps\": 40, \"loss\": 0.7, \"elapsed_time\": \"0:06:40\"}\n"
+		"{\"current_steps\": 30, \"loss\": 0.8, \"elapsed_time\": \"0:06:50\"}\n"
+		"{\"current_steps\": 40, \"loss\": 0.7, \"elapsed_time\": \"0:08:20\"}\n"
+		"{\"current_steps\": 30, \"loss\": 0.75, \"elapsed_time\": \"0:01:50\"}\n"
+		"{\"current_steps\": 40, \"loss\": 0.65, \"elapsed_time\": \"0:03:30\"}\n"
+		"{\"current_steps\": 50, \"loss\": 0.6, \"elapsed_time\": \"0:05:10\"}\n"
+		"{\"current_steps\": 50, \"loss\": 0.6, \"elapsed_time\": \"0:05:10\"}\n";
+	struct sd_ingest_log l;
+	char err[512] = "";
+	sd_ingest_log_init(&l, SD_INGEST_LLAMAFACTORY);
+	int rc = sd_ingest_parse_llamafactory("w.jsonl", text, strlen(text),
+					      &l, err, sizeof(err));
+	ok(rc == SD_OK && l.runs == 2 && l.run_kept == 2 && l.n == 3 &&
+	   l.steps[0].step == 30 && l.steps[2].step == 50 &&
+	   l.steps[0].loss == 0.75,
+	   "two writers, then a resume: run 2 of 2 read, steps 30-50 (%s)",
+	   err);
+	ok(l.lines == 12 && l.lines_steps == 3 && l.lines_other == 1 &&
+	   l.lines_other_runs == 8 && l.lines_unparsed == 0 &&
+	   l.steps_dropped == 1,
+	   "run 2's copy of step 50 is an other line; run 1's 8 lines are "
+	   "another run's");
+	ok(l.warning[0] == '\0', "a line written twice is no second writer");
+	ok(l.n == 3 && fabs(l.steps[0].step_s - 11.0) < 1e-9 &&
+	   fabs(l.steps[1].step_s - 10.0) < 1e-9,
+	   "the resumed run's first row is timed from its checkpoint (step "
+	   "20): 110 s / 10 steps");
+	sd_ingest_log_free(&l);
+
+	sd_ingest_log_init(&l, SD_INGEST_LLAMAFACTORY);
+	l.want_run = 1;
+	rc = sd_ingest_parse_llamafactory("w.jsonl", text, strlen(text), &l,
+					  err, sizeof(err));
+	ok(rc == SD_OK && l.runs == 2 && l.run_kept == 1 && l.n == 4 &&
+	   l.steps[0].step == 10 && l.steps[3].step == 40 &&
+	   l.steps[1].loss == 0.9,
+	   "--run 1: the first writer's 4 rows, steps 10-40");
+	ok(l.lines_steps == 4 && l.lines_other == 4 &&
+	   l.lines_other_runs == 4 && l.lines_unparsed == 0,
+	   "the second writer's 4 lines are other lines, none unparsed");
+	ok(strstr(l.warning, "two writers' rows interleaved") &&
+	   strstr(l.warning, "the other's 4 not used, 3 copies of the "
+		  "first's and 1 with another loss (by up to 0.01)"),
+	   "a warning says so: %s", l.warning);
+	ok(fabs(l.steps[2].step_s - 10.0) < 1e-9 &&
+	   fabs(l.steps[3].step_s - 10.0) < 1e-9,
+	   "each writer's time is its own: 10 s a step");
+	sd_ingest_log_free(&l);
+}
+
+/* ms-swift's logging.jsonl: the step from "global_step/max_steps", the
+ * clock from train_speed(iter/s) (global_step / seconds since the start)
+ * else elapsed_time, an evaluation's eval_runtime out of its interval; a
+ * misnumbered line, a non-numeric step and a loss without a step are
+ * unparsed; the end lines are facts. */
+static void swift_jsonl(void)
+{
+	static const char text[] =
+		"{\"loss\": 2.0, \"global_step/max_steps\": \"1/40\", \"elapsed_time\": \"5s\", \"train_speed(iter/s)\": 0.2}\n"
+		"{\"loss\": 1.5, \"global_step/max_steps\": \"10/40\", \"elapsed_time\": \"50s\", \"train_speed(iter/s)\": 0.2}\n"
+		"{\"eval_loss\": 1.4, \"eval_runtime\": 30.0, \"global_step/max_steps\": \"10/40\", \"elapsed_time\": \"1m 20s\", \"train_speed(iter/s)\": 0.125}\n"
+		"{\"loss\": 1.2, \"global_step/max_steps\": \"20/40\", \"elapsed_time\": \"2m 10s\", \"train_speed(iter/s)\": 0.153846}\n"
+		"{\"loss\": 1.3, \"global_step/max_steps\": \"15/40\", \"elapsed_time\": \"2m 20s\", \"train_speed(iter/s)\": 0.107143}\n"
+		"{\"loss\": 1.1, \"global_step/max_steps\": \"x/40\", \"elapsed_time\": \"2m 30s\"}\n"
+		"{\"loss\": 1.0, \"epoch\": 0.5}\n"
+		"{\"loss\": 0.9, \"global_step/max_steps\": \"30/40\", \"elapsed_time\": \"3m 0s\"}\n"
+		"{\"train_runtime\": 200.0, \"train_loss\": 1.2, \"global_step/max_steps\": \"40/40\"}\n"
+		"{\"model_parameter_info\": \"LlamaForCausalLM: 124.4398M Params (124.4398M Trainable [100.0000%]), 0.0001M Buffers.\", \"global_step\": 40, \"log_history\": [{\"loss\": 2.0, \"step\": 1}]}\n";
+	size_t len = strlen(text);
+	is_int(sd_ingest_sniff_hf(text, len), 100,
+	       "a first JSON line with global_step/max_steps: hf, sure");
+	ok(sd_ingest_sniff_llamafactory(text, len) < 50,
+	   "and not LLaMA-Factory's");
+	struct sd_ingest_log l;
+	char err[512] = "";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	int rc = sd_ingest_parse_hf("s.jsonl", text, len, &l, err,
+				    sizeof(err));
+	ok(rc == SD_OK && !strcmp(l.variant, "logging.jsonl") && l.n == 4 &&
+	   l.steps[0].step == 1 && l.steps[1].step == 10 &&
+	   l.steps[2].step == 20 && l.steps[3].step == 30 &&
+	   l.steps[3].loss == 0.9 && !l.steps_are_rows,
+	   "--format hf reads logging.jsonl: steps 1, 10, 20, 30 as printed "
+	   "(%s)", err);
+	ok(l.lines == 10 && l.lines_steps == 4 && l.lines_facts == 2 &&
+	   l.lines_unparsed == 3 && l.lines_other == 1 &&
+	   l.steps_dropped == 1,
+	   "10 lines: 4 steps, 2 facts, 3 unparsed, 1 other (the eval)");
+	ok(l.nbad == 3 && l.bad[0].line == 5 &&
+	   strstr(l.bad[0].why, "step 15 after step 20") &&
+	   l.bad[1].line == 6 && strstr(l.bad[1].why, "not \"N/M\"") &&
+	   l.bad[2].line == 7 &&
+	   strstr(l.bad[2].why, "no \"global_step/max_steps\""),
+	   "the misnumbered step, the step 'x' and the loss without a step: "
+	   "%s; %s; %s", l.nbad > 0 ? l.bad[0].why : "",
+	   l.nbad > 1 ? l.bad[1].why : "", l.nbad > 2 ? l.bad[2].why : "");
+	ok(l.n == 4 && fabs(l.steps[0].step_s - 5.0) < 1e-9 &&
+	   fabs(l.steps[1].step_s - 5.0) < 1e-9,
+	   "step / train_speed: 5 s at step 1, 50 s at step 10: 5 s a step");
+	ok(l.n == 4 && fabs(l.steps[2].step_s - 5.00005) < 1e-4,
+	   "the eval's 30 s left out of steps 11-20: %.5f s a step",
+	   l.n == 4 ? l.steps[2].step_s : NAN);
+	ok(l.n == 4 && fabs(l.steps[3].step_s - 5.0) < 1e-3,
+	   "no train_speed: elapsed_time's 3m 0s: %.5f s a step",
+	   l.n == 4 ? l.steps[3].step_s : NAN);
+	ok(l.facts.params.origin == SD_TRAIN_READ &&
+	   fabs(l.facts.params.value - 124439800.0) < 1,
+	   "the model's size read from model_parameter_info: %.0f",
+	   l.facts.params.value);
+	sd_ingest_log_free(&l);
+
+	sd_ingest_log_init(&l, SD_INGEST_LLAMAFACTORY);
+	rc = sd_ingest_parse_llamafactory("s.jsonl", text, len, &l, err,
+					  sizeof(err));
+	ok(rc == SD_ERR_INVALID && strstr(err, "ms-swift") &&
+	   strstr(err, "--format hf"),
+	   "--format llamafactory says it is ms-swift's: %s", err);
+	sd_ingest_log_free(&l);
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++)
@@ -428,5 +561,7 @@ int main(void)
 	corners();
 	configs();
 	sniffing();
+	two_writers();
+	swift_jsonl();
 	return done_testing();
 }

@@ -148,6 +148,42 @@ def main():
     print("# layout counts per stdout file (how each {'loss': ...} dict sits on its physical line):")
     for f, c in layout:
         print("#   %s: %s" % (f, ", ".join("%s=%d" % kv for kv in c.items())))
+    for f in sorted(glob.glob("*.jsonl")):
+        jsonl_time(f)
+
+
+def jsonl_time(path):
+    """ms-swift's logging.jsonl: the time of each loss line and the model size.
+
+    ms-swift's trainer mixin writes 'train_speed(iter/s)' = round(global_step /
+    (time.time() - start_time), 6), so global_step / train_speed is the
+    session's seconds at that line (elapsed_time is the same clock in whole
+    seconds).  Evaluation lines between two loss lines add their
+    'eval_runtime' to that clock.  step_s: the mean over the steps after the
+    first row and the 2 default warm-up steps (the rows whose previous row's
+    step is >= first step + 2), evaluations taken out."""
+    rows, ev, params = [], 0.0, "-"
+    for line in open(path, "rb").read().split(b"\n"):
+        if not line.strip():
+            continue
+        o = json.loads(line)
+        m = re.search(r": ([0-9.]+)M Params", o.get("model_parameter_info", ""))
+        if m:
+            params = "%.0f" % (float(m.group(1)) * 1e6)
+        if "eval_runtime" in o:
+            ev += o["eval_runtime"]
+        if "loss" in o:
+            step = int(o["global_step/max_steps"].split("/")[0])
+            rows.append((step, step / o["train_speed(iter/s)"], ev))
+            ev = 0.0
+    first = rows[0][0]
+    k = next(i for i in range(1, len(rows)) if rows[i - 1][0] >= first + 2) - 1
+    spent = rows[-1][1] - rows[k][1] - sum(r[2] for r in rows[k + 1:])
+    print("# %s: params %s (model_parameter_info); step_s %.4f = (%.2f s at step %d"
+          " - %.2f s at step %d - %.2f s of eval_runtime between) / %d steps" %
+          (path, params, spent / (rows[-1][0] - rows[k][0]), rows[-1][1], rows[-1][0],
+           rows[k][1], rows[k][0], sum(r[2] for r in rows[k + 1:]),
+           rows[-1][0] - rows[k][0]))
 
 
 if __name__ == "__main__":
