@@ -33,7 +33,10 @@
  *    mp_size:' (the model's parameters; else 'params per GPU:' when the
  *    model parallel size is 1); every line a fact line.
  * The launcher's 'dist_world_size=N' line (deepspeed/launcher/launch.py,
- * main()) gives the devices, where no profiler summary does.
+ * main()) gives the devices, where no profiler summary does.  A
+ * Megatron-DeepSpeed job prints Megatron-LM's arguments block too
+ * (megatron.c, sd_ingest_megatron_args()): seq_length, world_size,
+ * num_layers and hidden_size are read from it, its lines fact lines.
  * The engine's own _report_progress() line ('step=N, skipped=S, lr=[...],
  * mom=[...]', deepspeed/runtime/engine.py lines 2486-2489) carries no loss nor time: a fact
  * line.  DeepSpeedEngine itself (no pipeline) prints no loss: its rows
@@ -100,7 +103,7 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			      size_t errlen)
 {
 	long line = 0;
-	int in_prof = 0, in_conf = 0, pipe_rows = 0, depth = 0;
+	int in_prof = 0, in_conf = 0, in_margs = 0, pipe_rows = 0, depth = 0;
 	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN;
 	snprintf(out->variant, sizeof(out->variant), "%s",
 		 SD_INGEST_CONSOLE_VARIANT);
@@ -160,6 +163,15 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			 * until its brackets close */
 			depth += brackets(s, n);
 			out->lines_facts++;
+			continue;
+		}
+		char mname[64];
+		double mv;
+		if (sd_ingest_megatron_args(out, s, n, &in_margs, mname,
+					    sizeof(mname), &mv)) {
+			/* Megatron-DeepSpeed: Megatron-LM's arguments */
+			out->lines_facts++;
+			in_conf = 0;
 			continue;
 		}
 		if (in_conf || find(s, n, CONF_BEGIN)) {

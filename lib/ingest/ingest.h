@@ -190,6 +190,21 @@ int sd_ingest_setting_line(const char *s, size_t n, char *name, size_t nlen,
 void sd_ingest_read_fact(struct sd_train_fact *f, double value);
 
 /*
+ * Megatron-LM's arguments dump (megatron/training/arguments.py
+ * _print_args(): '-- arguments --', '  name {dots} value' lines, '-- end
+ * of arguments --'), wherever a log prints it: Megatron-LM's stdout, and
+ * a Megatron-DeepSpeed job's under DeepSpeed's lines.  Called with each
+ * line and *in_args (0 before the first line): 1 when the line is the
+ * block's (a fact line, for the caller to count), seq_length, world_size
+ * (devices), num_layers and hidden_size read into l's facts, name and
+ * *value the line's setting (name "" and NaN on the title and end
+ * lines); 0 when it is not the block's.
+ */
+int sd_ingest_megatron_args(struct sd_ingest_log *l, const char *s, size_t n,
+			    int *in_args, char *name, size_t nlen,
+			    double *value);
+
+/*
  * The parsers.  Each reads the whole text (len bytes, not necessarily
  * NUL-terminated; `path` names it in messages) into *out, initialised by
  * the caller with sd_ingest_log_init().  They fail (SD_ERR_INVALID, err

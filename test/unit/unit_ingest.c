@@ -423,6 +423,37 @@ static void test_real_shapes(void)
 	rmdir(dir);
 }
 
+/* Megatron-DeepSpeed: Megatron-LM's arguments block, behind pdsh's
+ * prefix, read by the DeepSpeed parser through megatron.c's reader */
+static void test_megads_args(void)
+{
+	char err[600];
+	struct sd_ingest_log l;
+	static const char md[] =
+		"node-1: ------------------------ arguments ------------------------\n"
+		"node-1:   hidden_size ..................................... 3584\n"
+		"node-1:   log_interval .................................... 10\n"
+		"node-1:   num_layers ...................................... 28\n"
+		"node-1:   seq_length ...................................... 2048\n"
+		"node-1:   world_size ...................................... 16\n"
+		"node-1: -------------------- end of arguments ---------------------\n"
+		"node-1: steps: 1 loss: 12.6418 iter time (s): 20.245 samples/sec: 0.790\n"
+		"node-1: steps: 2 loss: 12.6457 iter time (s): 20.421 samples/sec: 0.784\n";
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	ok(sd_ingest_parse_deepspeed("md.log", md, sizeof(md) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.lines_facts == 7 && l.lines_other == 0 &&
+		   l.facts.devices.value == 16 &&
+		   l.facts.devices.origin == SD_TRAIN_READ &&
+		   l.facts.seq_len.value == 2048 && l.facts.layers.value == 28 &&
+		   l.facts.width.value == 3584 && isnan(l.log_every) &&
+		   l.samples[0] == 16,
+	   "Megatron-DeepSpeed: the DeepSpeed parser reads Megatron's "
+	   "arguments (devices, seq_len, layers, width; not log_interval, "
+	   "which is Megatron's own line's)");
+	sd_ingest_log_free(&l);
+}
+
 int main(void)
 {
 	test_real_shapes();
@@ -431,5 +462,6 @@ int main(void)
 	test_rows();
 	test_read();
 	test_apply();
+	test_megads_args();
 	return done_testing();
 }
