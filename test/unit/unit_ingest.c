@@ -454,6 +454,67 @@ static void test_megads_args(void)
 	sd_ingest_log_free(&l);
 }
 
+/* DeepSpeed before 0.8: the ThroughputTimer's 'E/M, ...' counts micro
+ * steps, from 0 again in each epoch the script closes with
+ * update_epoch_count(): the step goes on over a new epoch (no new run),
+ * a restarted job (the epoch back to 0) is a new run */
+static void test_old_timer(void)
+{
+	char err[600];
+	struct sd_ingest_log l;
+#define OT(em, c) "[2022-11-24 00:52:01,509] [INFO] [timer.py:198:stop] " \
+	em ", RunningAvgSamplesPerSec=16.2, CurrSamplesPerSec=" c \
+	", MemAllocated=1.87GB, MaxMemAllocated=6.26GB\n"
+	static const char conf[] =
+		"[2022-11-24 00:51:45,966] [INFO] [config.py:995:print] "
+		"DeepSpeedEngine configuration:\n"
+		"[2022-11-24 00:51:45,966] [INFO] [config.py:999:print]   "
+		"gradient_accumulation_steps .. 2\n"
+		"[2022-11-24 00:51:45,966] [INFO] [config.py:999:print]   "
+		"train_batch_size ............. 8\n";
+	static const char wrap[] =
+		OT("0/4", "16.0") OT("0/6", "16.0") OT("0/8", "16.0")
+		"***** Evaluating perplexity, Epoch 1/2 *****\n"
+		OT("1/2", "16.0") OT("1/4", "8.0") OT("1/6", "x");
+	char text[4096];
+	snprintf(text, sizeof(text), "%s%s", conf, wrap);
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	int rc = sd_ingest_parse_deepspeed("ot.log", text, strlen(text), &l,
+					   err, sizeof(err));
+	ok(rc == SD_OK && l.n == 5 && l.steps[0].step == 2 &&
+		   l.steps[2].step == 4 && l.steps[3].step == 5 &&
+		   l.steps[4].step == 6 && l.runs == 1 &&
+		   fabs(l.steps[0].step_s - 0.5) < 1e-12 &&
+		   fabs(l.steps[4].step_s - 1.0) < 1e-12 &&
+		   l.samples[4] == 8 && l.lines_unparsed == 1 &&
+		   l.lines_facts == 3 && l.lines_other == 1 &&
+		   strstr(l.note, "gradient_accumulation_steps 2") &&
+		   strstr(l.note, "epochs joined"),
+	   "DeepSpeed 0.7's timer 'E/M': step = micro steps / accumulation "
+	   "(4/2 = 2), epoch 1 goes on from epoch 0's last micro step (1/2 "
+	   "is step 5, one run), time = train_batch_size / CurrSamplesPerSec; "
+	   "a rate that does not parse is unparsed (%s)", rc ? err : l.note);
+	sd_ingest_log_free(&l);
+
+	/* the job restarted into the file: the epoch back to 0 */
+	snprintf(text, sizeof(text), "%s%s%s", conf, wrap,
+		 OT("0/4", "16.0") OT("0/6", "16.0"));
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	rc = sd_ingest_parse_deepspeed("ot.log", text, strlen(text), &l, err,
+				       sizeof(err));
+	ok(rc == SD_OK && l.runs == 2 && l.run_kept == 2 && l.n == 2 &&
+		   l.steps[0].step == 2 && l.steps[1].step == 3 &&
+		   l.lines_other_runs == 5,
+	   "DeepSpeed 0.7's timer: the epoch back to 0 is a restarted job, "
+	   "a new run (%d runs)", l.runs);
+	sd_ingest_log_free(&l);
+
+	/* sniffed as DeepSpeed's without a configuration block */
+	is_int(sd_ingest_sniff_deepspeed(wrap, sizeof(wrap) - 1), 90,
+	       "the old timer line alone is DeepSpeed's (90)");
+#undef OT
+}
+
 int main(void)
 {
 	test_real_shapes();
@@ -463,5 +524,6 @@ int main(void)
 	test_read();
 	test_apply();
 	test_megads_args();
+	test_old_timer();
 	return done_testing();
 }
