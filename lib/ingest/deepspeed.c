@@ -32,6 +32,10 @@
  *    one, over gradient_accumulation_steps, so that a new epoch goes on
  *    counting and is no new run; the epoch going back (a restarted job)
  *    starts the count again, and is one;
+ *  - a timer line in a log that never states train_batch_size (no
+ *    configuration block) is a row whose step_s is the seconds of one
+ *    sample, 1 / CurrSamplesPerSec, for the command's --global-batch
+ *    (step_s_per_sample);
  *  - deepspeed/runtime/config.py, DeepSpeedConfig.print() (lines
  *    1000-1005): at start-up,
  *    'DeepSpeedEngine configuration:' then '  {name} {dots} {value}' for
@@ -358,16 +362,23 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 				   : isfinite(per_gpu_batch) && isfinite(dp)
 					   ? per_gpu_batch * dp
 					   : NAN;
-			if (pipe_rows || !isfinite(b) || !(curr > 0)) {
+			if (pipe_rows || !(curr > 0)) {
 				/* the pipeline's own line has the loss; or
-				 * no batch to turn samples/s into time */
+				 * no rate to time a step by */
 				out->lines_facts++;
 				continue;
 			}
 			struct sd_train_step r = { .step = (long)step,
 						   .rank = -1 };
-			r.has = SD_STEP_TIME;
-			r.step_s = b / curr;
+			if (isfinite(b)) {
+				r.has = SD_STEP_TIME;
+				r.step_s = b / curr;
+			} else {
+				/* no batch in the log: one sample's time,
+				 * for --global-batch to make a step's */
+				r.step_s = 1.0 / curr;
+				out->step_s_per_sample = 1;
+			}
 			int rc = add(out, line, &r, b, NAN, path, err, errlen);
 			if (rc)
 				return rc;
@@ -397,8 +408,7 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 		snprintf(err, errlen, "%s: no step lines of DeepSpeed ('steps: "
 			 "N loss: X iter time (s): T samples/sec: S', or "
 			 "ThroughputTimer's 'global_step=G, ...' or 'E/M, "
-			 "RunningAvgSamplesPerSec=' lines with the "
-			 "configuration's train_batch_size); %ld lines read, "
+			 "RunningAvgSamplesPerSec=' lines); %ld lines read, "
 			 "%ld unparsed; give another --format", path,
 			 out->lines, out->lines_unparsed);
 		return SD_ERR_INVALID;
@@ -417,12 +427,17 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			 "CurrSamplesPerSec", steps,
 			 old_wraps ? " (epochs joined at their last printed "
 				     "micro step)" : "",
-			 "train_batch_size");
+			 out->step_s_per_sample ? "--global-batch"
+						: "train_batch_size");
 	} else if (!pipe_rows) {
 		snprintf(out->note, sizeof(out->note), "no loss lines (DeepSpeed's "
 			 "engine prints the loss only through the pipeline "
-			 "engine): rows from the ThroughputTimer, time = "
-			 "train_batch_size / CurrSamplesPerSec");
+			 "engine): rows from the ThroughputTimer, time = %s / "
+			 "CurrSamplesPerSec", out->step_s_per_sample
+						? "--global-batch (the log "
+						  "never states "
+						  "train_batch_size)"
+						: "train_batch_size");
 	}
 	return SD_OK;
 }

@@ -96,6 +96,14 @@ struct sd_ingest_log {
 					  are numbered 1, 2, 3 ... and the
 					  command multiplies them by
 					  log_every or --log-every */
+	int step_s_per_sample;         /* 1: the rows without SD_STEP_TIME
+					  (and samples NaN) hold in step_s
+					  the seconds of one sample: the log
+					  gives samples/s but never its batch
+					  (DeepSpeed's ThroughputTimer
+					  without train_batch_size); the
+					  command multiplies them by
+					  --global-batch */
 	long lines;                    /* lines read */
 	long lines_steps;              /* step lines parsed into rows */
 	long lines_facts;              /* lines read for facts */

@@ -515,6 +515,55 @@ static void test_old_timer(void)
 #undef OT
 }
 
+/* A DeepSpeed timer in a log that never states its batch: rows of one
+ * sample's time, for the command's --global-batch */
+static void test_timer_no_batch(void)
+{
+	char err[600];
+	struct sd_ingest_log l;
+	static const char nb[] =
+		"[2023-04-18 01:46:59,171] [INFO] [timer.py:199:stop] "
+		"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec="
+		"173.4, CurrSamplesPerSec=160.0, MemAllocated=3.96GB, "
+		"MaxMemAllocated=22.95GB\n"
+		"[2023-04-18 01:47:06,619] [INFO] [timer.py:199:stop] "
+		"epoch=1/micro_step=5/global_step=20, RunningAvgSamplesPerSec="
+		"172.6, CurrSamplesPerSec=128.0, MemAllocated=3.96GB, "
+		"MaxMemAllocated=22.95GB\n";
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	ok(sd_ingest_parse_deepspeed("nb.log", nb, sizeof(nb) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.step_s_per_sample &&
+		   l.steps[1].step == 20 &&
+		   !(l.steps[1].has & SD_STEP_TIME) &&
+		   l.steps[1].step_s == 1.0 / 128 && isnan(l.samples[1]) &&
+		   strstr(l.note, "--global-batch"),
+	   "DeepSpeed's timer without train_batch_size: rows of one sample's "
+	   "time (1 / CurrSamplesPerSec), no step time yet, the note says "
+	   "--global-batch gives it");
+	sd_ingest_log_free(&l);
+
+	/* the old line without a configuration: no accumulation steps to
+	 * make optimizer steps of micro steps, and the note says so */
+	static const char ob[] =
+		"[2022-11-24 00:52:01,509] [INFO] [timer.py:198:stop] 0/4, "
+		"RunningAvgSamplesPerSec=16.1, CurrSamplesPerSec=16.0, "
+		"MemAllocated=1.87GB, MaxMemAllocated=6.26GB\n"
+		"[2022-11-24 00:52:07,206] [INFO] [timer.py:198:stop] 0/6, "
+		"RunningAvgSamplesPerSec=16.9, CurrSamplesPerSec=8.0, "
+		"MemAllocated=1.87GB, MaxMemAllocated=6.27GB\n";
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	ok(sd_ingest_parse_deepspeed("ob.log", ob, sizeof(ob) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.steps[0].step == 4 && l.steps[1].step == 6 &&
+		   l.step_s_per_sample && l.steps[1].step_s == 1.0 / 8 &&
+		   strstr(l.note, "the micro step (no "
+				  "gradient_accumulation_steps"),
+	   "DeepSpeed 0.7's timer without a configuration: rows by micro "
+	   "step, said in the note (%s)", l.note);
+	sd_ingest_log_free(&l);
+}
+
 int main(void)
 {
 	test_real_shapes();
@@ -525,5 +574,6 @@ int main(void)
 	test_apply();
 	test_megads_args();
 	test_old_timer();
+	test_timer_no_batch();
 	return done_testing();
 }
