@@ -109,8 +109,8 @@ static int brackets(const char *s, size_t n)
 	return d;
 }
 
-/* The number of the digits that end right before e (at most 18, none
- * before s): -1 when there are none. */
+/* The number whose digits (at most 18, none before s) end right before
+ * *e, and *e moved back to its first digit; -1 when there are none. */
 static long digits_before(const char *s, const char **e)
 {
 	const char *b = *e;
