@@ -4,7 +4,8 @@
  * Hugging Face Trainer, LLaMA-Factory, sniffed or given by --format),
  * what it lacks is taken from the options (lib/ingest/apply.h: devices,
  * sequence length, tokens per step, parameters or a model config file,
- * the device for the peak table), and the series goes through the same
+ * the device for the peak table; here: the global batch), and the series
+ * goes through the same
  * metrics as the built-in workload's (lib/train/metrics.h): tgs, TFLOPs,
  * MFU, and the loss against a reference with the same tolerances.  The
  * run is recorded whole in one transaction (runs.run_kind 'ingest',
@@ -55,6 +56,7 @@ struct ingest_options {
 	int warmup_given;
 	int json, strict;
 	long run;                /* --run N; 0: the last */
+	long global_batch;       /* --global-batch G; 0: not given */
 };
 
 enum ingest_option {
@@ -62,7 +64,7 @@ enum ingest_option {
 	OPT_MODEL_CONFIG, OPT_LAYERS, OPT_WIDTH, OPT_FPT, OPT_DEVICE,
 	OPT_PRECISION, OPT_PEAK, OPT_LOG_EVERY, OPT_WARMUP, OPT_REFERENCE,
 	OPT_WORKLOAD, OPT_NODES, OPT_CLUSTER, OPT_JOB, OPT_DB, OPT_JSON,
-	OPT_STRICT, OPT_RUN,
+	OPT_STRICT, OPT_RUN, OPT_GLOBAL_BATCH,
 };
 
 static const struct option long_options[] = {
@@ -71,6 +73,7 @@ static const struct option long_options[] = {
 	{ "devices", required_argument, NULL, OPT_GPUS },
 	{ "seq-len", required_argument, NULL, OPT_SEQ },
 	{ "tokens-per-step", required_argument, NULL, OPT_TOKENS },
+	{ "global-batch", required_argument, NULL, OPT_GLOBAL_BATCH },
 	{ "params", required_argument, NULL, OPT_PARAMS },
 	{ "model-config", required_argument, NULL, OPT_MODEL_CONFIG },
 	{ "layers", required_argument, NULL, OPT_LAYERS },
@@ -189,6 +192,16 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 				return sd_usage_error("ingest", "--run '%s' must be a run of "
 					    "the log, from 1", optarg);
 			break;
+		case OPT_GLOBAL_BATCH:
+			if (sd_parse_int(optarg, 1, 1000000000, &n))
+				return sd_usage_error("ingest", "--global-batch '%s' must be "
+					    "the sequences of one optimizer "
+					    "step over all ranks (per-device "
+					    "batch x data-parallel ranks x "
+					    "gradient accumulation), a whole "
+					    "number from 1", optarg);
+			o->global_batch = n;
+			break;
 		case OPT_LOG_EVERY:
 			if (sd_parse_int(optarg, 1, 100000000, &n))
 				return sd_usage_error("ingest", "--log-every '%s' must be the steps "
@@ -268,6 +281,7 @@ struct outcome {
 	struct sd_train_comparison cmp;
 	int compared;
 	char ref_label[700], ref_note[300], apply_note[600];
+	char batch_note[300];    /* where the global batch came from */
 	int from_config; /* 1: layers, 2: width came from --model-config */
 	double logged_tflops;
 };
@@ -310,6 +324,8 @@ static void print_text(const struct ingest_options *o,
 		printf("#   warning: %s\n", l->warning);
 	if (g->apply_note[0])
 		printf("#   note: %s\n", g->apply_note);
+	if (g->batch_note[0])
+		printf("#   note: %s\n", g->batch_note);
 	int row_tokens = 0;
 	for (size_t i = 0; i < l->n; i++)
 		row_tokens |= (l->steps[i].has & SD_STEP_TOKENS) != 0;
@@ -407,6 +423,12 @@ static void print_json(const struct ingest_options *o,
 		if (nn++)
 			sd_buf_printf(&b, ",");
 		sd_buf_json_string(&b, g->apply_note);
+		nn++;
+	}
+	if (g->batch_note[0]) {
+		if (nn)
+			sd_buf_printf(&b, ",");
+		sd_buf_json_string(&b, g->batch_note);
 	}
 	if (l->warning[0]) {
 		char w[260];
@@ -542,6 +564,66 @@ static int apply_model_config(struct ingest_run *x)
 	return SD_EXIT_OK;
 }
 
+/*
+ * --global-batch G (0: not given), the sequences of one optimizer step
+ * over all ranks, made each row's samples (the tokens are samples x
+ * seq_len, sd_ingest_apply()).  The given value wins over the log's own,
+ * as every option's does, and the note says what the log said.  A row
+ * that has only one sample's time (DeepSpeed's ThroughputTimer in a log
+ * that never states train_batch_size: step_s_per_sample) is timed G x
+ * that: DeepSpeed's samples/s is its batch over the step's time, so tgs
+ * comes out the same whatever G is, and G is there for the tokens.
+ * Such rows without G: SD_ERR_INVALID, saying to give it.
+ */
+static int apply_global_batch(struct sd_ingest_log *l, long G,
+			      const char *path, char *note, size_t notelen,
+			      char *err, size_t errlen)
+{
+	size_t per_sample = 0;
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->step_s_per_sample && !(l->steps[i].has & SD_STEP_TIME))
+			per_sample++;
+		if (isfinite(l->samples[i]) && l->samples[i] > 0) {
+			lo = fmin(lo, l->samples[i]);
+			hi = fmax(hi, l->samples[i]);
+		}
+	}
+	if (G <= 0) {
+		if (!per_sample)
+			return SD_OK;
+		snprintf(err, errlen, "%s: DeepSpeed's ThroughputTimer gives "
+			 "samples per second, but the log never states "
+			 "train_batch_size to time a step by; give "
+			 "--global-batch N, the sequences of one optimizer "
+			 "step over all ranks (per-device batch x "
+			 "data-parallel ranks x gradient accumulation)", path);
+		return SD_ERR_INVALID;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		struct sd_train_step *s = &l->steps[i];
+		if (l->step_s_per_sample && !(s->has & SD_STEP_TIME)) {
+			s->step_s *= (double)G;
+			s->has |= SD_STEP_TIME;
+		}
+		l->samples[i] = (double)G;
+	}
+	l->step_s_per_sample = 0;
+	if (lo > hi)
+		snprintf(note, notelen, "global batch %ld from --global-batch "
+			 "(the log states none)", G);
+	else if (lo == hi && lo == (double)G)
+		snprintf(note, notelen, "--global-batch %ld given; the log "
+			 "says the same", G);
+	else if (lo == hi)
+		snprintf(note, notelen, "--global-batch %ld given; the log "
+			 "says %.6g", G, lo);
+	else
+		snprintf(note, notelen, "--global-batch %ld given; the log "
+			 "says %.6g to %.6g", G, lo, hi);
+	return SD_OK;
+}
+
 /* Read the log, merge it with the options and summarise it.  An exit
  * status. */
 static int read_log(struct ingest_run *x)
@@ -551,6 +633,10 @@ static int read_log(struct ingest_run *x)
 	int rc = sd_ingest_read_run(o->log, o->format, (int)o->run, &x->log,
 				    x->err,
 				sizeof(x->err));
+	if (rc == SD_OK)
+		rc = apply_global_batch(&x->log, o->global_batch, o->log,
+					g->batch_note, sizeof(g->batch_note),
+					x->err, sizeof(x->err));
 	if (rc == SD_OK)
 		rc = sd_ingest_apply(&x->log, &o->given, &g->facts,
 				     g->apply_note, sizeof(g->apply_note),

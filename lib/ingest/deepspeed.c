@@ -16,11 +16,31 @@
  *      'epoch={}/micro_step={}/global_step={}, RunningAvgSamplesPerSec={},
  *       CurrSamplesPerSec={}, MemAllocated={}GB, MaxMemAllocated={}GB'
  *    (one line; CurrSamplesPerSec = train_batch_size / the step's time): a
- *    step line without a loss, when the configuration says the batch;
+ *    step line without a loss;
+ *  - the same timer before 0.8 (read at commit 026f4453, 0.7.x:
+ *    ThroughputTimer.stop(), called by DeepSpeedEngine.step() at every
+ *    micro step): every steps_per_print micro steps
+ *      '{epoch}/{micro step}, RunningAvgSamplesPerSec={},
+ *       CurrSamplesPerSec={}, MemAllocated={}GB, MaxMemAllocated={}GB'
+ *    with CurrSamplesPerSec = micro batch x data-parallel ranks / that
+ *    micro step's time, so that train_batch_size / CurrSamplesPerSec is
+ *    again one optimizer step's (gradient_accumulation_steps micro
+ *    steps).  The micro step counts from 0 again in every epoch when the
+ *    script calls update_epoch_count(): the step is the micro steps of
+ *    the epochs before (each counted to its last printed micro step:
+ *    fewer than steps_per_print at its end are never printed) plus this
+ *    one, over gradient_accumulation_steps, so that a new epoch goes on
+ *    counting and is no new run; the epoch going back (a restarted job)
+ *    starts the count again, and is one;
+ *  - a timer line in a log that never states train_batch_size (no
+ *    configuration block) is a row whose step_s is the seconds of one
+ *    sample, 1 / CurrSamplesPerSec, for the command's --global-batch
+ *    (step_s_per_sample);
  *  - deepspeed/runtime/config.py, DeepSpeedConfig.print() (lines
  *    1000-1005): at start-up,
  *    'DeepSpeedEngine configuration:' then '  {name} {dots} {value}' for
- *    each setting: train_batch_size and steps_per_print are read, the
+ *    each setting: train_batch_size, gradient_accumulation_steps and
+ *    steps_per_print are read, the
  *    block's lines are fact lines, a value printed over several lines
  *    (a JSON object or list) to the line that closes its brackets;
  *  - deepspeed/profiling/flops_profiler/profiler.py,
@@ -33,15 +53,18 @@
  *    mp_size:' (the model's parameters; else 'params per GPU:' when the
  *    model parallel size is 1); every line a fact line.
  * The launcher's 'dist_world_size=N' line (deepspeed/launcher/launch.py,
- * main()) gives the devices, where no profiler summary does.
+ * main()) gives the devices, where no profiler summary does.  A
+ * Megatron-DeepSpeed job prints Megatron-LM's arguments block too
+ * (megatron.c, sd_ingest_megatron_args()): seq_length, world_size,
+ * num_layers and hidden_size are read from it, its lines fact lines.
  * The engine's own _report_progress() line ('step=N, skipped=S, lr=[...],
  * mom=[...]', deepspeed/runtime/engine.py lines 2486-2489) carries no loss nor time: a fact
  * line.  DeepSpeedEngine itself (no pipeline) prints no loss: its rows
  * come from the ThroughputTimer, with no loss to compare.  Launcher
  * prefixes ('[2026-01-02 03:04:05,123] [INFO] [engine.py:123:...]', '0: ',
  * '[rank0]:') are skipped: the fields are found wherever they start.
- * Unparsed: a 'steps: ... loss:' or 'global_step=' line whose numbers do
- * not parse, or cut off.
+ * Unparsed: a 'steps: ... loss:' or timer line whose numbers do not
+ * parse, or cut off.
  */
 #include "config.h"
 
@@ -57,6 +80,7 @@
 
 #define PIPE_FIELD "iter time (s):"
 #define TPUT_FIELD "CurrSamplesPerSec="
+#define AVG_FIELD "RunningAvgSamplesPerSec="
 #define PROF_BEGIN "DeepSpeed Flops Profiler"
 #define CONF_BEGIN "DeepSpeedEngine configuration:"
 
@@ -85,6 +109,41 @@ static int brackets(const char *s, size_t n)
 	return d;
 }
 
+/* The number whose digits (at most 18, none before s) end right before
+ * *e, and *e moved back to its first digit; -1 when there are none. */
+static long digits_before(const char *s, const char **e)
+{
+	const char *b = *e;
+	long v = 0, m = 1;
+	while (b > s && b[-1] >= '0' && b[-1] <= '9' && *e - b < 18) {
+		b--;
+		v += (long)(*b - '0') * m;
+		m *= 10;
+	}
+	if (b == *e)
+		return -1;
+	*e = b;
+	return v;
+}
+
+/* The pre-0.8 ThroughputTimer's '{epoch}/{micro step}, RunningAvg...':
+ * 0 with both, -1 when the line has not that form (the fields after the
+ * logging prefix's "] ", or at the start). */
+static int old_timer(const char *s, size_t n, long *epoch, long *micro)
+{
+	const char *e = find(s, n, ", " AVG_FIELD);
+	if (!e)
+		return -1;
+	*micro = digits_before(s, &e);
+	if (*micro < 0 || e == s || e[-1] != '/')
+		return -1;
+	e--;
+	*epoch = digits_before(s, &e);
+	if (*epoch < 0 || (e > s && e[-1] != ' '))
+		return -1;
+	return 0;
+}
+
 static int add(struct sd_ingest_log *out, long line, struct sd_train_step *r,
 	       double samples, double tflops, const char *path, char *err,
 	       size_t errlen)
@@ -100,8 +159,12 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			      size_t errlen)
 {
 	long line = 0;
-	int in_prof = 0, in_conf = 0, pipe_rows = 0, depth = 0;
-	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN;
+	int in_prof = 0, in_conf = 0, in_margs = 0, pipe_rows = 0, depth = 0;
+	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN, gas = NAN;
+	/* the pre-0.8 timer: its last epoch and micro step, the micro
+	 * steps of the epochs before, its rows and the epochs it joined */
+	long old_epoch = -1, old_last = 0, old_off = 0, old_rows = 0;
+	long old_wraps = 0;
 	snprintf(out->variant, sizeof(out->variant), "%s",
 		 SD_INGEST_CONSOLE_VARIANT);
 	size_t at = 0, n;
@@ -162,6 +225,15 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			out->lines_facts++;
 			continue;
 		}
+		char mname[64];
+		double mv;
+		if (sd_ingest_megatron_args(out, s, n, &in_margs, mname,
+					    sizeof(mname), &mv)) {
+			/* Megatron-DeepSpeed: Megatron-LM's arguments */
+			out->lines_facts++;
+			in_conf = 0;
+			continue;
+		}
 		if (in_conf || find(s, n, CONF_BEGIN)) {
 			/* DeepSpeedConfig.print(): '  name ..... value' */
 			char name[64] = "";
@@ -184,6 +256,11 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 					 !strcmp(name, "steps_per_print") &&
 					 isfinite(v))
 					out->log_every = v;
+				else if (!find(s, n, CONF_BEGIN) &&
+					 !strcmp(name,
+						 "gradient_accumulation_steps") &&
+					 v >= 1)
+					gas = v;
 				continue;
 			}
 		}
@@ -241,34 +318,67 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			continue;
 		}
 		const char *gs = find(s, n, "global_step=");
-		if (gs && find(s, n, "/micro_step=")) {
-			/* ThroughputTimer.stop() */
-			double step = sd_ingest_number_after(s, n, "global_step=", &bad, NULL);
+		long ep = 0, micro = 0;
+		int old = !gs && old_timer(s, n, &ep, &micro) == 0;
+		if ((gs && find(s, n, "/micro_step=")) || old) {
+			/* ThroughputTimer.stop(): 'global_step=G', or before
+			 * 0.8 'E/M' */
+			double step = old ? (double)micro
+				      : sd_ingest_number_after(s, n, "global_step=",
+							       &bad, NULL);
 			double curr = sd_ingest_number_after(s, n, TPUT_FIELD, &bad, NULL);
 			if (bad || !isfinite(step) || step < 0 ||
 			    step != floor(step) || !isfinite(curr)) {
 				sd_ingest_bad_line(out, line, s, n, "%s",
 						   cut ? "the last line is cut "
 							 "off"
+						       : old ? "CurrSamplesPerSec "
+							       "does not parse"
 						       : "global_step or "
 							 "CurrSamplesPerSec "
 							 "does not parse");
 				continue;
 			}
+			if (old) {
+				/* the micro step of this epoch: a later
+				 * epoch goes on from the last one printed
+				 * (update_epoch_count() restarts the count,
+				 * the run goes on); an earlier one is a
+				 * restarted job, counted again from 0 */
+				if (old_epoch >= 0 && ep > old_epoch) {
+					old_off += old_last;
+					old_wraps++;
+				} else if (ep < old_epoch) {
+					old_off = 0;
+				}
+				old_epoch = ep;
+				old_last = micro;
+				step = (double)(old_off + micro);
+				if (gas >= 1)
+					step = floor(step / gas);
+				old_rows++;
+			}
 			double b = isfinite(batch) ? batch
 				   : isfinite(per_gpu_batch) && isfinite(dp)
 					   ? per_gpu_batch * dp
 					   : NAN;
-			if (pipe_rows || !isfinite(b) || !(curr > 0)) {
+			if (pipe_rows || !(curr > 0)) {
 				/* the pipeline's own line has the loss; or
-				 * no batch to turn samples/s into time */
+				 * no rate to time a step by */
 				out->lines_facts++;
 				continue;
 			}
 			struct sd_train_step r = { .step = (long)step,
 						   .rank = -1 };
-			r.has = SD_STEP_TIME;
-			r.step_s = b / curr;
+			if (isfinite(b)) {
+				r.has = SD_STEP_TIME;
+				r.step_s = b / curr;
+			} else {
+				/* no batch in the log: one sample's time,
+				 * for --global-batch to make a step's */
+				r.step_s = 1.0 / curr;
+				out->step_s_per_sample = 1;
+			}
 			int rc = add(out, line, &r, b, NAN, path, err, errlen);
 			if (rc)
 				return rc;
@@ -297,17 +407,38 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 	if (out->n == 0) {
 		snprintf(err, errlen, "%s: no step lines of DeepSpeed ('steps: "
 			 "N loss: X iter time (s): T samples/sec: S', or "
-			 "ThroughputTimer's 'global_step=' lines with the "
-			 "configuration's train_batch_size); %ld lines read, "
+			 "ThroughputTimer's 'global_step=G, ...' or 'E/M, "
+			 "RunningAvgSamplesPerSec=' lines); %ld lines read, "
 			 "%ld unparsed; give another --format", path,
 			 out->lines, out->lines_unparsed);
 		return SD_ERR_INVALID;
 	}
-	if (!pipe_rows)
+	if (!pipe_rows && old_rows) {
+		char steps[72];
+		if (gas >= 1)
+			snprintf(steps, sizeof(steps), "micro steps / "
+				 "gradient_accumulation_steps %ld", (long)gas);
+		else
+			snprintf(steps, sizeof(steps), "the micro step (no "
+				 "gradient_accumulation_steps in the log)");
+		snprintf(out->note, sizeof(out->note), "no loss lines: rows "
+			 "from the pre-0.8 ThroughputTimer ('E/M, ...'), "
+			 "step = %s%s, time = %s / "
+			 "CurrSamplesPerSec", steps,
+			 old_wraps ? " (epochs joined at their last printed "
+				     "micro step)" : "",
+			 out->step_s_per_sample ? "--global-batch"
+						: "train_batch_size");
+	} else if (!pipe_rows) {
 		snprintf(out->note, sizeof(out->note), "no loss lines (DeepSpeed's "
 			 "engine prints the loss only through the pipeline "
-			 "engine): rows from the ThroughputTimer, time = "
-			 "train_batch_size / CurrSamplesPerSec");
+			 "engine): rows from the ThroughputTimer, time = %s / "
+			 "CurrSamplesPerSec", out->step_s_per_sample
+						? "--global-batch (the log "
+						  "never states "
+						  "train_batch_size)"
+						: "train_batch_size");
+	}
 	return SD_OK;
 }
 
@@ -315,7 +446,10 @@ int sd_ingest_sniff_deepspeed(const char *text, size_t len)
 {
 	if (find(text, len, PIPE_FIELD) && find(text, len, "steps: "))
 		return 100;
-	if (find(text, len, TPUT_FIELD) && find(text, len, "global_step="))
+	/* the ThroughputTimer's line, 'global_step=' or before 0.8 'E/M,
+	 * RunningAvgSamplesPerSec=' */
+	if (find(text, len, TPUT_FIELD) && (find(text, len, "global_step=") ||
+					    find(text, len, AVG_FIELD)))
 		return 90;
 	if (find(text, len, CONF_BEGIN) || find(text, len, PROF_BEGIN))
 		return 60;

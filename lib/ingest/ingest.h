@@ -100,6 +100,14 @@ struct sd_ingest_log {
 					  are numbered 1, 2, 3 ... and the
 					  command multiplies them by
 					  log_every or --log-every */
+	int step_s_per_sample;         /* 1: the rows without SD_STEP_TIME
+					  (and samples NaN) hold in step_s
+					  the seconds of one sample: the log
+					  gives samples/s but never its batch
+					  (DeepSpeed's ThroughputTimer
+					  without train_batch_size); the
+					  command multiplies them by
+					  --global-batch */
 	long lines;                    /* lines read */
 	long lines_steps;              /* step lines parsed into rows */
 	long lines_facts;              /* lines read for facts */
@@ -199,6 +207,21 @@ int sd_ingest_setting_line(const char *s, size_t n, char *name, size_t nlen,
 /* Set a fact read from the log (origin SD_TRAIN_READ); a value that is
  * not finite or not positive is ignored. */
 void sd_ingest_read_fact(struct sd_train_fact *f, double value);
+
+/*
+ * Megatron-LM's arguments dump (megatron/training/arguments.py
+ * _print_args(): '-- arguments --', '  name {dots} value' lines, '-- end
+ * of arguments --'), wherever a log prints it: Megatron-LM's stdout, and
+ * a Megatron-DeepSpeed job's under DeepSpeed's lines.  Called with each
+ * line and *in_args (0 before the first line): 1 when the line is the
+ * block's (a fact line, for the caller to count), seq_length, world_size
+ * (devices), num_layers and hidden_size read into l's facts, name and
+ * *value the line's setting (name "" and NaN on the title and end
+ * lines); 0 when it is not the block's.
+ */
+int sd_ingest_megatron_args(struct sd_ingest_log *l, const char *s, size_t n,
+			    int *in_args, char *name, size_t nlen,
+			    double *value);
 
 /*
  * The parsers.  Each reads the whole text (len bytes, not necessarily

@@ -40,7 +40,9 @@
  * iterations out of the average it prints, shakedown does not hide them.
  * Skipped iterations (fp16 loss-scale overflows) are normal and kept.
  * Facts from the arguments: seq_length, world_size (devices), num_layers
- * and hidden_size; every line of the block is a fact line.
+ * and hidden_size; every line of the block is a fact line.  The block is
+ * read by sd_ingest_megatron_args(), which deepspeed.c calls too: a
+ * Megatron-DeepSpeed job prints it above DeepSpeed's own lines.
  * Unparsed: an iteration line whose step, time or a loss does not parse,
  * and one cut off (the file's last line without its newline or closing
  * '|').  Everything else (warnings, memory reports, validation lines) is
@@ -104,6 +106,31 @@ static double loss_field(const char *s, size_t n, int *bad, int *found)
 	return NAN;
 }
 
+int sd_ingest_megatron_args(struct sd_ingest_log *l, const char *s, size_t n,
+			    int *in_args, char *name, size_t nlen,
+			    double *value)
+{
+	if (!*in_args && !find(s, n, ARGS_BEGIN))
+		return 0;
+	*in_args = !find(s, n, ARGS_END);
+	if (sd_ingest_setting_line(s, n, name, nlen, value) != 0) {
+		/* the block's title and end */
+		if (nlen)
+			name[0] = '\0';
+		*value = NAN;
+		return 1;
+	}
+	if (!strcmp(name, "seq_length"))
+		sd_ingest_read_fact(&l->facts.seq_len, *value);
+	else if (!strcmp(name, "world_size"))
+		sd_ingest_read_fact(&l->facts.devices, *value);
+	else if (!strcmp(name, "num_layers"))
+		sd_ingest_read_fact(&l->facts.layers, *value);
+	else if (!strcmp(name, "hidden_size"))
+		sd_ingest_read_fact(&l->facts.width, *value);
+	return 1;
+}
+
 int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			     struct sd_ingest_log *out, char *err,
 			     size_t errlen)
@@ -120,23 +147,13 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 		out->lines++;
 		if (n && s[n - 1] == '\r')
 			n--;
-		if (in_args || find(s, n, ARGS_BEGIN)) {
+		char name[64];
+		double v;
+		if (sd_ingest_megatron_args(out, s, n, &in_args, name,
+					    sizeof(name), &v)) {
 			/* _print_args: the block, every line a fact line */
-			char name[64];
-			double v;
-			in_args = !find(s, n, ARGS_END);
 			out->lines_facts++;
-			if (sd_ingest_setting_line(s, n, name, sizeof(name), &v) != 0)
-				continue;
-			if (!strcmp(name, "seq_length"))
-				sd_ingest_read_fact(&out->facts.seq_len, v);
-			else if (!strcmp(name, "world_size"))
-				sd_ingest_read_fact(&out->facts.devices, v);
-			else if (!strcmp(name, "num_layers"))
-				sd_ingest_read_fact(&out->facts.layers, v);
-			else if (!strcmp(name, "hidden_size"))
-				sd_ingest_read_fact(&out->facts.width, v);
-			else if (!strcmp(name, "log_interval"))
+			if (!strcmp(name, "log_interval"))
 				out->log_every = v;
 			continue;
 		}

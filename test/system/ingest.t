@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 133
+plan 147
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -332,3 +332,42 @@ I "$TMPD/logging.jsonl" --db none
 is "$rc" 0 "ms-swift's logging.jsonl: exit 0"
 like "$out" "# ingest: hf log .*logging.jsonl \(logging.jsonl\): 3 lines: 3 steps" \
 	"sniffed as hf, 3 rows"
+
+# == --global-batch (issue 32): DeepSpeed's timer without a batch =========
+# DeepSpeed-Chat prints no configuration block: its ThroughputTimer lines
+# give samples/s, and the batch comes from --global-batch.  A generated log:
+# 3 rows at 64 samples/s; with G = 32 a step is 0.5 s, 32 x 512 tokens on 4
+# GPUs: tgs 8192 (the one timed row: 30, after the warm-up)
+for s in 10 20 30; do
+	printf '[2023-04-18 01:46:59,171] [INFO] [timer.py:199:stop] epoch=0/micro_step=%d/global_step=%d, RunningAvgSamplesPerSec=64.0, CurrSamplesPerSec=64.0, MemAllocated=3.96GB, MaxMemAllocated=22.95GB\n' "$s" "$s"
+done >"$TMPD/dsnobatch.log"
+I "$TMPD/dsnobatch.log" --db none
+is "$rc" 2 "a DeepSpeed log that never states its batch, no --global-batch: exit 2"
+like "$err" "never states train_batch_size.*give --global-batch N" "says to give --global-batch"
+I "$TMPD/dsnobatch.log" --global-batch 32 --seq-len 512 --gpus 4 --db none --json
+is "$rc" 0 "with --global-batch 32: exit 0"
+printf '%s\n' "$out" | tail -n 1 >"$TMPD/out"
+is "$(J "json_extract(j, '$.rows') || ' ' || json_extract(j, '$.step_s_mean') || ' ' || json_extract(j, '$.tgs')")" \
+	"3 0.5 8192" "3 rows, a step 32 / 64 = 0.5 s, tgs 32 x 512 / 0.5 / 4 = 8192"
+like "$(J "json_extract(j, '$.notes')")" "global batch 32 from --global-batch \\(the log states none\\)" \
+	"the note says where the batch came from"
+# the configuration says 64: a given 32 wins for the tokens, the note says
+# both; the time stays the log's own (64 / 64 samples/s = 1 s)
+{
+	printf '[2023-04-18 01:46:50,000] [INFO] [config.py:983:print] DeepSpeedEngine configuration:\n'
+	printf '[2023-04-18 01:46:50,000] [INFO] [config.py:987:print]   train_batch_size ............. 64\n'
+	cat "$TMPD/dsnobatch.log"
+} >"$TMPD/dsbatch.log"
+I "$TMPD/dsbatch.log" --global-batch 32 --db none --json
+printf '%s\n' "$out" | tail -n 1 >"$TMPD/out"
+is "$rc $(J "json_extract(j, '$.step_s_mean')")" "0 1" "the log's batch: exit 0, its own step time kept"
+like "$(J "json_extract(j, '$.notes')")" "--global-batch 32 given; the log says 64" \
+	"a --global-batch the log contradicts: used, the note says both"
+I "$TMPD/dsbatch.log" --global-batch 64 --db none
+like "$out" "note: --global-batch 64 given; the log says the same" "the same as the log's: said"
+for bad in 0 -8 1.5 12x ""; do
+	I "$TMPD/dsnobatch.log" --global-batch "$bad" --db none
+	is "$rc" 2 "--global-batch '$bad': exit 2"
+done
+like "$err" "--global-batch '' must be the sequences of one optimizer step over all ranks" \
+	"says what --global-batch must be"

@@ -525,6 +525,147 @@ static void test_hf_bars(void)
 #undef SAVE
 }
 
+/* Megatron-DeepSpeed: Megatron-LM's arguments block, behind pdsh's
+ * prefix, read by the DeepSpeed parser through megatron.c's reader */
+static void test_megads_args(void)
+{
+	char err[600];
+	struct sd_ingest_log l;
+	static const char md[] =
+		"node-1: ------------------------ arguments ------------------------\n"
+		"node-1:   hidden_size ..................................... 3584\n"
+		"node-1:   log_interval .................................... 10\n"
+		"node-1:   num_layers ...................................... 28\n"
+		"node-1:   seq_length ...................................... 2048\n"
+		"node-1:   world_size ...................................... 16\n"
+		"node-1: -------------------- end of arguments ---------------------\n"
+		"node-1: steps: 1 loss: 12.6418 iter time (s): 20.245 samples/sec: 0.790\n"
+		"node-1: steps: 2 loss: 12.6457 iter time (s): 20.421 samples/sec: 0.784\n";
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	ok(sd_ingest_parse_deepspeed("md.log", md, sizeof(md) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.lines_facts == 7 && l.lines_other == 0 &&
+		   l.facts.devices.value == 16 &&
+		   l.facts.devices.origin == SD_TRAIN_READ &&
+		   l.facts.seq_len.value == 2048 && l.facts.layers.value == 28 &&
+		   l.facts.width.value == 3584 && isnan(l.log_every) &&
+		   l.samples[0] == 16,
+	   "Megatron-DeepSpeed: the DeepSpeed parser reads Megatron's "
+	   "arguments (devices, seq_len, layers, width; not log_interval, "
+	   "which is Megatron's own line's)");
+	sd_ingest_log_free(&l);
+}
+
+/* DeepSpeed before 0.8: the ThroughputTimer's 'E/M, ...' counts micro
+ * steps, from 0 again in each epoch the script closes with
+ * update_epoch_count(): the step goes on over a new epoch (no new run),
+ * a restarted job (the epoch back to 0) is a new run */
+static void test_old_timer(void)
+{
+	char err[600];
+	struct sd_ingest_log l;
+#define OT(em, c) "[2022-11-24 00:52:01,509] [INFO] [timer.py:198:stop] " \
+	em ", RunningAvgSamplesPerSec=16.2, CurrSamplesPerSec=" c \
+	", MemAllocated=1.87GB, MaxMemAllocated=6.26GB\n"
+	static const char conf[] =
+		"[2022-11-24 00:51:45,966] [INFO] [config.py:995:print] "
+		"DeepSpeedEngine configuration:\n"
+		"[2022-11-24 00:51:45,966] [INFO] [config.py:999:print]   "
+		"gradient_accumulation_steps .. 2\n"
+		"[2022-11-24 00:51:45,966] [INFO] [config.py:999:print]   "
+		"train_batch_size ............. 8\n";
+	static const char wrap[] =
+		OT("0/4", "16.0") OT("0/6", "16.0") OT("0/8", "16.0")
+		"***** Evaluating perplexity, Epoch 1/2 *****\n"
+		OT("1/2", "16.0") OT("1/4", "8.0") OT("1/6", "x");
+	char text[4096];
+	snprintf(text, sizeof(text), "%s%s", conf, wrap);
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	int rc = sd_ingest_parse_deepspeed("ot.log", text, strlen(text), &l,
+					   err, sizeof(err));
+	ok(rc == SD_OK && l.n == 5 && l.steps[0].step == 2 &&
+		   l.steps[2].step == 4 && l.steps[3].step == 5 &&
+		   l.steps[4].step == 6 && l.runs == 1 &&
+		   fabs(l.steps[0].step_s - 0.5) < 1e-12 &&
+		   fabs(l.steps[4].step_s - 1.0) < 1e-12 &&
+		   l.samples[4] == 8 && l.lines_unparsed == 1 &&
+		   l.lines_facts == 3 && l.lines_other == 1 &&
+		   strstr(l.note, "gradient_accumulation_steps 2") &&
+		   strstr(l.note, "epochs joined"),
+	   "DeepSpeed 0.7's timer 'E/M': step = micro steps / accumulation "
+	   "(4/2 = 2), epoch 1 goes on from epoch 0's last micro step (1/2 "
+	   "is step 5, one run), time = train_batch_size / CurrSamplesPerSec; "
+	   "a rate that does not parse is unparsed (%s)", rc ? err : l.note);
+	sd_ingest_log_free(&l);
+
+	/* the job restarted into the file: the epoch back to 0 */
+	snprintf(text, sizeof(text), "%s%s%s", conf, wrap,
+		 OT("0/4", "16.0") OT("0/6", "16.0"));
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	rc = sd_ingest_parse_deepspeed("ot.log", text, strlen(text), &l, err,
+				       sizeof(err));
+	ok(rc == SD_OK && l.runs == 2 && l.run_kept == 2 && l.n == 2 &&
+		   l.steps[0].step == 2 && l.steps[1].step == 3 &&
+		   l.lines_other_runs == 5,
+	   "DeepSpeed 0.7's timer: the epoch back to 0 is a restarted job, "
+	   "a new run (%d runs)", l.runs);
+	sd_ingest_log_free(&l);
+
+	/* sniffed as DeepSpeed's without a configuration block */
+	is_int(sd_ingest_sniff_deepspeed(wrap, sizeof(wrap) - 1), 90,
+	       "the old timer line alone is DeepSpeed's (90)");
+#undef OT
+}
+
+/* A DeepSpeed timer in a log that never states its batch: rows of one
+ * sample's time, for the command's --global-batch */
+static void test_timer_no_batch(void)
+{
+	char err[600];
+	struct sd_ingest_log l;
+	static const char nb[] =
+		"[2023-04-18 01:46:59,171] [INFO] [timer.py:199:stop] "
+		"epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec="
+		"173.4, CurrSamplesPerSec=160.0, MemAllocated=3.96GB, "
+		"MaxMemAllocated=22.95GB\n"
+		"[2023-04-18 01:47:06,619] [INFO] [timer.py:199:stop] "
+		"epoch=1/micro_step=5/global_step=20, RunningAvgSamplesPerSec="
+		"172.6, CurrSamplesPerSec=128.0, MemAllocated=3.96GB, "
+		"MaxMemAllocated=22.95GB\n";
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	ok(sd_ingest_parse_deepspeed("nb.log", nb, sizeof(nb) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.step_s_per_sample &&
+		   l.steps[1].step == 20 &&
+		   !(l.steps[1].has & SD_STEP_TIME) &&
+		   l.steps[1].step_s == 1.0 / 128 && isnan(l.samples[1]) &&
+		   strstr(l.note, "--global-batch"),
+	   "DeepSpeed's timer without train_batch_size: rows of one sample's "
+	   "time (1 / CurrSamplesPerSec), no step time yet, the note says "
+	   "--global-batch gives it");
+	sd_ingest_log_free(&l);
+
+	/* the old line without a configuration: no accumulation steps to
+	 * make optimizer steps of micro steps, and the note says so */
+	static const char ob[] =
+		"[2022-11-24 00:52:01,509] [INFO] [timer.py:198:stop] 0/4, "
+		"RunningAvgSamplesPerSec=16.1, CurrSamplesPerSec=16.0, "
+		"MemAllocated=1.87GB, MaxMemAllocated=6.26GB\n"
+		"[2022-11-24 00:52:07,206] [INFO] [timer.py:198:stop] 0/6, "
+		"RunningAvgSamplesPerSec=16.9, CurrSamplesPerSec=8.0, "
+		"MemAllocated=1.87GB, MaxMemAllocated=6.27GB\n";
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	ok(sd_ingest_parse_deepspeed("ob.log", ob, sizeof(ob) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.steps[0].step == 4 && l.steps[1].step == 6 &&
+		   l.step_s_per_sample && l.steps[1].step_s == 1.0 / 8 &&
+		   strstr(l.note, "the micro step (no "
+				  "gradient_accumulation_steps"),
+	   "DeepSpeed 0.7's timer without a configuration: rows by micro "
+	   "step, said in the note (%s)", l.note);
+	sd_ingest_log_free(&l);
+}
+
 int main(void)
 {
 	test_hf_bars();
@@ -534,5 +675,8 @@ int main(void)
 	test_rows();
 	test_read();
 	test_apply();
+	test_megads_args();
+	test_old_timer();
+	test_timer_no_batch();
 	return done_testing();
 }

@@ -149,5 +149,119 @@ def main():
         print("\t".join([f] + [r[c] for c in COLS]))
 
 
+# --- ROWS (issue 32): `python3 answers.py --rows` ---------------------------------------------
+# The rows `shakedown ingest` should make of the DeepSpeed logs, from their raw bytes: rows, first and
+# last step, and the mean step time over the timed rows as shakedown-train(7) defines it (the first row
+# is never timed, nor a row whose row before is within the 2 default warm-up steps of the first; each
+# row weighs its span of steps).  Quoted in ANSWERS (NOTES, ROWS).
+
+def summary(rows, warmup=2):
+    """rows: [(step, seconds)] in file order -> one line."""
+    s = k = r = 0
+    for i in range(1, len(rows)):
+        if rows[i - 1][0] >= rows[0][0] + warmup:
+            span = rows[i][0] - rows[i - 1][0]
+            s += rows[i][1] * span
+            k += span
+            r += 1
+    return "rows %d first %d last %d timed_rows %d step_s %.4f" % (
+        len(rows), rows[0][0], rows[-1][0], r, s / k if k else -1)
+
+
+def read_lines(name):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, name), "rb") as fh:
+        return fh.read().decode("utf-8", errors="replace").split("\n")
+
+
+def conf_value(lines, name):
+    rx = cfg(name)
+    for ln in lines:
+        m = rx.search(ln)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+OLD_THR = re.compile(r"\] (\d+)/(\d+), RunningAvgSamplesPerSec=[^,]*, CurrSamplesPerSec=([0-9.eE+-]+)")
+NEW_THR = re.compile(r"global_step=(\d+), RunningAvgSamplesPerSec=[^,]*, CurrSamplesPerSec=([0-9.eE+-]+)")
+STAMP = re.compile(r"(\d\d):(\d\d):(\d\d),(\d+)")
+
+
+def rows_main():
+    # DeepSpeed 0.7.6: "E/M, RunningAvgSamplesPerSec=R, CurrSamplesPerSec=C"; M counts micro steps, the
+    # optimizer step is M / gradient_accumulation_steps, a step's time train_batch_size / C
+    f = "ds076_oldtimer_gpt2_ptb_1gpu_dsexamples.log"
+    lines = read_lines(f)
+    gas, tbs = conf_value(lines, "gradient_accumulation_steps"), conf_value(lines, "train_batch_size")
+    rows, epochs = [], set()
+    for ln in lines:
+        m = OLD_THR.search(ln)
+        if m:
+            epochs.add(int(m.group(1)))
+            rows.append((int(m.group(2)) // gas, tbs / float(m.group(3))))
+    print("%s (gradient_accumulation_steps %d, train_batch_size %d, epochs printed %s):" % (
+        f, gas, tbs, sorted(epochs)))
+    print("  " + summary(rows))
+    # the engine's "[Rank 0] step=N" line printed right before a timer line (same step() call) names
+    # that step: its M is N x gas
+    pairs = bad = 0
+    for a, b in zip(lines, lines[1:]):
+        e, t = ENG.search(a), OLD_THR.search(b)
+        if e and t:
+            pairs += 1
+            bad += int(t.group(2)) != gas * int(e.group(1))
+    print("  engine step=N lines right before a timer line: %d, M != N x %d: %d" % (pairs, gas, bad))
+
+    # DeepSpeed-Chat step 1: no configuration block; the global batch from the command line:
+    # per_device_train_batch_size x ranks x gradient_accumulation_steps
+    f = "ds_chat_step1_opt1.3b_16gpu_dsexamples.log"
+    lines = read_lines(f)
+    pd, ga = int(CMD_PDB.search(lines[0]).group(1)), int(CMD_GAS.search(lines[0]).group(1))
+    ranks = len(set(re.findall(r"Process (\d+) exits successfully", "\n".join(lines))))
+    g = pd * ranks * ga
+    rows, gaps, last = [], [], None
+    for ln in lines:
+        m = NEW_THR.search(ln)
+        if not m:
+            continue
+        step, curr = int(m.group(1)), float(m.group(2))
+        rows.append((step, g / curr))
+        h = STAMP.search(ln)
+        w = int(h.group(1)) * 3600 + int(h.group(2)) * 60 + int(h.group(3)) + int(h.group(4)) / 1000
+        # independent of the command line: the wall clock between two timer lines 10 steps apart,
+        # per step, times CurrSamplesPerSec = the samples of a step
+        if last and step - last[0] == 10 and w > last[1]:
+            gaps.append((w - last[1]) / 10 * curr)
+        last = (step, w)
+    gaps.sort()
+    print("%s (per-device %d x %d ranks x accumulation %d = global batch %d):" % (f, pd, ranks, ga, g))
+    print("  " + summary(rows))
+    print("  wall clock per step x CurrSamplesPerSec over %d gaps: median %.1f samples" % (
+        len(gaps), gaps[(len(gaps) - 1) // 2]))
+
+    # the pipeline engine's "steps: N loss: X iter time (s): T samples/sec: S", and Megatron's arguments
+    for f in ("ds_pipe_megads_2node_tp2pp4dp2_node0_steps_only.log",
+              "ds_pipe_megads_qwen7b_tp4_500steps_with_megatron_lines.log"):
+        lines = read_lines(f)
+        rows = [(int(m.group(1)), float(m.group(3))) for m in map(PIPE.match, lines) if m]
+        args = []
+        for a in ("world_size", "seq_length", "num_layers", "hidden_size"):
+            vals = [marg(a).search(ln).group(1) for ln in lines if marg(a).search(ln)]
+            args.append("%s=%s" % (a, uniq(vals)))
+        print("%s (pipeline lines):" % f)
+        print("  " + summary(rows))
+        print("  Megatron arguments: " + " ".join(args))
+    # and Megatron-DeepSpeed's own iteration lines, "elapsed time per iteration (ms): T"
+    f = "ds_pipe_megads_qwen7b_tp4_500steps_with_megatron_lines.log"
+    rows = []
+    for ln in read_lines(f):
+        m = re.search(r" iteration\s+(\d+)/\s*\d+ \|.*\| elapsed time per iteration \(ms\): ([0-9.]+) \|", ln)
+        if m:
+            rows.append((int(m.group(1)), float(m.group(2)) / 1000))
+    print("%s (Megatron iteration lines):" % f)
+    print("  " + summary(rows))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(rows_main() if sys.argv[1:] == ["--rows"] else main())
