@@ -743,6 +743,10 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 	int bars_agree = 1, from_bars = 0;
 	/* the banner's global batch, per-device batch, accumulation */
 	double batch = NAN, per_device = NAN, accum = NAN;
+	/* the last loss dict's text, to know a repeat of it */
+	char last_dict[512];
+	size_t last_dict_len = (size_t)-1;
+	long repeats = 0, first_repeat = 0;
 	/* the checkpoints saved: step and the rows before it */
 	long anchor_s[32], anchor_r[32];
 	int nanchor = 0;
@@ -852,6 +856,21 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			continue;
 		}
 		double loss;
+		if (pd_get(d, "loss") && !pd_get(d, "global_step/max_steps") &&
+		    dn == last_dict_len && !memcmp(ds, last_dict, dn)) {
+			/* the dict before, byte for byte: two processes
+			 * printing the same rows (the Trainer's float
+			 * reprs make two real rows alike all but never) */
+			if (!repeats++)
+				first_repeat = lineno;
+			out->copies++;
+			out->lines_other++;
+			continue;
+		}
+		if (pd_get(d, "loss") && dn <= sizeof(last_dict)) {
+			memcpy(last_dict, ds, dn);
+			last_dict_len = dn;
+		}
 		if (pd_get(d, "loss")) {
 			rowpos++;
 			if (!pd_num(d, "loss", &loss)) {
@@ -986,7 +1005,13 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 		}
 		goto end;
 	}
-	if (lost_rows)
+	if (repeats)
+		snprintf(out->misnumbered, sizeof(out->misnumbered),
+			 "the dicts have no step numbers, and %ld repeat the "
+			 "one before byte for byte (first at line %ld): read "
+			 "as another process's copies, which a run whose "
+			 "rows are alike would not be", repeats, first_repeat);
+	else if (lost_rows)
 		snprintf(out->misnumbered, sizeof(out->misnumbered),
 			 "the dicts have no step numbers, and %ld 'loss' "
 			 "line%s could not be read as a row (first at line "

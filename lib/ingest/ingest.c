@@ -159,6 +159,7 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 			keep_bad(l, line, "", 0, why);
 		} else {
 			l->lines_other++; /* a rank's copy of a row */
+			l->copies++;
 		}
 		return SD_OK;
 	}
@@ -582,6 +583,13 @@ int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 	}
 	rc = parsers[fmt](path, text, len, out, err, errlen);
 	out->format = fmt;
+	if (out->copies && !out->warning[0])
+		snprintf(out->warning, sizeof(out->warning),
+			 "%ld step line%s repeat%s a row already read (the "
+			 "same step and loss: more than one rank or process "
+			 "printed them): each row read once", out->copies,
+			 out->copies == 1 ? "" : "s",
+			 out->copies == 1 ? "s" : "");
 	text_free(&t);
 	if ((rc == SD_OK || (rc == SD_ERR_INVALID && out->runs > 0)) &&
 	    run > 0 && run > out->runs) {

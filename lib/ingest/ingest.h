@@ -127,6 +127,11 @@ struct sd_ingest_log {
 	long run_first, last_step;     /* the current run's first step;
 					  the last step line's */
 	long lines_other_runs;         /* step lines of the runs not read */
+	long copies;                   /* step lines that repeat a row
+					  (another rank's, or another
+					  process's, printing the same
+					  step and loss): other lines, read
+					  once, said in warning */
 	size_t nbad;                   /* kept in bad[] */
 	struct sd_ingest_bad bad[SD_INGEST_MAX_BAD];
 	char note[400];                /* what the reader chose, for the

@@ -523,6 +523,53 @@ static void test_hf_bars(void)
 	sd_ingest_log_free(&l);
 #undef ROW
 #undef SAVE
+
+	/* two processes printing the same Trainer rows, interleaved: the
+	 * repeats are read once, and the numbers by position are said to
+	 * be a guess */
+	static const char two[] =
+		"{'loss': 2.5, 'learning_rate': 1e-05, 'epoch': 0.1}\n"
+		"{'loss': 2.5, 'learning_rate': 1e-05, 'epoch': 0.1}\n"
+		"{'loss': 2.4, 'learning_rate': 1e-05, 'epoch': 0.2}\n"
+		"{'loss': 2.4, 'learning_rate': 1e-05, 'epoch': 0.2}\n"
+		"{'loss': 2.3, 'learning_rate': 1e-05, 'epoch': 0.3}\n";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("two.log", two, sizeof(two) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.n == 3 && l.steps[2].step == 3 && l.copies == 2 &&
+		   l.lines_other == 2 &&
+		   strstr(l.misnumbered, "2 repeat the one before"),
+	   "two processes' Trainer dicts interleaved: 3 rows, 2 copies, and "
+	   "the loss not judged (%s)", l.misnumbered);
+	sd_ingest_log_free(&l);
+
+	/* the same with Megatron's numbered lines: copies read once, and
+	 * the warning says so */
+	char dir[] = "/tmp/unit_ingest_two.XXXXXX", path[300];
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary folder");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/two.log", dir);
+	FILE *fp = fopen(path, "w");
+	for (int i = 1; fp && i <= 3; i++)
+		for (int rank = 0; rank < 2; rank++)
+			fprintf(fp, "%d: [2024-01-01 00:00:00] iteration %8d/"
+				"      10 | consumed samples: %12d | elapsed "
+				"time per iteration (ms): 1000.0 | learning "
+				"rate: 1.000000E-04 | global batch size:    16 "
+				"| lm loss: %.6E | loss scale: 1.0 |\n",
+				rank, i, 16 * i, 5.0 - i);
+	if (fp)
+		fclose(fp);
+	ok(sd_ingest_read(path, SD_INGEST_AUTO, &l, err, sizeof(err)) ==
+			   SD_OK && l.n == 3 && l.copies == 3 &&
+			   strstr(l.warning, "3 step lines repeat a row"),
+	   "two ranks' Megatron lines: 3 rows, 3 copies, warned: %s",
+	   l.n ? l.warning : err);
+	sd_ingest_log_free(&l);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* Megatron-DeepSpeed: Megatron-LM's arguments block, behind pdsh's
