@@ -378,6 +378,15 @@ static void print_text(const struct ingest_options *o,
 		.devices = g->facts.devices.value,
 		.peak_part = s->peak.part,
 		.logged_tflops = g->logged_tflops,
+		.logged_by = l->format == SD_INGEST_MEGATRON
+				     ? "Megatron-LM's num_floating_point_"
+				       "operations: causal attention halved, "
+				       "embeddings left out, the model's own "
+				       "shapes"
+			     : l->format == SD_INGEST_DEEPSPEED
+				     ? "DeepSpeed's flops profiler: the "
+				       "operations it saw run"
+				     : NULL,
 		.megatron_fpt = NAN,
 		.floor_loss = NAN,
 		.cmp = g->compared ? &g->cmp : NULL,

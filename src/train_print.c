@@ -65,8 +65,9 @@ void sd_train_summary_print(FILE *out, const struct sd_train_summary *s,
 			p->megatron_fpt);
 	if (isfinite(p->logged_tflops))
 		fprintf(out, "  the log's own  %.4g TFLOP/s/device (mean over the "
-			"timed rows, by the framework's formula; shown, not "
-			"used)\n", p->logged_tflops);
+			"timed rows, by %s; shown, not used)\n",
+			p->logged_tflops,
+			p->logged_by ? p->logged_by : "the framework's formula");
 	if (isfinite(s->mfu))
 		fprintf(out, "  MFU            %.2f%% of %.4g TFLOPs (%s%s%s)\n",
 			100 * s->mfu, s->peak.tflops,

@@ -18,6 +18,9 @@ struct sd_train_print {
 				  MFU's parentheses ("NVIDIA H100 SXM5"),
 				  or NULL or "" */
 	double logged_tflops;  /* the log's own TFLOP/s, NaN: none */
+	const char *logged_by; /* how the log counts them ("Megatron-LM's
+				  num_floating_point_operations ..."),
+				  NULL: the framework's formula */
 	double megatron_fpt;   /* Megatron-LM's FLOPs per token where the
 				  model is known (sd_train_flops_megatron),
 				  NaN: none */

@@ -40,7 +40,10 @@
  * iterations out of the average it prints, shakedown does not hide them.
  * Skipped iterations (fp16 loss-scale overflows) are normal and kept.
  * Facts from the arguments: seq_length, world_size (devices), num_layers
- * and hidden_size; every line of the block is a fact line.  The block is
+ * and hidden_size; every line of the block is a fact line.  The
+ * parameters: get_model()'s "number of parameters on (tensor, pipeline)
+ * model parallel rank (T, P): N" lines summed, when all of the
+ * tensor x pipeline ranks printed theirs.  The block is
  * read by sd_ingest_megatron_args(), which deepspeed.c calls too: a
  * Megatron-DeepSpeed job prints it above DeepSpeed's own lines.
  * Unparsed: an iteration line whose step, time or a loss does not parse,
@@ -131,12 +134,38 @@ int sd_ingest_megatron_args(struct sd_ingest_log *l, const char *s, size_t n,
 	return 1;
 }
 
+/* get_model()'s " > number of parameters on (tensor, pipeline) model
+ * parallel rank (T, P): N" (megatron/training/training.py, printed by
+ * each model-parallel rank of data-parallel rank 0): 1 with T, P and N,
+ * else 0. */
+static int shard_params(const char *s, size_t n, long *t, long *p, double *v)
+{
+	static const char key[] = "number of parameters on (tensor, pipeline) "
+				  "model parallel rank (";
+	const char *k = find(s, n, key);
+	if (!k)
+		return 0;
+	char buf[96];
+	size_t len = (size_t)(s + n - (k + sizeof(key) - 1));
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, k + sizeof(key) - 1, len);
+	buf[len] = '\0';
+	char tail;
+	return sscanf(buf, "%ld, %ld): %lf%c", t, p, v, &tail) == 3;
+}
+
 int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			     struct sd_ingest_log *out, char *err,
 			     size_t errlen)
 {
 	long line = 0;
 	int in_args = 0;
+	/* the model-parallel ranks' parameters, and how many there are */
+	enum { MAX_SHARDS = 256 };
+	long shard_t[MAX_SHARDS], shard_p[MAX_SHARDS];
+	double shard_n[MAX_SHARDS], tp = 1, pp = 1;
+	int nshards = 0, shards_lost = 0;
 	snprintf(out->variant, sizeof(out->variant), "%s",
 		 SD_INGEST_CONSOLE_VARIANT);
 	size_t at = 0, n;
@@ -155,6 +184,31 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			out->lines_facts++;
 			if (!strcmp(name, "log_interval"))
 				out->log_every = v;
+			else if (!strcmp(name, "tensor_model_parallel_size") &&
+				 v >= 1)
+				tp = v;
+			else if (!strcmp(name, "pipeline_model_parallel_size") &&
+				 v >= 1)
+				pp = v;
+			continue;
+		}
+		long st, sp;
+		double sv;
+		if (shard_params(s, n, &st, &sp, &sv)) {
+			int k = 0;
+			while (k < nshards &&
+			       (shard_t[k] != st || shard_p[k] != sp))
+				k++;
+			if (k == nshards && nshards < MAX_SHARDS) {
+				shard_t[k] = st;
+				shard_p[k] = sp;
+				nshards++;
+			} else if (k == nshards) {
+				shards_lost = 1;
+			}
+			if (k < nshards)
+				shard_n[k] = sv; /* a later run's wins */
+			out->lines_facts++;
 			continue;
 		}
 		const char *it = find(s, n, " iteration ");
@@ -244,6 +298,16 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			 out->nbad ? ": first: " : "",
 			 out->nbad ? out->bad[0].why : "");
 		return SD_ERR_INVALID;
+	}
+	/* the whole model: every model-parallel rank's share summed, when
+	 * all tensor x pipeline of them printed theirs (what tensor
+	 * parallelism copies, layer norms, is counted on each: a few per
+	 * million) */
+	if (nshards && !shards_lost && (double)nshards == tp * pp) {
+		double sum = 0;
+		for (int k = 0; k < nshards; k++)
+			sum += shard_n[k];
+		sd_ingest_read_fact(&out->facts.params, sum);
 	}
 	if (isfinite(out->log_every) && out->log_every > 1)
 		snprintf(out->note, sizeof(out->note), "a row every %.0f "

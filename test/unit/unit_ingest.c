@@ -713,8 +713,54 @@ static void test_timer_no_batch(void)
 	sd_ingest_log_free(&l);
 }
 
+/* Megatron-LM's model-parallel ranks' parameters: summed when all of
+ * tensor x pipeline printed theirs, unknown when one is missing */
+static void test_megatron_params(void)
+{
+	struct sd_ingest_log l;
+	char err[512];
+#define ARG(k, v) "  " k " " "........................ " #v "\n"
+#define SHARD(t, p, n) " > number of parameters on (tensor, pipeline) " \
+	"model parallel rank (" #t ", " #p "): " #n "\n"
+#define STEP " iteration        1/      10 | consumed samples: 16 | " \
+	"elapsed time per iteration (ms): 1000.0 | global batch size:    16 " \
+	"| lm loss: 5.000000E+00 |\n"
+	static const char all[] =
+		"------------------------ arguments ------------------------\n"
+		ARG("tensor_model_parallel_size", 2)
+		ARG("pipeline_model_parallel_size", 2)
+		"-------------------- end of arguments ---------------------\n"
+		SHARD(0, 0, 100) SHARD(1, 0, 100) SHARD(0, 1, 50)
+		SHARD(1, 1, 50) SHARD(0, 0, 100) STEP;
+	sd_ingest_log_init(&l, SD_INGEST_MEGATRON);
+	ok(sd_ingest_parse_megatron("m.log", all, sizeof(all) - 1, &l, err,
+				    sizeof(err)) == SD_OK &&
+		   l.facts.params.value == 300 &&
+		   l.facts.params.origin == SD_TRAIN_READ &&
+		   l.lines_facts == 9,
+	   "Megatron: 4 shards of a 2 x 2 model summed to 300 parameters, a "
+	   "shard printed again counted once (%g)", l.facts.params.value);
+	sd_ingest_log_free(&l);
+	static const char some[] =
+		"------------------------ arguments ------------------------\n"
+		ARG("tensor_model_parallel_size", 2)
+		"-------------------- end of arguments ---------------------\n"
+		SHARD(0, 0, 100) STEP;
+	sd_ingest_log_init(&l, SD_INGEST_MEGATRON);
+	ok(sd_ingest_parse_megatron("s.log", some, sizeof(some) - 1, &l, err,
+				    sizeof(err)) == SD_OK &&
+		   l.facts.params.origin == SD_TRAIN_UNKNOWN,
+	   "Megatron: 1 shard of 2 printed (one node's output): the "
+	   "parameters are not known");
+	sd_ingest_log_free(&l);
+#undef ARG
+#undef SHARD
+#undef STEP
+}
+
 int main(void)
 {
+	test_megatron_params();
 	test_hf_bars();
 	test_real_shapes();
 	test_sniff();
