@@ -307,7 +307,8 @@ static void print_text(const struct ingest_options *o,
 		       l->lines_unparsed - (long)l->nbad);
 	if (l->runs > 1)
 		printf("#   %d runs in this log (each began again at its first "
-		       "step): run %d is read (%s), %ld step lines of the "
+		       "step, or at a resume that started the clock again): "
+		       "run %d is read (%s), %ld step lines of the "
 		       "others are not; --run N reads another\n", l->runs,
 		       l->run_kept, l->run_kept == l->runs ? "the last" : "asked",
 		       l->lines_other_runs);
@@ -423,29 +424,16 @@ static void print_json(const struct ingest_options *o,
 		sd_buf_printf(&b, "}");
 	}
 	sd_buf_printf(&b, "],\"notes\":[");
-	int nn = 0;
-	if (l->note[0]) {
-		sd_buf_json_string(&b, l->note);
-		nn++;
-	}
-	if (g->apply_note[0]) {
-		if (nn++)
-			sd_buf_printf(&b, ",");
-		sd_buf_json_string(&b, g->apply_note);
-		nn++;
-	}
-	if (g->batch_note[0]) {
-		if (nn)
-			sd_buf_printf(&b, ",");
-		sd_buf_json_string(&b, g->batch_note);
-	}
-	if (l->warning[0]) {
-		char w[260];
-		snprintf(w, sizeof(w), "warning: %s", l->warning);
-		if (nn)
-			sd_buf_printf(&b, ",");
-		sd_buf_json_string(&b, w);
-	}
+	char w[sizeof(l->warning) + 16];
+	snprintf(w, sizeof(w), "warning: %s", l->warning);
+	const char *notes[] = { l->note, g->apply_note, g->batch_note,
+				l->warning[0] ? w : "" };
+	for (size_t i = 0, nn = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (notes[i][0]) {
+			if (nn++)
+				sd_buf_printf(&b, ",");
+			sd_buf_json_string(&b, notes[i]);
+		}
 	sd_buf_printf(&b, "],\"facts\":{");
 	for (size_t i = 0; i < SD_TRAIN_NFACTS; i++) {
 		const struct sd_train_fact *f = sd_train_fact_get(&g->facts, i);

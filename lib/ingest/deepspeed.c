@@ -49,7 +49,7 @@
  *    Flops Profiler' (the start-up banner 'DeepSpeed Flops Profiler
  *    Enabled: False' is no title), to its closing dashes, '{:<70}  {:<8}' rows:
  *    'world size:' (devices), 'data parallel size:', 'model parallel
- *    size:', 'batch size per GPU:', 'params of model = params per GPU *
+ *    size:', 'params of model = params per GPU *
  *    mp_size:' (the model's parameters; else 'params per GPU:' when the
  *    model parallel size is 1); every line a fact line.
  * The launcher's 'dist_world_size=N' line (deepspeed/launcher/launch.py,
@@ -160,7 +160,7 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 {
 	long line = 0;
 	int in_prof = 0, in_conf = 0, in_margs = 0, pipe_rows = 0, depth = 0;
-	double batch = NAN, mp = NAN, per_gpu_batch = NAN, dp = NAN, gas = NAN;
+	double batch = NAN, mp = NAN, gas = NAN;
 	/* the pre-0.8 timer: its last epoch and micro step, the micro
 	 * steps of the epochs before, its rows and the epochs it joined */
 	long old_epoch = -1, old_last = 0, old_off = 0, old_rows = 0;
@@ -195,12 +195,6 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			v = sd_ingest_number_after(s, n, "model parallel size:", &bad, NULL);
 			if (isfinite(v))
 				mp = v;
-			v = sd_ingest_number_after(s, n, "data parallel size:", &bad, NULL);
-			if (isfinite(v))
-				dp = v;
-			v = sd_ingest_number_after(s, n, "batch size per GPU:", &bad, NULL);
-			if (isfinite(v))
-				per_gpu_batch = v;
 			/* 'params of model = params per GPU * mp_size:' is
 			 * the model's; 'params per GPU:' only when the
 			 * model is not split (model parallel size 1) */
@@ -283,7 +277,8 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			double t = sd_ingest_number_after(s, n, PIPE_FIELD, &bad, NULL);
 			double tput = sd_ingest_number_after(s, n, "samples/sec:", &bad, NULL);
 			if (bad || !isfinite(step) || step < 0 ||
-			    step != floor(step) || !(t > 0)) {
+			    step != floor(step) || step > SD_INGEST_MAX_STEP ||
+			    !(t > 0)) {
 				sd_ingest_bad_line(out, line, s, n, "a number "
 						   "of 'steps: N loss: X iter "
 						   "time (s): T samples/sec: S' "
@@ -304,7 +299,8 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			/* the ThroughputTimer's row of this step, printed
 			 * first, gives way to this one, which has the loss:
 			 * that line becomes a fact line, this one the step's */
-			if (out->n && out->steps[out->n - 1].step == r.step &&
+			if (out->n && out->run_kept == out->runs &&
+			    out->steps[out->n - 1].step == r.step &&
 			    !(out->steps[out->n - 1].has & SD_STEP_LOSS)) {
 				out->steps[out->n - 1] = r;
 				out->samples[out->n - 1] = samples;
@@ -328,15 +324,22 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 							       &bad, NULL);
 			double curr = sd_ingest_number_after(s, n, TPUT_FIELD, &bad, NULL);
 			if (bad || !isfinite(step) || step < 0 ||
-			    step != floor(step) || !isfinite(curr)) {
+			    step != floor(step) || step > SD_INGEST_MAX_STEP ||
+			    !isfinite(curr) ||
+			    (old && (double)old_off + (double)old_last +
+						    (double)micro >
+					    SD_INGEST_MAX_STEP)) {
 				sd_ingest_bad_line(out, line, s, n, "%s",
 						   cut ? "the last line is cut "
 							 "off"
-						       : old ? "CurrSamplesPerSec "
-							       "does not parse"
+						       : old ? "the step or "
+							       "CurrSamplesPerSec "
+							       "does not parse "
+							       "(or is past 1e15)"
 						       : "global_step or "
 							 "CurrSamplesPerSec "
-							 "does not parse");
+							 "does not parse "
+							 "(or is past 1e15)");
 				continue;
 			}
 			if (old) {
@@ -358,10 +361,11 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 					step = floor(step / gas);
 				old_rows++;
 			}
-			double b = isfinite(batch) ? batch
-				   : isfinite(per_gpu_batch) && isfinite(dp)
-					   ? per_gpu_batch * dp
-					   : NAN;
+			/* the configuration's; not the profiler's "batch
+			 * size per GPU", a micro batch (a step's is that x
+			 * data parallel x the accumulation, which only the
+			 * configuration prints, beside train_batch_size) */
+			double b = batch;
 			if (pipe_rows || !(curr > 0)) {
 				/* the pipeline's own line has the loss; or
 				 * no rate to time a step by */

@@ -90,6 +90,25 @@ static int rows_push(struct hf_rows *rs, double runtime, double seen,
 	return SD_OK;
 }
 
+/* Add a row to the log and its extras to rs, which follow the log's rows
+ * (a new run read in place of the one before empties both). */
+static int add_row(struct sd_ingest_log *out, struct hf_rows *rs, long line,
+		   const struct sd_train_step *st, double runtime, double seen,
+		   long bar, double bar_s, double stamp)
+{
+	size_t before = out->n;
+	int runs = out->runs;
+	if (sd_ingest_add_step(out, line, st, NAN, NAN))
+		return SD_ERR_NOMEM;
+	if (out->runs != runs && out->run_kept == out->runs) {
+		rs->n = 0;
+		before = 0;
+	}
+	if (out->n > before)
+		return rows_push(rs, runtime, seen, bar, bar_s, stamp);
+	return SD_OK;
+}
+
 /*
  * Step time and tokens of every row.  steps_of(i) is row i's step number
  * in optimizer steps (mult x the row number on stdout).  Per-row
@@ -242,15 +261,12 @@ static int parse_state(const char *path, const char *text, size_t len,
 			st.step = (long)json_integer_value(sj);
 			st.has = SD_STEP_LOSS;
 			st.loss = loss;
-			size_t before = out->n;
-			if (sd_ingest_add_step(out, 0, &st, NAN, NAN) ||
-			    (out->n > before &&
-			     rows_push(&rs, num_or(e, "train_runtime", -1),
-				       tokens_seen(num_or(e, "num_input_tokens_seen",
-							  -1),
-						   num_or(e, "num_tokens", -1),
-						   &rs),
-				       0, -1, -1))) {
+			double seen = tokens_seen(
+				num_or(e, "num_input_tokens_seen", -1),
+				num_or(e, "num_tokens", -1), &rs);
+			if (add_row(out, &rs, 0, &st,
+				    num_or(e, "train_runtime", -1), seen, 0, -1,
+				    -1)) {
 				rc = SD_ERR_NOMEM;
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto done;
@@ -267,8 +283,13 @@ static int parse_state(const char *path, const char *text, size_t len,
 	finish_rows(out, &rs, 1, runtime, steps, "train_runtime");
 	/* JSON entries span lines: a row or fact counts one line, the rest
 	 * of the document's lines are "other" */
-	long acc = out->lines_steps + out->lines_facts + out->lines_unparsed;
-	out->lines_other = out->lines > acc ? out->lines - acc : 0;
+	long acc = out->lines_steps + out->lines_facts + out->lines_unparsed +
+		   out->lines_other_runs;
+	/* a document on fewer lines than it has entries (minified): each
+	 * entry read counts as one */
+	if (acc > out->lines)
+		out->lines = acc;
+	out->lines_other = out->lines - acc;
 	(void)used;
 	if (out->n == 0) {
 		snprintf(err, errlen, "%s: no step lines of hf: log_history "
@@ -867,9 +888,12 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 			out->lines_other++;
 			continue;
 		}
-		if (pd_get(d, "loss") && dn <= sizeof(last_dict)) {
-			memcpy(last_dict, ds, dn);
-			last_dict_len = dn;
+		if (pd_get(d, "loss")) {
+			/* one too long to keep is compared with none */
+			last_dict_len = dn <= sizeof(last_dict) ? dn
+								: (size_t)-1;
+			if (dn <= sizeof(last_dict))
+				memcpy(last_dict, ds, dn);
 		}
 		if (pd_get(d, "loss")) {
 			rowpos++;
@@ -925,10 +949,8 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 				bars_agree = 0;
 				bp = 0;
 			}
-			size_t before = out->n;
-			if (sd_ingest_add_step(out, lineno, &st, NAN, NAN) ||
-			    (out->n > before && rows_push(&rs, rt, seen, bp, bs,
-						   line_stamp(line, dict)))) {
+			if (add_row(out, &rs, lineno, &st, rt, seen, bp, bs,
+				    line_stamp(line, dict))) {
 				rc = SD_ERR_NOMEM;
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto done;

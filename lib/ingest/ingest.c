@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,12 +141,20 @@ int sd_ingest_add_step(struct sd_ingest_log *l, long line,
 	}
 	if (l->n && s->step <= l->steps[l->n - 1].step) {
 		l->steps_dropped++;
+		/* the rows are in increasing step order: the row of this
+		 * step, if there is one, by bisection (a log of a million
+		 * repeated lines stays linear) */
 		const struct sd_train_step *same = NULL;
-		for (size_t i = l->n; i-- > 0;)
-			if (l->steps[i].step == s->step) {
-				same = &l->steps[i];
-				break;
-			}
+		size_t lo = 0, hi = l->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (l->steps[mid].step < s->step)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < l->n && l->steps[lo].step == s->step)
+			same = &l->steps[lo];
 		int differs = !same || (s->has & SD_STEP_LOSS) !=
 						(same->has & SD_STEP_LOSS) ||
 			      ((s->has & SD_STEP_LOSS) &&
@@ -517,33 +527,14 @@ static int slurp(const char *path, struct log_text *t, char *err,
 	return SD_OK;
 }
 
-int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
-		   struct sd_ingest_log *out, char *err, size_t errlen)
+/* Sniff (fmt SD_INGEST_AUTO) and parse the text of t: the parser's
+ * status, the format read in *fmtp. */
+static int read_text(const char *path, const struct log_text *t,
+		     enum sd_ingest_format fmt, struct sd_ingest_log *out,
+		     enum sd_ingest_format *fmtp, char *err, size_t errlen)
 {
-	return sd_ingest_read_run(path, fmt, 0, out, err, errlen);
-}
-
-int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
-		       struct sd_ingest_log *out, char *err, size_t errlen)
-{
-	struct log_text t = { 0 };
-	sd_ingest_log_init(out, fmt);
-	out->want_run = run > 0 ? run : 0;
-	if ((unsigned)fmt >= SD_INGEST_NFORMATS) {
-		snprintf(err, errlen, "%s: unknown log format", path);
-		return SD_ERR_INVALID;
-	}
-	int rc = slurp(path, &t, err, errlen);
-	if (rc != SD_OK)
-		return rc;
-	const char *text = t.p;
-	size_t len = t.len;
-	if (len == 0) {
-		snprintf(err, errlen, "%s: the file is empty; give the "
-			 "training job's log", path);
-		text_free(&t);
-		return SD_ERR_INVALID;
-	}
+	const char *text = t->p;
+	size_t len = t->len;
 	if (fmt == SD_INGEST_AUTO) {
 		/* the first 64 KiB, then twice as much until a format is
 		 * sure, the whole file is read or SD_INGEST_SNIFF_MAX is:
@@ -566,8 +557,8 @@ int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 		} while (score[best] < 90 && head < len &&
 			 head < SD_INGEST_SNIFF_MAX);
 		/* what was read to sniff is given back before parsing */
-		if (t.maplen)
-			madvise(t.p, head, MADV_DONTNEED);
+		if (t->maplen)
+			madvise(t->p, head, MADV_DONTNEED);
 		if (best == 0 || score[best] < 50) {
 			snprintf(err, errlen, "%s: not a log shakedown knows "
 				 "(megatron %d, deepspeed %d, hf %d, "
@@ -575,13 +566,12 @@ int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 				 path, score[1], score[2], score[3],
 				 score[4], head < len ? ", in its first 32 MiB"
 						      : "");
-			text_free(&t);
 			return SD_ERR_INVALID;
 		}
 		fmt = (enum sd_ingest_format)best;
 		out->format = fmt;
 	}
-	rc = parsers[fmt](path, text, len, out, err, errlen);
+	int rc = parsers[fmt](path, text, len, out, err, errlen);
 	out->format = fmt;
 	if (out->copies && !out->warning[0])
 		snprintf(out->warning, sizeof(out->warning),
@@ -590,11 +580,91 @@ int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 			 "printed them): each row read once", out->copies,
 			 out->copies == 1 ? "" : "s",
 			 out->copies == 1 ? "s" : "");
+	*fmtp = fmt;
+	return rc;
+}
+
+/*
+ * A mapped file that gets shorter while it is read (logrotate's
+ * copytruncate, a job started again into it) raises SIGBUS where the
+ * parser reads past its new end: caught while the text is read, and
+ * said; what a parser had allocated then is not freed (a failed read,
+ * once).
+ */
+static _Thread_local sigjmp_buf bus_jump;
+static _Thread_local volatile sig_atomic_t bus_armed;
+static _Thread_local struct sigaction bus_old;
+
+static void on_bus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	const char *a = si->si_addr;
+	if (bus_armed && mapped.base && a >= mapped.base &&
+	    a < mapped.base + mapped.len + 4096) {
+		bus_armed = 0;
+		siglongjmp(bus_jump, 1);
+	}
+	/* not ours: as it would have been */
+	sigaction(SIGBUS, &bus_old, NULL);
+	raise(sig);
+}
+
+int sd_ingest_read(const char *path, enum sd_ingest_format fmt,
+		   struct sd_ingest_log *out, char *err, size_t errlen)
+{
+	return sd_ingest_read_run(path, fmt, 0, out, err, errlen);
+}
+
+int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
+		       struct sd_ingest_log *out, char *err, size_t errlen)
+{
+	struct log_text t = { 0 };
+	sd_ingest_log_init(out, fmt);
+	out->want_run = run > 0 ? run : 0;
+	if ((unsigned)fmt >= SD_INGEST_NFORMATS) {
+		snprintf(err, errlen, "%s: unknown log format", path);
+		return SD_ERR_INVALID;
+	}
+	int rc = slurp(path, &t, err, errlen);
+	if (rc != SD_OK)
+		return rc;
+	if (t.len == 0) {
+		snprintf(err, errlen, "%s: the file is empty; give the "
+			 "training job's log", path);
+		text_free(&t);
+		return SD_ERR_INVALID;
+	}
+	enum sd_ingest_format got = fmt;
+	if (t.maplen) {
+		if (sigsetjmp(bus_jump, 1)) {
+			sigaction(SIGBUS, &bus_old, NULL);
+			text_free(&t);
+			snprintf(err, errlen, "%s: the file got shorter while it "
+				 "was read (truncated: logrotate's copytruncate, "
+				 "or the job started again into it); read it "
+				 "again, or a copy of it", path);
+			return SD_ERR_IO;
+		}
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_bus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, &bus_old);
+		bus_armed = 1;
+	}
+	rc = read_text(path, &t, fmt, out, &got, err, errlen);
+	if (t.maplen) {
+		bus_armed = 0;
+		sigaction(SIGBUS, &bus_old, NULL);
+	}
+	fmt = got;
 	text_free(&t);
 	if ((rc == SD_OK || (rc == SD_ERR_INVALID && out->runs > 0)) &&
 	    run > 0 && run > out->runs) {
 		snprintf(err, errlen, "%s: --run %d: the log holds %d run%s "
-			 "(a run begins where the steps begin again); give "
+			 "(a run begins where the steps go back to its first, "
+			 "or a resume starts the clock again); give "
 			 "--run 1%s", path, run, out->runs,
 			 out->runs == 1 ? "" : "s",
 			 out->runs > 1 ? " to the last" : "");

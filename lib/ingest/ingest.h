@@ -59,6 +59,10 @@ int sd_ingest_format_parse(const char *s, enum sd_ingest_format *out,
  * it needs --format). */
 #define SD_INGEST_SNIFF_MAX ((size_t)32 << 20)
 
+/* The largest step number read: a line with a larger one is unparsed (no
+ * run is that long, and a long holds it exactly). */
+#define SD_INGEST_MAX_STEP 1e15
+
 /* How many unparsed lines are kept with their reasons. */
 #define SD_INGEST_MAX_BAD 8
 

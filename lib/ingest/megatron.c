@@ -211,9 +211,14 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			out->lines_facts++;
 			continue;
 		}
-		const char *it = find(s, n, " iteration ");
-		if (!it && n >= 10 && !memcmp(s, "iteration ", 10))
-			it = s - 1;
+		/* the number after "iteration ": at the line's start (no
+		 * stamp before it), else the first " iteration " (the
+		 * field comes before "elapsed time per iteration (ms)") */
+		const char *it = NULL;
+		if (n >= 10 && !memcmp(s, "iteration ", 10))
+			it = s + 10;
+		else if ((it = find(s, n, " iteration ")))
+			it += strlen(" iteration ");
 		if (!it || !find(s, n, ITER_FIELD)) {
 			/* a cut-off step line may have lost its time field */
 			if (it && last_cut && find(s, n, "consumed samples"))
@@ -225,7 +230,7 @@ int sd_ingest_parse_megatron(const char *path, const char *text, size_t len,
 			continue;
 		}
 		/* training_log(): ' iteration {:8d}/{:8d} |' */
-		const char *p = it + strlen(" iteration ");
+		const char *p = it;
 		while (p < s + n && *p == ' ')
 			p++;
 		char *end;

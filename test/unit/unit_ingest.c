@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ingest/apply.h"
@@ -543,6 +544,30 @@ static void test_hf_bars(void)
 	   "the loss not judged (%s)", l.misnumbered);
 	sd_ingest_log_free(&l);
 
+	/* a second run read in place of the first: each row's time and
+	 * tokens are its own run's */
+	static const char rerun[] =
+		"{'loss': 2.0, 'global_step/max_steps': '10/100', "
+		"'num_input_tokens_seen': 100, 'train_runtime': 10.0}\n"
+		"{'loss': 1.9, 'global_step/max_steps': '20/100', "
+		"'num_input_tokens_seen': 200, 'train_runtime': 20.0}\n"
+		"{'loss': 1.8, 'global_step/max_steps': '30/100', "
+		"'num_input_tokens_seen': 300, 'train_runtime': 30.0}\n"
+		"{'loss': 2.0, 'global_step/max_steps': '10/100', "
+		"'num_input_tokens_seen': 10000, 'train_runtime': 100.0}\n"
+		"{'loss': 1.7, 'global_step/max_steps': '20/100', "
+		"'num_input_tokens_seen': 50000, 'train_runtime': 500.0}\n";
+	sd_ingest_log_init(&l, SD_INGEST_HF);
+	ok(sd_ingest_parse_hf("rerun.log", rerun, sizeof(rerun) - 1, &l, err,
+			      sizeof(err)) == SD_OK &&
+		   l.runs == 2 && l.n == 2 && l.steps[1].step_s == 40.0 &&
+		   l.steps[1].tokens == 4000.0,
+	   "a restarted Trainer run: its rows timed by its own train_runtime "
+	   "(40 s a step) and tokens (4000 a step), not the first run's "
+	   "(%g s, %g)", l.n > 1 ? l.steps[1].step_s : -1.0,
+	   l.n > 1 ? l.steps[1].tokens : -1.0);
+	sd_ingest_log_free(&l);
+
 	/* the same with Megatron's numbered lines: copies read once, and
 	 * the warning says so */
 	char dir[] = "/tmp/unit_ingest_two.XXXXXX", path[300];
@@ -758,8 +783,113 @@ static void test_megatron_params(void)
 #undef STEP
 }
 
+/* A log cut shorter while it is read (logrotate's copytruncate): the
+ * read fails, saying so, and the process lives (SIGBUS on the mapped
+ * pages past the new end is caught). */
+static void test_truncated_while_read(void)
+{
+	char dir[] = "/tmp/unit_ingest_trunc.XXXXXX", path[300];
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary folder");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/big.log", dir);
+	int caught = 0, signalled = 0, tries = 0;
+	for (; tries < 4 && !caught && !signalled; tries++) {
+		FILE *fp = fopen(path, "w");
+		for (long i = 1; fp && i <= 100000L * (tries + 1); i++)
+			fprintf(fp, " iteration %8ld/%8ld | consumed samples: "
+				"%12ld | elapsed time per iteration (ms): "
+				"1000.0 | learning rate: 1.000000E-04 | global "
+				"batch size:    16 | lm loss: 5.000000E+00 | "
+				"loss scale: 1.0 | number of skipped "
+				"iterations:   0 |\n", i, 100000000L, 16 * i);
+		if (fp)
+			fclose(fp);
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct sd_ingest_log l;
+			char err[512];
+			int rc = sd_ingest_read(path, SD_INGEST_AUTO, &l, err,
+						sizeof(err));
+			_exit(rc == SD_OK ? 0
+			      : rc == SD_ERR_IO && strstr(err, "got shorter")
+				      ? 10
+				      : 11);
+		}
+		/* once the child has mapped the file, cut it */
+		char maps[64], buf[4096];
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+		for (int k = 0; k < 20000; k++) {
+			FILE *m = fopen(maps, "r");
+			int seen = 0;
+			while (m && fgets(buf, sizeof(buf), m))
+				seen |= strstr(buf, "big.log") != NULL;
+			if (m)
+				fclose(m);
+			if (seen || !m)
+				break;
+			usleep(100);
+		}
+		if (truncate(path, 4096) != 0)
+			break;
+		int st = 0;
+		waitpid(pid, &st, 0);
+		signalled |= WIFSIGNALED(st);
+		caught |= WIFEXITED(st) && WEXITSTATUS(st) == 10;
+	}
+	ok(caught && !signalled,
+	   "a log cut shorter while it is read: the read fails saying so, no "
+	   "SIGBUS (%d tr%s)", tries, tries == 1 ? "y" : "ies");
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Step numbers past reason, a loss not lent to another run's row, and
+ * Megatron's line with no stamp before "iteration". */
+static void test_odd_steps(void)
+{
+	struct sd_ingest_log l;
+	char err[512];
+#define TIMER(g) "[2024-01-01 00:00:00,000] [INFO] [timer.py:264:stop] " \
+	"epoch=0/micro_step=" #g "/global_step=" #g ", RunningAvgSamplesPer" \
+	"Sec=8.0, CurrSamplesPerSec=8.0, MemAllocated=1GB\n"
+	static const char ds[] =
+		TIMER(10) TIMER(20) TIMER(10)
+		"[2024-01-01 00:00:00,000] [INFO] [engine.py:405:train_batch] "
+		"steps: 20 loss: 5.0000 iter time (s): 1.000 samples/sec: "
+		"8.000\n"
+		"steps: 1e19 loss: 1.7 iter time (s): 1.000 samples/sec: 8.000\n";
+#undef TIMER
+	sd_ingest_log_init(&l, SD_INGEST_DEEPSPEED);
+	l.want_run = 1;
+	ok(sd_ingest_parse_deepspeed("d.log", ds, sizeof(ds) - 1, &l, err,
+				     sizeof(err)) == SD_OK &&
+		   l.runs == 2 && l.n == 2 && !(l.steps[1].has & SD_STEP_LOSS) &&
+		   l.lines_unparsed == 1,
+	   "DeepSpeed: run 1's step 20 keeps no loss that run 2 printed; "
+	   "step 1e19 is unparsed (%s)", l.nbad ? l.bad[0].why : "");
+	sd_ingest_log_free(&l);
+
+	static const char mg[] =
+		"iteration        1/      10 | consumed samples: 16 | elapsed "
+		"time per iteration (ms): 1000.0 | global batch size:    16 | "
+		"lm loss: 5.000000E+00 |\n"
+		"iteration        2/      10 | consumed samples: 32 | elapsed "
+		"time per iteration (ms): 1000.0 | global batch size:    16 | "
+		"lm loss: 4.000000E+00 |\n";
+	sd_ingest_log_init(&l, SD_INGEST_MEGATRON);
+	ok(sd_ingest_parse_megatron("m.log", mg, sizeof(mg) - 1, &l, err,
+				    sizeof(err)) == SD_OK &&
+		   l.n == 2 && l.steps[1].step == 2 && l.lines_unparsed == 0,
+	   "Megatron: a line that starts with 'iteration' is read");
+	sd_ingest_log_free(&l);
+}
+
 int main(void)
 {
+	test_odd_steps();
+	test_truncated_while_read();
 	test_megatron_params();
 	test_hf_bars();
 	test_real_shapes();
