@@ -486,6 +486,16 @@ static int slurp(const char *path, struct log_text *t, char *err,
 	size_t got;
 	int rc = SD_OK;
 	while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
+		if (b.len + got > SD_INGEST_STREAM_MAX) {
+			/* a stream (a pipe, /dev/zero) cannot be mapped:
+			 * read whole, so bounded */
+			rc = SD_ERR_INVALID;
+			snprintf(err, errlen, "%s: not a file, and longer than "
+				 "%zu MiB: a stream is read whole, a file is "
+				 "mapped (any size); write the log to a file "
+				 "first", path, SD_INGEST_STREAM_MAX >> 20);
+			break;
+		}
 		if (b.len + got + 1 > b.cap) {
 			size_t cap = b.cap ? b.cap : 65536;
 			while (cap < b.len + got + 1)

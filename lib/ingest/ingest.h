@@ -63,6 +63,10 @@ int sd_ingest_format_parse(const char *s, enum sd_ingest_format *out,
  * run is that long, and a long holds it exactly). */
 #define SD_INGEST_MAX_STEP 1e15
 
+/* The most read from a log that is not a regular file (a pipe, a
+ * process substitution, a device), which is read whole. */
+#define SD_INGEST_STREAM_MAX ((size_t)64 << 20)
+
 /* How many unparsed lines are kept with their reasons. */
 #define SD_INGEST_MAX_BAD 8
 

@@ -159,7 +159,9 @@ int sd_data_open_file(struct sd_data **out, const char *path, int vocab,
 				 seq_len);
 		return SD_ERR_INVALID;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* not blocking on a FIFO with no writer: it is refused below, as
+	 * not a regular file */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		if (err && errlen)
 			snprintf(err, errlen,

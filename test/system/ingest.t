@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 147
+plan 151
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -239,6 +239,14 @@ mkfifo "$TMPD/afifo"
 run -t 10 "$SHAKEDOWN" ingest "$TMPD/afifo" --db none
 is "$rc" 2 "a FIFO with no writer: exit 2, not a hang"
 like "$err" "afifo: the file is empty" "read as empty"
+# a stream without end: bounded, refused, the fix named
+run -t 30 "$SHAKEDOWN" ingest /dev/zero --db none
+is "$rc" 2 "/dev/zero: exit 2, not memory without end"
+like "$err" "/dev/zero: not a file, and longer than 64 MiB.*write the log to a file first" \
+	"says a stream is read whole and what to do"
+run -t 30 "$SHAKEDOWN" reference create --from-log /dev/zero --name z --db "$TMPD/z.db"
+is "$rc" 2 "reference create --from-log /dev/zero: exit 2"
+like "$err" "not a file, and longer than 64 MiB" "the same reason"
 head -c 100000 /dev/urandom >"$TMPD/random.bin"
 I "$TMPD/random.bin" --db none
 is "$rc" 2 "random bytes: exit 2"

@@ -26,7 +26,7 @@ SQ() { sqlite3 -batch "$DB" "$@"; }
 # default 1.25x
 T="$SHAKEDOWN train --config test --steps 100 --no-progress --db $DB"
 H="--slow-factor 3"
-plan 91
+plan 93
 # the loss curve of a run, every step's loss to 17 digits
 curve() {
 	SQ "SELECT group_concat(printf('%.17g', s.loss), ' ') FROM
@@ -270,6 +270,12 @@ is "$rc" 0 "--data README: exit 0"
 like "$out" "# data: bytes of .*README, seed 1" "trains on the file's bytes"
 like "$out" "reference +not judged: no shipped reference for a changed config or --data" \
 	"not judged against the Markov source's reference"
+# a FIFO nobody writes: refused at once (it was a wait that SIGTERM did
+# not end)
+mkfifo "$TMPD/data.fifo"
+run -t 30 $T --local 2 --data "$TMPD/data.fifo" $H
+isnt "$rc" 0 "--data on a FIFO without a writer: refused, not a hang"
+like "$err" "data.fifo' is not a regular file; give a text file" "says what to give"
 
 # -- JSON lines ----------------------------------------------------------
 run -t 120 $T --local 2 --format json $H
