@@ -166,6 +166,44 @@ int sd_fault_fits(const struct sd_fault *f, enum sd_fault_workload w,
 	return 1;
 }
 
+int sd_fault_fits_steps(const struct sd_fault *f, long steps, char *err,
+			size_t errlen)
+{
+	long lo, hi;
+	const char *when;
+	switch (f->kind) {
+	/* a gradient planted at step k shows in the loss of step k + 1 */
+	case SD_FAULT_GRAD_NAN:
+		lo = 1, hi = steps - 1,
+		when = "at step iter (the loss shows it a step later)";
+		break;
+	case SD_FAULT_GRAD_CORRUPT:
+		lo = 0, hi = steps - 1,
+		when = "from step iter on (the loss shows it a step later)";
+		break;
+	case SD_FAULT_STALL:
+	case SD_FAULT_EXIT:
+	case SD_FAULT_KILL:
+		lo = 0, hi = steps - 1, when = "before step iter + 1";
+		break;
+	default:
+		return 0;
+	}
+	long iter = f->iter;
+	if (iter >= lo && iter <= hi)
+		return 0;
+	if (hi < lo)
+		snprintf(err, errlen, "kind=%s acts %s, and a run of %ld step%s "
+			 "has no such step; run more steps", sd_name_of(kind_names, f->kind),
+			 when, steps, steps == 1 ? "" : "s");
+	else
+		snprintf(err, errlen, "iter=%ld never fires: kind=%s acts %s, "
+			 "and this run has steps 1 to %ld; give iter=%ld to "
+			 "%ld", iter, sd_name_of(kind_names, f->kind), when, steps,
+			 lo, hi);
+	return 1;
+}
+
 int sd_fault_at_start(const struct sd_fault *f, int rank)
 {
 	return f->at_start && !f->fired && f->rank == rank &&

@@ -69,6 +69,17 @@ struct sd_fault {
 int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
 		   size_t errlen);
 
+/*
+ * Whether f, planted in `shakedown train`, fires within its steps 1 ..
+ * steps where the run sees it: grad_nan at step iter (1 .. steps - 1)
+ * and grad_corrupt from step iter on (0 .. steps - 1), the loss showing
+ * them a step later; stall, exit and kill before step iter + 1 (0 ..
+ * steps - 1); slow at every step.  0, or 1 with err saying which iter= to
+ * give.
+ */
+int sd_fault_fits_steps(const struct sd_fault *f, long steps, char *err,
+			size_t errlen);
+
 /* The workloads a fault is planted in: what each lets it do. */
 enum sd_fault_workload { SD_FAULT_IN_RUN, SD_FAULT_IN_GEMM, SD_FAULT_IN_TRAIN };
 

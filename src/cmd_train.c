@@ -1088,8 +1088,9 @@ static int open_workload(struct train_ctx *c)
 		return status;
 	rc = SD_OK;
 	if ((c->model || c->gm) &&
-	    sd_fault_fits(&c->fault, SD_FAULT_IN_TRAIN, bs->size,
-			  sd_gpt_param_count(&o->cfg), err, sizeof(err))) {
+	    (sd_fault_fits(&c->fault, SD_FAULT_IN_TRAIN, bs->size,
+			   sd_gpt_param_count(&o->cfg), err, sizeof(err)) ||
+	     sd_fault_fits_steps(&c->fault, o->steps, err, sizeof(err)))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
 		rc = SD_ERR_INVALID;

@@ -26,7 +26,7 @@ SQ() { sqlite3 -batch "$DB" "$@"; }
 # default 1.25x
 T="$SHAKEDOWN train --config test --steps 100 --no-progress --db $DB"
 H="--slow-factor 3"
-plan 93
+plan 96
 # the loss curve of a run, every step's loss to 17 digits
 curve() {
 	SQ "SELECT group_concat(printf('%.17g', s.loss), ' ') FROM
@@ -300,6 +300,12 @@ is "$rc" 3 "--backend nccl without a GPU: exit 3"
 like "$err" "(no CUDA device or driver found|nccl).*" "says what is missing"
 SHAKEDOWN_FAULT=rank=5,kind=grad_nan run -t 60 $T --local 2
 is "$rc" 2 "a fault on a rank outside the job: exit 2"
+SHAKEDOWN_FAULT=rank=1,kind=grad_nan,iter=0 run -t 60 $T --local 2
+is "$rc" 2 "a gradient fault at step 0, which never comes: exit 2"
+like "$err" "iter=0 never fires: kind=grad_nan acts at step iter.*give iter=1 to 99" \
+	"says which iter= fires"
+SHAKEDOWN_FAULT=rank=1,kind=stall,iter=100 run -t 60 $T --local 2
+is "$rc" 2 "a stall after the last step: exit 2, not a run that passes"
 run -t 60 $T --local 1 --global-batch 4 --reference gpt-test-cpu
 is "$rc" 2 "a reference of another global batch, asked for: exit 2"
 like "$err" "reference 'gpt-test-cpu' is for config '.*batch=8 .*', this run is '.*batch=4 .*'; run its config" \

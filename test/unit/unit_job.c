@@ -104,6 +104,37 @@ static void test_fault_fits(void)
 			   rows[i].spec, (int)rows[i].w, err[0] ? ": " : "",
 			   err);
 	}
+	/* in train, a step the run never reaches (or whose effect it
+	 * never sees) is refused, as a rank outside the job is */
+	static const struct {
+		const char *spec;
+		long steps;
+		const char *error; /* NULL: it fires */
+	} at[] = {
+		{ "rank=0,kind=grad_nan,iter=0", 5, "give iter=1 to 4" },
+		{ "rank=0,kind=grad_nan,iter=4", 5, NULL },
+		{ "rank=0,kind=grad_nan,iter=5", 5, "give iter=1 to 4" },
+		{ "rank=0,kind=grad_corrupt,iter=0", 5, NULL },
+		{ "rank=0,kind=grad_corrupt,iter=5", 5, "give iter=0 to 4" },
+		{ "rank=0,kind=stall,iter=4", 5, NULL },
+		{ "rank=0,kind=exit,iter=5", 5, "give iter=0 to 4" },
+		{ "rank=0,kind=kill,iter=100", 100, "give iter=0 to 99" },
+		{ "rank=0,kind=grad_nan,iter=1", 1, "a run of 1 step has no "
+						    "such step" },
+		{ "rank=0,kind=slow", 1, NULL },
+	};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		struct sd_fault f = planted(at[i].spec);
+		char err[512] = "";
+		int rc = sd_fault_fits_steps(&f, at[i].steps, err, sizeof(err));
+		if (at[i].error)
+			ok(rc == 1 && strstr(err, at[i].error),
+			   "fault '%s' in %ld steps: %s", at[i].spec,
+			   at[i].steps, err);
+		else
+			ok(rc == 0, "fault '%s' in %ld steps fires", at[i].spec,
+			   at[i].steps);
+	}
 }
 
 static void test_buffers_fit(void)
