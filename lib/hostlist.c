@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifdef HAVE_SLURM
 #include <slurm/slurm.h>
@@ -479,4 +480,86 @@ char **sd_hostlist_expand(const char *list, int *n)
 	char **names;
 	int rc = sd_hostlist_parse(list, &names, n, NULL, 0);
 	return rc == SD_OK ? names : NULL;
+}
+
+void sd_host_quote(const char *host, char *buf, size_t len)
+{
+	size_t used = 0, i;
+	if (!len)
+		return;
+	if (!host)
+		host = "";
+	buf[0] = '\0';
+	if (len < 8)
+		return;
+	buf[used++] = '\'';
+	for (i = 0; host[i] && i < 80; i++) {
+		unsigned char c = (unsigned char)host[i];
+		if (used + 8 >= len)
+			break;
+		if (c < 0x20 || c > 0x7e || c == '\\')
+			used += (size_t)snprintf(buf + used, len - used,
+						 "\\x%02x", c);
+		else
+			buf[used++] = (char)c;
+	}
+	buf[used++] = '\'';
+	buf[used] = '\0';
+	if (host[i] && used + 4 < len)
+		snprintf(buf + used, len - used, "...");
+}
+
+int sd_hostlist_check_host(const char *host, char *const *alloc, int nalloc,
+			   char *err, size_t errlen)
+{
+	size_t len = host ? strlen(host) : 0;
+	if (err && errlen)
+		err[0] = '\0';
+	if (!len)
+		return fail(err, errlen, SD_ERR_INVALID, "an empty host name");
+	if (len > SD_HOST_NAME_MAX)
+		return fail(err, errlen, SD_ERR_INVALID,
+			    "a host name of %zu characters (at most %d)", len,
+			    SD_HOST_NAME_MAX);
+	/* the expander's reading first: Slurm reads NodeName= the same */
+	for (size_t i = 0; i < len; i++) {
+		char c = host[i];
+		if (c == '[' || c == ']')
+			return fail(err, errlen, SD_ERR_INVALID,
+				    "it holds '%c': Slurm reads it as a "
+				    "hostlist of ranges, not one host", c);
+		if (c == ',')
+			return fail(err, errlen, SD_ERR_INVALID,
+				    "it holds ',': Slurm reads it as a list "
+				    "of hosts, not one host");
+		if (is_sep(c) || c == '\v' || c == '\f')
+			return fail(err, errlen, SD_ERR_INVALID,
+				    "it holds whitespace: Slurm reads it as "
+				    "a list of hosts, not one host");
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)host[i];
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_')
+			continue;
+		if (c >= 0x20 && c < 0x7f)
+			return fail(err, errlen, SD_ERR_INVALID,
+				    "it holds '%c': a host name is letters, "
+				    "digits, '.', '-' and '_'", c);
+		return fail(err, errlen, SD_ERR_INVALID,
+			    "it holds the byte 0x%02x: a host name is "
+			    "letters, digits, '.', '-' and '_'", c);
+	}
+	if (host[0] == '-' || host[0] == '.')
+		return fail(err, errlen, SD_ERR_INVALID,
+			    "a host name does not start with '%c'", host[0]);
+	if (!strcasecmp(host, "ALL"))
+		return fail(err, errlen, SD_ERR_INVALID,
+			    "Slurm reads NodeName=ALL as every node of the "
+			    "cluster");
+	for (int i = 0; i < nalloc; i++)
+		if (alloc[i] && !strcmp(alloc[i], host))
+			return SD_OK;
+	return fail(err, errlen, SD_ERR_INVALID,
+		    "it is not a host of the job's allocation");
 }

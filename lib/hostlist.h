@@ -63,4 +63,29 @@ char **sd_hostlist_expand(const char *list, int *n);
 /* Free n names and their array (NULL is fine). */
 void sd_hostlist_free(char **names, int n);
 
+/* The longest host name sd_hostlist_check_host() takes (a DNS name's). */
+#define SD_HOST_NAME_MAX 255
+
+/*
+ * Check that `host` is one host of an allocation, before it is handed to
+ * Slurm (scontrol update NodeName=HOST): Slurm reads a node name as a
+ * hostlist, so "node[1-3]" is three nodes, "a,b" or "a b" two, and "ALL"
+ * every node of the cluster.  A host is refused when it is empty or longer
+ * than SD_HOST_NAME_MAX; when it holds '[', ']', ',' or whitespace (the
+ * expander's own reading: it would not expand to itself alone); when it
+ * holds a character outside letters, digits, '.', '-' and '_' or starts
+ * with '-' or '.'; when it is "ALL" in any case; and when it is not one of
+ * alloc[0..nalloc) (the allocation's names, expanded by
+ * sd_hostlist_parse).  Returns SD_OK, or SD_ERR_INVALID with err (errlen
+ * bytes, may be NULL) saying why, without the host's name (the caller
+ * names it; a name that is not printable is shown escaped by
+ * sd_host_quote).
+ */
+int sd_hostlist_check_host(const char *host, char *const *alloc, int nalloc,
+			   char *err, size_t errlen);
+
+/* `host` quoted for a message: in single quotes, a byte outside printable
+ * ASCII written \xNN, cut at 80 bytes with "..."; into buf (len bytes). */
+void sd_host_quote(const char *host, char *buf, size_t len);
+
 #endif

@@ -467,8 +467,13 @@ static int close_rank(struct run_ctx *c, int status)
 				why[k++] = msg;
 			}
 		}
+		const char *from;
+		const char *alloc = sd_drain_allocation(c->boot->job.nodelist,
+							&from);
 		c->draining = 1;
-		if (sd_drain_hosts(named, why, k, c->uuid, sd_run_drain_limit_s(&c->plan)))
+		if (sd_drain_hosts(named, why, k, c->uuid,
+				   sd_run_drain_limit_s(&c->plan), alloc,
+				   from) > 0)
 			fprintf(stderr, "shakedown: drain them later with "
 				"'shakedown report --bad-nodes --drain %s'\n",
 				c->uuid);

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "hostlist.h"
+#include "shakedown/backend.h"
 #include "util.h"
 
 /* Run argv with a time limit, its stdout and stderr into out (the tail
@@ -75,13 +77,71 @@ static int run_capture(char *const argv[], int limit_s, char *out,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+const char *sd_drain_allocation(const char *nodelist, const char **from)
+{
+	const char *env = getenv("SLURM_JOB_NODELIST");
+	if (env && *env) {
+		*from = "SLURM_JOB_NODELIST";
+		return env;
+	}
+	*from = "the run's node list";
+	return nodelist ? nodelist : "";
+}
+
+/* Check every host against the allocation, each refused one said on its
+ * own line; 0 when all may go to Slurm, else the number refused (every
+ * host when the allocation itself cannot be read). */
+static int check_hosts(const char *const *hosts, int n, const char *alloc,
+		       const char *from)
+{
+	char **names = NULL, err[256], q[400], qa[400];
+	int nn = 0, refused = 0;
+	int rc = sd_hostlist_parse(alloc, &names, &nn, err, sizeof(err));
+	sd_host_quote(alloc, qa, sizeof(qa));
+	if (rc != SD_OK) {
+		fprintf(stderr, "shakedown: --drain: refusing every host: the "
+			"job's allocation (%s %s) is not a hostlist: %s\n",
+			from, qa, err);
+		return n > 0 ? n : 1;
+	}
+	for (int h = 0; h < n; h++) {
+		if (sd_hostlist_check_host(hosts[h], names, nn, err,
+					   sizeof(err)) == SD_OK)
+			continue;
+		refused++;
+		sd_host_quote(hosts[h], q, sizeof(q));
+		if (strstr(err, "allocation"))
+			fprintf(stderr, "shakedown: --drain: refusing host %s: "
+				"%s (%s %s)\n", q, err, from, qa);
+		else
+			fprintf(stderr, "shakedown: --drain: refusing host %s: "
+				"%s\n", q, err);
+	}
+	sd_hostlist_free(names, nn);
+	return refused;
+}
+
 int sd_drain_hosts(const char *const *hosts, const char *const *reasons,
-		   int n, const char *uuid, int limit_s)
+		   int n, const char *uuid, int limit_s, const char *alloc,
+		   const char *alloc_from)
 {
 	const char *scontrol = getenv("SHAKEDOWN_SCONTROL");
 	int failed = 0;
 	if (!scontrol || !*scontrol)
 		scontrol = "scontrol";
+	if (n <= 0)
+		return 0;
+	/* a record that names a host list, or a host of another job, was
+	 * edited or is wrong: drain none of it, not the half that looks
+	 * right */
+	int refused = check_hosts(hosts, n, alloc, alloc_from);
+	if (refused) {
+		fprintf(stderr, "shakedown: --drain: nothing drained: %d of %d "
+			"host name%s refused (above); Slurm is handed single "
+			"hosts of the job's allocation only\n", refused < n ?
+			refused : n, n, n == 1 ? "" : "s");
+		return SD_DRAIN_REFUSED;
+	}
 	for (int h = 0; h < n; h++) {
 		char node[300], reason[300], why[210], out[1024];
 		snprintf(node, sizeof(node), "NodeName=%s", hosts[h]);
@@ -124,7 +184,8 @@ int sd_drain_hosts(const char *const *hosts, const char *const *reasons,
 }
 
 int sd_drain_bad_nodes(const struct sd_blame *b, int nhosts,
-		       const char *const *names, const char *uuid, int limit_s)
+		       const char *const *names, const char *uuid, int limit_s,
+		       const char *alloc, const char *alloc_from)
 {
 	unsigned char *bad = calloc((size_t)(nhosts > 0 ? nhosts : 1), 1);
 	const char **hosts = calloc((size_t)(nhosts > 0 ? nhosts : 1),
@@ -152,7 +213,8 @@ int sd_drain_bad_nodes(const struct sd_blame *b, int nhosts,
 				why[n] = sus[i].reason;
 		n++;
 	}
-	failed = sd_drain_hosts(hosts, why, n, uuid, limit_s);
+	failed = sd_drain_hosts(hosts, why, n, uuid, limit_s, alloc,
+				alloc_from);
 out:
 	free(bad);
 	free(hosts);

@@ -265,9 +265,13 @@ int sd_run_finish(struct run_ctx *c, int status)
 	 * leaves first makes srun -K or the launcher stop rank 0): each
 	 * scontrol call is bounded by the plan's timeout, well inside their
 	 * patience */
-	if (bs->rank == 0 && o->drain && c->blame)
+	if (bs->rank == 0 && o->drain && c->blame) {
+		const char *from;
+		const char *alloc = sd_drain_allocation(c->boot->job.nodelist,
+							&from);
 		sd_drain_bad_nodes(c->blame, c->nh, c->host_names, c->uuid,
-				   sd_run_drain_limit_s(&c->plan));
+				   sd_run_drain_limit_s(&c->plan), alloc, from);
+	}
 	if ((rc = sd_ctrl_finish(c->ctrl, &status)))
 		/* rank 0 went away before it said how the run ended */
 		status = c->abort_exit ? c->abort_exit : sd_exit_for_status(rc);

@@ -870,12 +870,39 @@ static int put_run_end(sqlite3 *db, int64_t run_id, const char *uuid,
 	return SD_OK;
 }
 
-/* --drain: each bad node drained with its first suspect's reason.  SD_OK,
- * or SD_ERR_BACKEND with err when not every one was. */
-static int drain_bad_nodes(struct bad_nodes *bn, const char *uuid,
-			   char *err, size_t errlen)
+/* The run's recorded node list (jobs.nodelist): a malloc'd string, "" when
+ * none was recorded; NULL when it cannot be read or memory runs out. */
+static char *read_nodelist(sqlite3 *db, int64_t run_id)
+{
+	sqlite3_stmt *st = NULL;
+	char *list = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT nodelist FROM jobs WHERE "
+			       "run_id = ?1", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(st, 1, run_id);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW || step == SQLITE_DONE) {
+		const char *t = step == SQLITE_ROW
+			? (const char *)sqlite3_column_text(st, 0) : NULL;
+		list = strdup(t ? t : "");
+	}
+	sqlite3_finalize(st);
+	return list;
+}
+
+/* --drain: each bad node drained with its first suspect's reason, within
+ * the run's recorded node list.  SD_OK, or SD_ERR_BACKEND with err when
+ * not every one was (none when a host was refused). */
+static int drain_bad_nodes(sqlite3 *db, int64_t run_id, struct bad_nodes *bn,
+			   const char *uuid, char *err, size_t errlen)
 {
 	fflush(stdout);
+	char *alloc = read_nodelist(db, run_id);
+	if (!alloc) {
+		snprintf(err, errlen, "nothing drained: cannot read the run's "
+			 "node list: %s", sqlite3_errmsg(db));
+		return SD_ERR_BACKEND;
+	}
 	const char **why = calloc((size_t)bn->n, sizeof(*why));
 	for (int i = 0; why && i < bn->n; i++) {
 		char *semi = strstr(bn->reasons[i], "; node ");
@@ -883,12 +910,20 @@ static int drain_bad_nodes(struct bad_nodes *bn, const char *uuid,
 		if (semi)
 			*semi = '\0';
 	}
-	int bad = !why || sd_drain_hosts(bn->hosts, why, bn->n, uuid, 10);
+	int bad = !why ? bn->n
+		  : sd_drain_hosts(bn->hosts, why, bn->n, uuid, 10, alloc,
+				   "the run's recorded node list");
 	free(why);
+	free(alloc);
 	if (!bad)
 		return SD_OK;
-	snprintf(err, errlen, "not every bad node was drained (above); the "
-		 "report is complete");
+	if (bad == SD_DRAIN_REFUSED)
+		snprintf(err, errlen, "nothing drained: the record names a "
+			 "host that is not one host of the run's node list "
+			 "(above); the report is complete");
+	else
+		snprintf(err, errlen, "not every bad node was drained "
+			 "(above); the report is complete");
 	return SD_ERR_BACKEND;
 }
 
@@ -915,7 +950,8 @@ static int report_bad_nodes(sqlite3 *db, int64_t run_id, const char *uuid,
 	if (!rc) {
 		fputs(out.data, stdout);
 		if (drain && bn.n)
-			rc = drain_bad_nodes(&bn, uuid, err, errlen);
+			rc = drain_bad_nodes(db, run_id, &bn, uuid, err,
+					     errlen);
 	}
 	if (rc == SD_ERR_IO)
 		snprintf(err, errlen, "reading the suspects: %s",

@@ -8,6 +8,11 @@
  * and its names in order, or the reason it is refused (malformed, or more
  * names than SD_HOSTLIST_MAX); with libslurm its expansion of the
  * well-formed rows it reads is checked to be the same.
+ *
+ * Then sd_hostlist_check_host(), what --drain asks before it hands a name
+ * to Slurm: each row a name and the allocation, and whether it is one host
+ * of it, or the reason it is refused (a hostlist, a list, whitespace, a
+ * character a host name does not have, ALL, a host of another job).
  */
 #include "config.h"
 
@@ -196,6 +201,92 @@ static int check_slurm(int *t)
 }
 #endif
 
+/* A name, an allocation (a hostlist), and the reason it is refused (NULL:
+ * taken). */
+struct crow {
+	const char *host;
+	const char *alloc;
+	const char *why;
+};
+
+static const struct crow crows[] = {
+	{ "node1", "node[1-4]", NULL },
+	{ "node4", "node[1-4]", NULL },
+	{ "gpu007", "gpu[001-512]", NULL },
+	{ "rack2-n01.ib", "rack[1-2]-n[01-02].ib", NULL },
+	{ "login_1", "login_1,node1", NULL },
+	{ "node[1-3]", "node[1-4]", "it holds '[': Slurm reads it as a "
+	  "hostlist of ranges, not one host" },
+	{ "gpu[001-512]", "gpu[001-512]", "it holds '['" },
+	{ "node1]", "node[1-4]", "it holds ']'" },
+	{ "a,b", "a,b", "it holds ',': Slurm reads it as a list of hosts" },
+	{ "x y", "x,y", "it holds whitespace" },
+	{ "node1\t", "node1", "it holds whitespace" },
+	{ "node1\n", "node1", "it holds whitespace" },
+	{ "", "node1", "an empty host name" },
+	{ NULL, "node1", "an empty host name" },
+	{ "node1=2", "node1", "it holds '=': a host name is letters" },
+	{ "node\"1", "node1", "it holds '\"'" },
+	{ "n\x01", "node1", "the byte 0x01" },
+	{ "n\xc3\xa9", "node1", "the byte 0xc3" },
+	{ "-node1", "node1", "does not start with '-'" },
+	{ "ALL", "ALL,node1", "NodeName=ALL as every node" },
+	{ "all", "node1", "NodeName=ALL" },
+	{ "node9", "node[1-4]", "not a host of the job's allocation" },
+	{ "node01", "node[1-4]", "not a host of the job's allocation" },
+	{ "node", "node[1-4]", "not a host of the job's allocation" },
+	{ "node1", "", "not a host of the job's allocation" },
+};
+
+static int check_host(int *t)
+{
+	int failed = 0;
+	char longname[SD_HOST_NAME_MAX + 2];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	for (size_t i = 0; i <= sizeof(crows) / sizeof(crows[0]); i++) {
+		struct crow r = { longname, longname, "characters (at most" };
+		if (i < sizeof(crows) / sizeof(crows[0]))
+			r = crows[i];
+		char **v = NULL, err[256] = "x", q[400];
+		int n = 0;
+		/* the long name's allocation is not a hostlist of it: only
+		 * the name is judged */
+		if (r.alloc != longname &&
+		    sd_hostlist_parse(r.alloc, &v, &n, NULL, 0) != SD_OK) {
+			printf("not ok %d - allocation '%s' parses\n", ++*t,
+			       r.alloc);
+			failed = 1;
+			continue;
+		}
+		int rc = sd_hostlist_check_host(r.host, v, n, err,
+						sizeof(err));
+		int ok = r.why ? rc == SD_ERR_INVALID && strstr(err, r.why)
+			       : rc == SD_OK && err[0] == '\0';
+		sd_host_quote(r.host, q, sizeof(q));
+		printf("%sok %d - host %s in '%.40s': %s\n", ok ? "" : "not ",
+		       ++*t, q, r.alloc, r.why ? r.why : "taken");
+		if (!ok) {
+			printf("# got rc %d: '%s'\n", rc, err);
+			failed = 1;
+		}
+		sd_hostlist_free(v, n);
+	}
+	/* a message shows a name as it is, control bytes escaped, cut */
+	char q[64];
+	sd_host_quote("n\x01[1-3]\\", q, sizeof(q));
+	int ok = !strcmp(q, "'n\\x01[1-3]\\x5c'");
+	printf("%sok %d - a name quoted for a message: %s\n", ok ? "" : "not ",
+	       ++*t, q);
+	failed |= !ok;
+	sd_host_quote(longname, q, sizeof(q));
+	ok = strlen(q) < sizeof(q) && q[0] == '\'' && strstr(q, "'...");
+	printf("%sok %d - a long name quoted is cut: %s\n", ok ? "" : "not ",
+	       ++*t, q);
+	failed |= !ok;
+	return failed;
+}
+
 int main(void)
 {
 	int t = 0, failed = 0;
@@ -204,6 +295,7 @@ int main(void)
 #endif
 	failed |= check(&t, "built-in", sd_hostlist_compress_builtin);
 	failed |= check_expand(&t);
+	failed |= check_host(&t);
 #ifdef HAVE_SLURM
 	failed |= check_slurm(&t);
 #endif
