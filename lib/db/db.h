@@ -21,7 +21,7 @@
 #include "sink.h"
 
 /* The schema version this binary creates and understands. */
-#define SD_DB_SCHEMA_VERSION 12
+#define SD_DB_SCHEMA_VERSION 13
 /* The version of the JSON report document (its "schema_version"). */
 #define SD_DB_REPORT_VERSION 1
 /* PRAGMA application_id of a shakedown database ("SDBB"). */
@@ -162,6 +162,10 @@ int sd_db_sink_incomplete(const struct sd_sink *s, char *msg, size_t len);
 /* Write again what could not be written so far (before the run's end,
  * so that the end can say whether the record is whole). */
 void sd_db_sink_flush(const struct sd_sink *s);
+
+/* The database's identity (meta.database_uuid, since schema version 13),
+ * or "" when it has none (an older file opened without migrating). */
+void sd_db_identity(sqlite3 *db, char out[37]);
 
 /*
  * The journal (journal.c): what a run could not write into its database

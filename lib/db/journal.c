@@ -496,6 +496,11 @@ int sd_db_salvage(const char *from, const char *into, char *report,
 			 new_version);
 		goto fail;
 	}
+	/* the copy is the same database: it keeps the identity that names
+	 * its runs' journals, when that can still be read */
+	sqlite3_exec(db, "DELETE FROM main.meta WHERE key = 'database_uuid' "
+		     "AND EXISTS (SELECT 1 FROM old.meta WHERE key = "
+		     "'database_uuid')", NULL, NULL, NULL);
 	/* parents may be among the damaged rows: the children are kept */
 	sqlite3_exec(db, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL);
 	sqlite3_stmt *tabs = NULL;
