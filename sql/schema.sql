@@ -740,4 +740,18 @@ FROM gemm_results g
 	LEFT JOIN gemm_devices d ON d.run_id = g.run_id AND d.rank = g.rank
 		AND d.dtype = g.dtype;
 
-PRAGMA user_version = 12;
+-- The database's own facts, by key.  'database_uuid': its identity, a
+-- random UUID made when the file is created (or migrated to version 13)
+-- and never changed; the journals of its runs are named by it.
+CREATE TABLE meta (
+	key TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) STRICT;
+INSERT INTO meta (key, value) VALUES ('database_uuid',
+	(SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' ||
+		substr(h, 14, 3) || '-' ||
+		substr('89ab', 1 + (abs(random()) % 4), 1) ||
+		substr(h, 18, 3) || '-' || substr(h, 21, 12)
+	 FROM (SELECT lower(hex(randomblob(16))) AS h)));
+
+PRAGMA user_version = 13;

@@ -759,7 +759,7 @@ static int finish(struct gemm_ctx *c, struct gemm_outcome *g,
 		  int sweep_status, const char *why, const char *uuid)
 {
 	const struct gemm_options *o = &c->opt;
-	char msg[700] = "";
+	char msg[2048] = ""; /* with the journal's sentence whole */
 	int status = sweep_status, judged = 0;
 	if (g->rows && judge_all(c, g) == 0)
 		judged = 1;
@@ -816,7 +816,7 @@ static int finish(struct gemm_ctx *c, struct gemm_outcome *g,
 				   status == SD_EXIT_USAGE
 			     ? "failed" : "error";
 	struct sd_sink *db = c->db_sink >= 0 ? &c->sinks.v[c->db_sink] : NULL;
-	char lack[700] = "";
+	char lack[1400] = "";
 	if (db) {
 		if (judged)
 			record(c, g);
@@ -827,7 +827,7 @@ static int finish(struct gemm_ctx *c, struct gemm_outcome *g,
 			status = SD_EXIT_RECORD;
 			st = "error";
 			size_t u = strlen(msg);
-			snprintf(msg + u, sizeof(msg) - u, "%s%.300s",
+			snprintf(msg + u, sizeof(msg) - u, "%s%s",
 				 u ? "; " : "", lack);
 		}
 		struct sd_run_end e = { .status = st, .exit_status = status,

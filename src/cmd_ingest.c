@@ -770,7 +770,7 @@ static int ingest(struct ingest_run *x)
 {
 	const struct ingest_options *o = &x->o;
 	int status, incomplete = 0;
-	char lack[700] = "";
+	char lack[1400] = "";
 	if ((o->model_config && (status = apply_model_config(x))) ||
 	    (status = read_log(x)) || (status = compare_loss(x)))
 		return status;

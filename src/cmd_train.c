@@ -928,7 +928,7 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	if (msg[0])
 		fprintf(stderr, "shakedown train: %s\n", msg);
 
-	char lack[700] = "";
+	char lack[1400] = "";
 	int incomplete = c->rec && record_end(c, g, st, status, msg, lack,
 					      sizeof(lack));
 	if (incomplete && (status == SD_EXIT_OK || status == SD_EXIT_VERDICT))

@@ -210,7 +210,8 @@ static const char *end_words(const struct run_ctx *c, int status, char *msg,
 static int record_run_end(struct run_ctx *c, int status)
 {
 	struct sd_run_options *o = &c->opt;
-	char msg[400] = "", lack[700] = "";
+	/* the whole sentence about the journal, as on stderr */
+	char msg[2048] = "", lack[1400] = "";
 	const char *st = end_words(c, status, msg, sizeof(msg));
 	struct sd_sink *db = c->db_sink >= 0 ? &c->sinks.v[c->db_sink] : NULL;
 	if (db) {
@@ -220,7 +221,7 @@ static int record_run_end(struct run_ctx *c, int status)
 			status = SD_EXIT_RECORD;
 			st = "error";
 			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
-				 "%s%.300s", msg[0] ? "; " : "", lack);
+				 "%s%s", msg[0] ? "; " : "", lack);
 		}
 	}
 	struct sd_run_end e = { .status = st, .exit_status = status,

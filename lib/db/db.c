@@ -45,6 +45,7 @@ static const struct migration migrations[] = {
 	{ 10, sd_db_migration_0010_sql },
 	{ 11, sd_db_migration_0011_sql },
 	{ 12, sd_db_migration_0012_sql },
+	{ 13, sd_db_migration_0013_sql },
 };
 
 void sd_db_bind_str(sqlite3_stmt *st, int i, const char *s)
@@ -573,6 +574,17 @@ fail:
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	sd_db_close(db);
 	return SD_ERR_IO;
+}
+
+void sd_db_identity(sqlite3 *db, char out[37])
+{
+	sqlite3_stmt *st = NULL;
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
+			       "'database_uuid'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(out, 37, "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
 }
 
 int sd_db_open(const char *path, int flags, sqlite3 **out, char *err,

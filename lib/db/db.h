@@ -21,7 +21,7 @@
 #include "sink.h"
 
 /* The schema version this binary creates and understands. */
-#define SD_DB_SCHEMA_VERSION 12
+#define SD_DB_SCHEMA_VERSION 13
 /* The version of the JSON report document (its "schema_version"). */
 #define SD_DB_REPORT_VERSION 1
 /* PRAGMA application_id of a shakedown database ("SDBB"). */
@@ -163,26 +163,60 @@ int sd_db_sink_incomplete(const struct sd_sink *s, char *msg, size_t len);
  * so that the end can say whether the record is whole). */
 void sd_db_sink_flush(const struct sd_sink *s);
 
+/* The database's identity (meta.database_uuid, since schema version 13),
+ * or "" when it has none (an older file opened without migrating). */
+void sd_db_identity(sqlite3 *db, char out[37]);
+
 /*
- * The journal (journal.c): what a run could not write into its database
- * at its end, kept as SQL beside it (DB.pending.sql) and replayed into the
- * database by the next run or by `shakedown db recover`.
+ * The journal (journal.c): what a run could not write into its database,
+ * kept as SQL in a file of its own, named by the database's identity
+ * (sd_db_identity) and the run's UUID, beside the database or in $TMPDIR,
+ * and replayed into that database, and no other, by its next run or by
+ * `shakedown db recover`.  Its first lines are "-- shakedown journal 2"
+ * and "-- database UUID".
  */
-/* The journal's path for a database path. */
+/* The path of a version 1 journal (DB.pending.sql, no database named). */
 void sd_db_journal_path(const char *db_path, char *out, size_t len);
-/* Append `text` (SQL statements) to the journal at path, synced; the
- * first block starts with the journal's header line.  A block that cannot
- * be written whole is taken back.  SD_OK, or SD_ERR_IO with err. */
-int sd_db_journal_append(const char *path, const char *text, char *err,
-			 size_t errlen);
-/* Replay the journal at path into db, all of it in one transaction, and
- * remove it.  SD_OK with *statements and *tests (0 when there is no
- * journal; err "" or, when it could not be removed, why); SD_ERR_IO or
- * SD_ERR_INVALID (not a journal, a statement that is not a run's) with
- * err naming the file, the line and the database's words; nothing is
- * written then and the journal stays. */
-int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
-			 int *tests, char *err, size_t errlen);
+/* The journal's path of run run_uuid of the database db_uuid at db_path:
+ * DB.DBUUID.run-RUNUUID.pending.sql beside it (dir NULL), or
+ * DIR/NAME.DBUUID.run-RUNUUID.pending.sql. */
+void sd_db_journal_name(const char *dir, const char *db_path,
+			const char *db_uuid, const char *run_uuid, char *out,
+			size_t len);
+/* Write the journal at path whole (its header naming db_uuid, then
+ * `text`), synced, under a temporary name renamed over path, so that it
+ * is never seen in part; it stays locked through *lockfd (closed and
+ * replaced; -1 at first) until the caller closes that, and a replay
+ * leaves it alone until then.  SD_OK, or SD_ERR_IO with err (path as it
+ * was). */
+int sd_db_journal_put(const char *path, const char *db_uuid,
+		      const char *text, int *lockfd, char *err, size_t errlen);
+/* The journal's version (1, 2), or -1 when it cannot be read; out: the
+ * database it names ("" for version 1). */
+int sd_db_journal_owner(const char *path, char out[37]);
+/* Replay the journal at path into db (identity db_uuid, at db_path, for
+ * messages), all of it in one transaction, and remove it.  A journal that
+ * names another database, or that its run is still writing, is left
+ * alone: SD_OK with *skipped and err saying which and why.  Else SD_OK
+ * with *statements and *tests (0 when there is no journal; err "" or,
+ * when it could not be removed, why); SD_ERR_IO or SD_ERR_INVALID (not a
+ * journal, a statement that is not a run's) with err naming the file, the
+ * line and the database's words; nothing is written then and the journal
+ * stays. */
+int sd_db_journal_replay(sqlite3 *db, const char *path, const char *db_uuid,
+			 const char *db_path, int *statements, int *tests,
+			 int *skipped, char *err, size_t errlen);
+
+/* The journals found for a database: its own (a version 1 DB.pending.sql
+ * first, then those named by its identity, beside it and in $TMPDIR) and
+ * those of other databases with the same file name (left alone). */
+struct sd_db_journals {
+	char **own, **other;
+	size_t nown, nother;
+};
+void sd_db_journals_find(const char *db_path, const char *db_uuid,
+			 struct sd_db_journals *j);
+void sd_db_journals_free(struct sd_db_journals *j);
 
 /* Copy every readable row of the database at `from` (a damaged file)
  * into a new database `into` (which must not exist), table by table, a

@@ -40,6 +40,9 @@ extern const char sd_db_migration_0011_sql[];
 /* sql/migrations/0012_pairs.sql: version 11 -> 12, tests.round, pairing
  * and seed. */
 extern const char sd_db_migration_0012_sql[];
+/* sql/migrations/0013_identity.sql: version 12 -> 13, meta and the
+ * database's identity. */
+extern const char sd_db_migration_0013_sql[];
 
 /*
  * sd_db_open() that also fills `note` (when not NULL) with a line for the

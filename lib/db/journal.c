@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -26,15 +27,38 @@
 #include "db.h"
 #include "util.h"
 
-/* The first line of every journal; a file without it is not replayed. */
-static const char journal_head[] = "-- shakedown journal 1";
+/* The first line of every journal; a file without it is not replayed.
+ * Version 2 names its database on the second line; version 1 (beside the
+ * database as DB.pending.sql, blocks of several runs appended) does not,
+ * and is still replayed where it was left. */
+static const char journal_head[] = "-- shakedown journal 2";
+static const char journal_head1[] = "-- shakedown journal 1";
+static const char database_line[] = "-- database ";
 
 /* Largest journal read back (a run's whole record is far less). */
 #define JOURNAL_MAX_BYTES (256L << 20)
 
+/* Where its name ends: ".pending.sql". */
+static const char journal_tail[] = ".pending.sql";
+
 void sd_db_journal_path(const char *db_path, char *out, size_t len)
 {
-	snprintf(out, len, "%s.pending.sql", db_path);
+	snprintf(out, len, "%s%s", db_path, journal_tail);
+}
+
+void sd_db_journal_name(const char *dir, const char *db_path,
+			const char *db_uuid, const char *run_uuid, char *out,
+			size_t len)
+{
+	if (!dir) {
+		snprintf(out, len, "%s.%s.run-%s%s", db_path, db_uuid,
+			 run_uuid, journal_tail);
+		return;
+	}
+	const char *base = strrchr(db_path, '/');
+	base = base ? base + 1 : db_path;
+	snprintf(out, len, "%s/%s.%s.run-%s%s", dir, base, db_uuid, run_uuid,
+		 journal_tail);
 }
 
 /* Write the string s on fd whole; 0, or -1 with errno. */
@@ -53,51 +77,31 @@ static int write_all(int fd, const char *s)
 	return 0;
 }
 
-int sd_db_journal_append(const char *path, const char *text, char *err,
-			 size_t errlen)
+int sd_db_journal_put(const char *path, const char *db_uuid,
+		      const char *text, int *lockfd, char *err, size_t errlen)
 {
-	/* locked while written; a replay renames the journal away and then
-	 * takes the lock, so a block is either read by it or goes to a
-	 * journal of its own: open again when the file was renamed */
-	int fd = -1;
-	struct stat st;
-	for (int tries = 0; tries < 8; tries++) {
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return SD_ERR_IO;
-		}
-		struct stat now;
-		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0 &&
-		    stat(path, &now) == 0 && now.st_ino == st.st_ino &&
-		    now.st_dev == st.st_dev)
-			break;
-		close(fd);
-		fd = -1;
-	}
+	char tmp[4300];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot lock it", path);
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		return SD_ERR_IO;
 	}
-	off_t before = st.st_size;
-	/* the first block starts the file with the journal's header */
-	int rc = (before == 0 && (write_all(fd, journal_head) ||
-				  write_all(fd, "\n"))) ||
-			 write_all(fd, text)
-		 ? SD_ERR_IO : SD_OK;
-	if (rc == SD_OK && fsync(fd) != 0)
-		rc = SD_ERR_IO;
-	if (rc != SD_OK) {
+	/* locked before it has its name, and until the run lets it go: a
+	 * replay leaves it alone while its run may still write it */
+	if (flock(fd, LOCK_EX) != 0 || write_all(fd, journal_head) ||
+	    write_all(fd, "\n") || write_all(fd, database_line) ||
+	    write_all(fd, db_uuid) || write_all(fd, "\n") ||
+	    write_all(fd, text) || fsync(fd) != 0 || rename(tmp, path) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		/* half a block would not replay: take it back */
-		if (before == 0)
-			unlink(path);
-		else if (ftruncate(fd, before) != 0) {
-			/* the earlier blocks stay; this one is cut */
-		}
+		close(fd);
+		unlink(tmp);
+		return SD_ERR_IO;
 	}
-	close(fd);
-	return rc;
+	if (*lockfd >= 0)
+		close(*lockfd);
+	*lockfd = fd;
+	return SD_OK;
 }
 
 /* Read the whole file; NULL with err filled (ENOENT: *absent = 1). */
@@ -128,7 +132,8 @@ static char *read_journal(const char *path, int *absent, char *err,
 		return NULL;
 	}
 	text[got] = '\0';
-	if (strncmp(text, journal_head, sizeof(journal_head) - 1) != 0 ||
+	if ((strncmp(text, journal_head, sizeof(journal_head) - 1) != 0 &&
+	     strncmp(text, journal_head1, sizeof(journal_head1) - 1) != 0) ||
 	    memchr(text, '\0', got)) {
 		snprintf(err, errlen, "%s: not a shakedown journal (its first "
 			 "line is not '%s')", path, journal_head);
@@ -136,6 +141,24 @@ static char *read_journal(const char *path, int *absent, char *err,
 		return NULL;
 	}
 	return text;
+}
+
+int sd_db_journal_owner(const char *path, char out[37])
+{
+	char line[128] = "";
+	out[0] = '\0';
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	int v2 = fgets(line, sizeof(line), f) &&
+		 strncmp(line, journal_head, sizeof(journal_head) - 1) == 0;
+	if (v2 && fgets(line, sizeof(line), f) &&
+	    strncmp(line, database_line, sizeof(database_line) - 1) == 0) {
+		snprintf(out, 37, "%.36s", line + sizeof(database_line) - 1);
+		out[strcspn(out, "\r\n")] = '\0';
+	}
+	fclose(f);
+	return v2 ? 2 : 1;
 }
 
 /* A journal holds only what a run writes: rows of its own tables, its
@@ -159,23 +182,18 @@ static int allowed(const char *sql)
 	return 0;
 }
 
-/* A claimed journal that was not replayed goes back: renamed, or, when
- * a run started a new journal meanwhile, its blocks appended to that. */
-static void give_back(const char *claimed, const char *path)
+/* A claimed journal that was not replayed goes back to its name; when
+ * that name was taken meanwhile (a version 1 journal a run started
+ * again), it stays claimed, and says so. */
+static void give_back(const char *claimed, const char *path, char *err,
+		      size_t errlen)
 {
 	struct stat st;
 	if (stat(path, &st) != 0 && rename(claimed, path) == 0)
 		return;
-	int absent;
-	char err[256];
-	char *text = read_journal(claimed, &absent, err, sizeof(err));
-	if (!text)
-		return;
-	const char *blocks = strchr(text, '\n'); /* past the header line */
-	if (blocks && sd_db_journal_append(path, blocks + 1, err,
-					   sizeof(err)) == SD_OK)
-		unlink(claimed);
-	free(text);
+	size_t u = strlen(err);
+	snprintf(err + u, errlen - u, "; it is kept as %s (%s exists again: "
+		 "replay that one with --journal)", claimed, path);
 }
 
 static int line_of(const char *text, const char *at)
@@ -186,13 +204,14 @@ static int line_of(const char *text, const char *at)
 	return line;
 }
 
-int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
-			 int *tests, char *err, size_t errlen)
+int sd_db_journal_replay(sqlite3 *db, const char *path, const char *db_uuid,
+			 const char *db_path, int *statements, int *tests,
+			 int *skipped, char *err, size_t errlen)
 {
 	int absent;
 	struct stat jst;
-	char claimed[4200];
-	*statements = *tests = 0;
+	char claimed[4200], owner[37];
+	*statements = *tests = *skipped = 0;
 	err[0] = '\0';
 	snprintf(claimed, sizeof(claimed), "%s.replaying", path);
 	if (stat(claimed, &jst) == 0) {
@@ -202,33 +221,61 @@ int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
 	}
 	if (stat(path, &jst) != 0)
 		return SD_OK; /* nothing to replay */
+	/* a journal of another database is never mixed into this one */
+	int version = sd_db_journal_owner(path, owner);
+	if (version == 2 && strcmp(owner, db_uuid ? db_uuid : "") != 0) {
+		*skipped = 1;
+		if (db_uuid && db_uuid[0])
+			snprintf(err, errlen, "skipped %s: it is the journal of "
+				 "database %s, not of %s (database %s); left "
+				 "alone, for that database's 'shakedown db "
+				 "recover'", path, owner[0] ? owner : "(none "
+				 "named)", db_path, db_uuid);
+		else
+			snprintf(err, errlen, "skipped %s: it is the journal of "
+				 "database %s, and %s has no identity (schema "
+				 "version before 13: run 'shakedown db migrate' "
+				 "first); left alone", path,
+				 owner[0] ? owner : "(none named)", db_path);
+		return SD_OK;
+	}
+	/* its run may still be writing it (it holds the lock until it
+	 * ends): left for later */
+	int lfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+		close(lfd);
+		*skipped = 1;
+		snprintf(err, errlen, "skipped %s: its run is still writing "
+			 "it; left for the next recovery", path);
+		return SD_OK;
+	}
 	/* one replay at a time (the database's write lock), and the journal
-	 * claimed by a rename: a run appending now starts a new one, and
-	 * one that opened it before holds its lock until its block is in */
+	 * claimed by a rename */
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot start writing (%s)", path,
 			 sqlite3_errmsg(db));
+		if (lfd >= 0)
+			close(lfd);
 		return SD_ERR_IO;
 	}
 	if (rename(path, claimed) != 0) {
 		int e = errno;
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		if (lfd >= 0)
+			close(lfd);
 		if (e == ENOENT)
 			return SD_OK; /* another run replayed it just now */
 		snprintf(err, errlen, "%s: cannot claim it: %s", path,
 			 strerror(e));
 		return SD_ERR_IO;
 	}
-	int lfd = open(claimed, O_RDONLY | O_CLOEXEC);
-	if (lfd >= 0)
-		flock(lfd, LOCK_EX);
 	char *text = read_journal(claimed, &absent, err, errlen);
 	if (!text) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		if (lfd >= 0)
 			close(lfd);
-		give_back(claimed, path);
+		give_back(claimed, path, err, errlen);
 		return SD_ERR_IO;
 	}
 	const char *at = text;
@@ -270,12 +317,19 @@ int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
 		int src = sqlite3_step(st);
 		if (src != SQLITE_DONE) {
 			int unique = sqlite3_extended_errcode(db) ==
-				     SQLITE_CONSTRAINT_UNIQUE;
+					     SQLITE_CONSTRAINT_UNIQUE ||
+				     sqlite3_extended_errcode(db) ==
+					     SQLITE_CONSTRAINT_PRIMARYKEY;
+			/* never advise removing it: what is in the database
+			 * may be only part of what it holds */
 			snprintf(err, errlen, "%s, line %d: %s%s", path,
 				 line_of(text, here), sqlite3_errmsg(db),
-				 unique ? " (its tests are in the database "
-					  "already: replayed before? then "
-					  "remove the journal)"
+				 unique ? " (rows of its run are in the "
+					  "database already: replayed "
+					  "before?); nothing of it went in "
+					  "and it is kept: compare its run "
+					  "with the database's ('shakedown "
+					  "runs') before setting it aside"
 					: "");
 			sqlite3_finalize(st);
 			rc = SD_ERR_IO;
@@ -295,12 +349,13 @@ int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
 	if (rc != SD_OK) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		*statements = *tests = 0;
-		give_back(claimed, path);
+		give_back(claimed, path, err, errlen);
 	} else if (unlink(claimed) != 0) {
 		/* in the database now: a second replay would be refused by
 		 * the tests' unique index, so say it rather than fail */
 		snprintf(err, errlen, "%s: replayed, but cannot remove it (%s); "
-			 "remove it by hand", claimed, strerror(errno));
+			 "everything in it is in the database", claimed,
+			 strerror(errno));
 	} else {
 		err[0] = '\0';
 	}
@@ -308,6 +363,100 @@ int sd_db_journal_replay(sqlite3 *db, const char *path, int *statements,
 		close(lfd);
 	free(text);
 	return rc;
+}
+
+/* Whether name is BASE.UUID.run-UUID.pending.sql; the database's UUID is
+ * copied to id. */
+static int journal_name_of(const char *name, const char *base, char id[37])
+{
+	size_t bl = strlen(base), nl = strlen(name), tl = strlen(journal_tail);
+	if (nl != bl + 1 + 36 + 5 + 36 + tl || strncmp(name, base, bl) != 0 ||
+	    name[bl] != '.' || strncmp(name + bl + 37, ".run-", 5) != 0 ||
+	    strcmp(name + nl - tl, journal_tail) != 0)
+		return 0;
+	memcpy(id, name + bl + 1, 36);
+	id[36] = '\0';
+	return 1;
+}
+
+/* Add dir's journals of databases named base to the list. */
+static void scan_dir(const char *dir, const char *base_path,
+		     const char *base, const char *db_uuid,
+		     struct sd_db_journals *j)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char id[37];
+		if (!journal_name_of(e->d_name, base, id))
+			continue;
+		int own = db_uuid && strcmp(id, db_uuid) == 0;
+		char ***v = own ? &j->own : &j->other;
+		size_t *n = own ? &j->nown : &j->nother;
+		char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv)
+			break;
+		*v = nv;
+		/* named as the database is: "x.db" has its journals in "." */
+		int bare = !strchr(base_path, '/') && strcmp(dir, ".") == 0;
+		size_t len = strlen(dir) + strlen(e->d_name) + 2;
+		if (!(nv[*n] = malloc(len)))
+			break;
+		snprintf(nv[*n], len, "%s%s%s", bare ? "" : dir,
+			 bare ? "" : "/", e->d_name);
+		(*n)++;
+	}
+	closedir(d);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void sd_db_journals_find(const char *db_path, const char *db_uuid,
+			 struct sd_db_journals *j)
+{
+	memset(j, 0, sizeof(*j));
+	char dir[4096], legacy[4200];
+	const char *slash = strrchr(db_path, '/');
+	const char *base = slash ? slash + 1 : db_path;
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - db_path) + (slash == db_path),
+			 db_path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	/* a version 1 journal left beside it, first: it is older */
+	sd_db_journal_path(db_path, legacy, sizeof(legacy));
+	struct stat st;
+	if (stat(legacy, &st) == 0 && (j->own = malloc(sizeof(*j->own))) &&
+	    (j->own[0] = strdup(legacy)))
+		j->nown = 1;
+	size_t first = j->nown;
+	scan_dir(dir, db_path, base, db_uuid, j);
+	const char *tmp = getenv("TMPDIR");
+	tmp = tmp && *tmp ? tmp : "/tmp";
+	struct stat a, b;
+	if (!(stat(tmp, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev &&
+	      a.st_ino == b.st_ino))
+		scan_dir(tmp, db_path, base, db_uuid, j);
+	if (j->nown > first)
+		qsort(j->own + first, j->nown - first, sizeof(*j->own), by_name);
+	if (j->nother)
+		qsort(j->other, j->nother, sizeof(*j->other), by_name);
+}
+
+void sd_db_journals_free(struct sd_db_journals *j)
+{
+	for (size_t i = 0; i < j->nown; i++)
+		free(j->own[i]);
+	for (size_t i = 0; i < j->nother; i++)
+		free(j->other[i]);
+	free(j->own);
+	free(j->other);
+	memset(j, 0, sizeof(*j));
 }
 
 /* Rows read before they are written: a damaged page seen inside a
@@ -496,6 +645,11 @@ int sd_db_salvage(const char *from, const char *into, char *report,
 			 new_version);
 		goto fail;
 	}
+	/* the copy is the same database: it keeps the identity that names
+	 * its runs' journals, when that can still be read */
+	sqlite3_exec(db, "DELETE FROM main.meta WHERE key = 'database_uuid' "
+		     "AND EXISTS (SELECT 1 FROM old.meta WHERE key = "
+		     "'database_uuid')", NULL, NULL, NULL);
 	/* parents may be among the damaged rows: the children are kept */
 	sqlite3_exec(db, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL);
 	sqlite3_stmt *tabs = NULL;

@@ -173,11 +173,15 @@ struct db_sink {
 	/* why writing failed: the database's words, once */
 	char lost_why[256];
 	int lost_code;           /* SQLite's primary code for lost_why */
-	/* where what was not written is kept at the end; jn_done: all of it
-	 * (nothing is written after) */
+	/* where what was not written is kept (named by the database's
+	 * identity and the run); jn_done: all of what is kept now is in it;
+	 * jn_final: written at the end (nothing is written after); jfd holds
+	 * its lock while the run may still write it */
+	char dbid[37];
 	char journal[4200];
 	char jn_why[256];
-	int jn_done;
+	int jn_done, jn_final;
+	int jfd;
 	char err[640];           /* why the last event failed */
 	/* heartbeat thread */
 	pthread_t hb;
@@ -960,7 +964,7 @@ static int write_now(struct emit *em, const struct db_sink *s,
  * caller holds mu. */
 static int flush(struct db_sink *s, int at_end)
 {
-	if (!s->begun || s->jn_done || (s->atomic && !at_end) || !kept_any(s))
+	if (!s->begun || s->jn_final || (s->atomic && !at_end) || !kept_any(s))
 		return SD_OK;
 	int had_begin = s->begin != NULL;
 	if (transaction(s, write_now) != SD_OK)
@@ -1009,47 +1013,65 @@ out:
 	return text;
 }
 
-/* At the end, mu held: keep in the journal what still could not be
- * written, beside the database or, when that fails too (the disk is
- * full), in $TMPDIR.  A row the database refused on its own terms (a
- * constraint) is not kept: replayed, it would be refused again and hold
- * back the whole journal. */
-static void write_journal(struct db_sink *s)
+/* mu held: keep in the journal what still could not be written (all of
+ * it, replacing what the journal held before), beside the database or,
+ * when that fails too (the disk is full), in $TMPDIR; the journal's name
+ * is the database's identity and the run's, so it is never another
+ * database's nor another run's.  Called before the run's end (so that
+ * the end's message names a journal that exists) and at the end.  A row
+ * the database refused on its own terms (a constraint) is not kept:
+ * replayed, it would be refused again and hold back the whole journal. */
+static void put_journal(struct db_sink *s)
 {
-	if (!kept_any(s) || s->jn_done)
+	s->jn_done = 0;
+	if (!kept_any(s)) {
+		/* everything is in the database after all */
+		if (s->journal[0])
+			unlink(s->journal);
+		s->journal[0] = '\0';
 		return;
+	}
 	if (s->lost_code == SQLITE_CONSTRAINT) {
 		snprintf(s->jn_why, sizeof(s->jn_why), "the database refused "
 			 "the rows themselves");
+		return;
+	}
+	if (!s->dbid[0]) {
+		snprintf(s->jn_why, sizeof(s->jn_why), "the database has no "
+			 "identity to name it by");
 		return;
 	}
 	char *text = journal_text(s);
 	if (!text)
 		return;
 	char err[4400];
-	sd_db_journal_path(s->path, s->journal, sizeof(s->journal));
-	if (sd_db_journal_append(s->journal, text, err, sizeof(err)) != SD_OK) {
+	const char *tmp = getenv("TMPDIR");
+	tmp = tmp && *tmp ? tmp : "/tmp";
+	char beside[4200], intmp[4200];
+	sd_db_journal_name(NULL, s->path, s->dbid, s->uuid, beside,
+			   sizeof(beside));
+	sd_db_journal_name(tmp, s->path, s->dbid, s->uuid, intmp,
+			   sizeof(intmp));
+	/* where it was put before, else beside the database, else $TMPDIR */
+	const char *first = strcmp(s->journal, intmp) == 0 ? intmp : beside;
+	int rc = sd_db_journal_put(first, s->dbid, text, &s->jfd, err,
+				   sizeof(err));
+	if (rc != SD_OK && first == beside) {
 		sd_strlcpy(s->jn_why, err, sizeof(s->jn_why));
-		const char *tmp = getenv("TMPDIR");
-		const char *base = strrchr(s->path, '/');
-		tmp = tmp && *tmp ? tmp : "/tmp";
-		base = base ? base + 1 : s->path;
-		if (s->run_id)
-			snprintf(s->journal, sizeof(s->journal),
-				 "%s/%s.run%lld.pending.sql", tmp, base,
-				 (long long)s->run_id);
-		else
-			snprintf(s->journal, sizeof(s->journal),
-				 "%s/%s.run-%.8s.pending.sql", tmp, base,
-				 s->uuid);
-		if (sd_db_journal_append(s->journal, text, err, sizeof(err)) !=
-		    SD_OK) {
-			s->journal[0] = '\0';
-			sqlite3_free(text);
-			return;
-		}
+		first = intmp;
+		rc = sd_db_journal_put(intmp, s->dbid, text, &s->jfd, err,
+				       sizeof(err));
 	}
 	sqlite3_free(text);
+	if (rc != SD_OK) {
+		/* an earlier journal stays as it was, with what it holds */
+		if (!s->journal[0])
+			sd_strlcpy(s->jn_why, err, sizeof(s->jn_why));
+		return;
+	}
+	if (s->journal[0] && strcmp(s->journal, first) != 0)
+		unlink(s->journal); /* moved to $TMPDIR, whole */
+	sd_strlcpy(s->journal, first, sizeof(s->journal));
 	s->jn_done = 1;
 }
 
@@ -1722,8 +1744,9 @@ static int db_run_end(void *self, const struct sd_run_end *end)
 		s->end = NULL;
 	}
 	rc = s->end ? SD_ERR_IO : SD_OK;
-	/* what still could not be written is kept beside the database */
-	write_journal(s);
+	/* what still could not be written is kept in the journal */
+	put_journal(s);
+	s->jn_final = s->jn_done;
 	pthread_cond_broadcast(&s->cv);
 out:
 	pthread_mutex_unlock(&s->mu);
@@ -1741,6 +1764,8 @@ static void db_destroy(void *self)
 	pthread_mutex_unlock(&s->mu);
 	if (s->hb_started)
 		pthread_join(s->hb, NULL);
+	if (s->jfd >= 0)
+		close(s->jfd); /* the journal may be replayed from now on */
 	sd_db_close(s->db);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
@@ -1787,6 +1812,7 @@ int sd_db_sink_open(const char *path_or_null, const char *cmdline,
 	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	s->jfd = -1;
 	gethostname(s->hostname, sizeof(s->hostname) - 1);
 	s->path = strdup(path);
 	s->cmdline = cmdline ? strdup(cmdline) : NULL;
@@ -1801,21 +1827,32 @@ int sd_db_sink_open(const char *path_or_null, const char *cmdline,
 		db_destroy(s);
 		return rc;
 	}
-	/* what an earlier run could not write, first */
-	char jpath[4200], jerr[4600];
-	int nst = 0, ntests = 0;
-	sd_db_journal_path(path, jpath, sizeof(jpath));
-	size_t nl = strlen(s->note);
-	if (sd_db_journal_replay(s->db, jpath, &nst, &ntests, jerr,
-				 sizeof(jerr)) != SD_OK)
-		snprintf(s->note + nl, sizeof(s->note) - nl, "%s%s; it is kept "
-			 "(shakedown db recover)", nl ? "; " : "", jerr);
-	else if (nst)
-		snprintf(s->note + nl, sizeof(s->note) - nl, "%sreplayed %s into "
-			 "%s: what an earlier run could not write (%d test%s, %d "
-			 "statements)%s%s", nl ? "; " : "", jpath, path, ntests,
-			 ntests == 1 ? "" : "s", nst,
-			 jerr[0] ? "; " : "", jerr);
+	/* what an earlier run could not write, first: the journals of this
+	 * database (by its identity), never another's */
+	sd_db_identity(s->db, s->dbid);
+	struct sd_db_journals js;
+	sd_db_journals_find(path, s->dbid, &js);
+	for (size_t i = 0; i < js.nown; i++) {
+		char jerr[4600];
+		int nst = 0, ntests = 0, skipped = 0;
+		size_t nl = strlen(s->note);
+		if (nl + 1 >= sizeof(s->note))
+			break;
+		if (sd_db_journal_replay(s->db, js.own[i], s->dbid, path, &nst,
+					 &ntests, &skipped, jerr,
+					 sizeof(jerr)) != SD_OK)
+			snprintf(s->note + nl, sizeof(s->note) - nl, "%s%s; it "
+				 "is kept (shakedown db recover)",
+				 nl ? "; " : "", jerr);
+		else if (nst)
+			snprintf(s->note + nl, sizeof(s->note) - nl, "%sreplayed "
+				 "%s into %s: what an earlier run could not "
+				 "write (%d test%s, %d statements)%s%s",
+				 nl ? "; " : "", js.own[i], path, ntests,
+				 ntests == 1 ? "" : "s", nst,
+				 jerr[0] ? "; " : "", jerr);
+	}
+	sd_db_journals_free(&js);
 	out->ops = &db_sink_ops;
 	out->self = s;
 	return SD_OK;
@@ -1848,8 +1885,10 @@ void sd_db_sink_flush(const struct sd_sink *sink)
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->mu);
-	if (!s->ended)
-		flush(s, 0);
+	/* what still cannot be written goes to the journal now, so that
+	 * what the run says of it before its end is true then too */
+	if (!s->ended && flush(s, 0) != SD_OK)
+		put_journal(s);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -1884,7 +1923,10 @@ static int lacking(const struct db_sink *s, char *what, size_t len)
 			batches++;
 	}
 	int begin = s->lost_begin || s->begin;
-	int end = s->end || s->tend;
+	/* before the end, what is kept holds the end back too (it is
+	 * written after it), so that the run's message says what its stderr
+	 * says after the end */
+	int end = s->end || s->tend || (!s->ended && s->begun && kept_any(s));
 	size_t u = 0;
 	what[0] = '\0';
 	if (begin)
@@ -1907,6 +1949,50 @@ static int lacking(const struct db_sink *s, char *what, size_t len)
 	return begin || tests || steps || batches || end;
 }
 
+/* The one sentence about what the run could not write and its journal,
+ * for every channel (stderr, the run's message in the database, stdout):
+ * where it is kept and what to do, or why it is not kept.  The caller
+ * holds mu. */
+static void journal_words(const struct db_sink *s, const char *what,
+			  char *msg, size_t len)
+{
+	int kept_all = s->jn_done && !s->lost_begin && !s->lost_tests &&
+		       !s->lost_batches && !s->lost_steps;
+	int kept = s->journal[0] != '\0'; /* all, or an earlier part */
+	char jarg[4300] = "", beside[4200];
+	sd_db_journal_name(NULL, s->path, s->dbid, s->uuid, beside,
+			   sizeof(beside));
+	if (kept && strcmp(s->journal, beside) != 0)
+		snprintf(jarg, sizeof(jarg), " --journal %s", s->journal);
+	const char *why = s->lost_why[0] ? s->lost_why : "write failed";
+	const char *fix = loss_fix(s);
+	if (kept && fix)
+		snprintf(msg, len, "the record in %s is incomplete: %s could "
+			 "not be written (%s); %s kept in the journal %s: %s, "
+			 "then run 'shakedown db recover --db %s%s'%s",
+			 s->path, what, why,
+			 kept_all ? "all of it is" : "what could be is",
+			 s->journal, fix, s->path, jarg,
+			 jarg[0] ? "" : " (the next run into it replays it "
+					"too)");
+	else if (kept)
+		snprintf(msg, len, "the record in %s is incomplete: %s could "
+			 "not be written (%s); %s kept in the journal %s; the "
+			 "file is damaged: run 'shakedown db recover --db %s "
+			 "--into NEW.db%s' to copy what it still holds into "
+			 "NEW.db with what this run kept", s->path, what, why,
+			 kept_all ? "all of it is" : "what could be is",
+			 s->journal, s->path, jarg);
+	else
+		snprintf(msg, len, "the record in %s is incomplete: %s could "
+			 "not be written (%s), nor kept in a journal (%s); the "
+			 "printed results above are the ones to keep; %s",
+			 s->path, what, why,
+			 s->jn_why[0] ? s->jn_why : "it could not be written",
+			 fix ? fix : "the file is damaged: salvage it "
+				     "(shakedown db recover --into)");
+}
+
 int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
 {
 	struct db_sink *s = sink->self;
@@ -1915,44 +2001,8 @@ int sd_db_sink_incomplete(const struct sd_sink *sink, char *msg, size_t len)
 		return 0;
 	pthread_mutex_lock(&s->mu);
 	int lost = lacking(s, what, sizeof(what));
-	if (lost) {
-		int kept_all = s->jn_done && !s->lost_begin && !s->lost_tests &&
-			       !s->lost_batches && !s->lost_steps;
-		char jarg[4300] = "", own[4200];
-		sd_db_journal_path(s->path, own, sizeof(own));
-		if (s->jn_done && strcmp(s->journal, own) != 0)
-			snprintf(jarg, sizeof(jarg), " --journal %s", s->journal);
-		const char *why = s->lost_why[0] ? s->lost_why : "write failed";
-		const char *fix = loss_fix(s);
-		if (s->jn_done && fix)
-			snprintf(msg, len, "the record in %s is incomplete: %s "
-				 "could not be written (%s); %s kept in %s: %s, "
-				 "then run 'shakedown db recover --db %s%s'%s",
-				 s->path, what, why,
-				 kept_all ? "all of it is" : "what could be is",
-				 s->journal, fix, s->path, jarg,
-				 jarg[0] ? "" : " (the next run into it "
-						"replays it too)");
-		else if (s->jn_done)
-			snprintf(msg, len, "the record in %s is incomplete: %s "
-				 "could not be written (%s); %s kept in %s; the "
-				 "file is damaged: run 'shakedown db recover --db "
-				 "%s --into NEW.db%s' to copy what it still holds "
-				 "into NEW.db with what this run kept", s->path,
-				 what, why,
-				 kept_all ? "all of it is" : "what could be is",
-				 s->journal, s->path, jarg);
-		else
-			snprintf(msg, len, "the record in %s is incomplete: %s "
-				 "could not be written (%s), nor kept in a "
-				 "journal (%s); the printed results above are the "
-				 "ones to keep; %s", s->path, what, why,
-				 s->jn_why[0] ? s->jn_why
-				 : s->ended   ? "nothing to keep"
-					      : "the run has not ended",
-				 fix ? fix : "the file is damaged: salvage it "
-					     "(shakedown db recover --into)");
-	}
+	if (lost)
+		journal_words(s, what, msg, len);
 	pthread_mutex_unlock(&s->mu);
 	return lost;
 }

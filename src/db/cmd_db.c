@@ -1489,31 +1489,74 @@ static const struct sd_name_row db_subcommands[] = {
 	{ "recover", DB_RECOVER }, { NULL, 0 }
 };
 
-/* Replay what a run could not write (its journal) into the database. */
-static int db_recover(sqlite3 *db, const char *path, const char *journal)
+/* Replay one journal; 0 when it went in (or was left alone with a
+ * reason, said on stdout), else the exit status, said on stderr. */
+static int recover_one(sqlite3 *db, const char *path, const char *dbid,
+		       const char *journal, int named)
 {
-	char own[4200], err[4600];
-	int nst, ntests;
-	if (!journal) {
-		sd_db_journal_path(path, own, sizeof(own));
-		journal = own;
-	}
-	if (access(journal, F_OK) != 0) {
-		printf("%s: nothing to recover (no %s)\n", path, journal);
-		return sd_finish_stdout();
-	}
-	int rc = sd_db_journal_replay(db, journal, &nst, &ntests, err,
-				      sizeof(err));
+	char err[4600];
+	int nst, ntests, skipped;
+	int rc = sd_db_journal_replay(db, journal, dbid, path, &nst, &ntests,
+				      &skipped, err, sizeof(err));
 	if (rc != SD_OK) {
 		fprintf(stderr, "shakedown db: %s: nothing recovered: %s\n",
 			path, err);
 		return rc == SD_ERR_INVALID ? SD_EXIT_USAGE : SD_EXIT_RECORD;
 	}
+	if (skipped) {
+		/* named with --journal: it was asked for and not taken */
+		if (named) {
+			fprintf(stderr, "shakedown db: %s: nothing recovered: "
+				"%s\n", path, err);
+			return SD_EXIT_USAGE;
+		}
+		printf("%s: %s\n", path, err);
+		return 0;
+	}
 	printf("%s: recovered %d test%s (%d statements) from %s\n", path,
 	       ntests, ntests == 1 ? "" : "s", nst, journal);
 	if (err[0])
 		fprintf(stderr, "shakedown db: %s\n", err);
-	return sd_finish_stdout();
+	return 0;
+}
+
+/* Replay what runs could not write (their journals) into the database:
+ * the one named, or every journal of this database (by its identity)
+ * beside `from` (path, or the damaged file it was salvaged from) and in
+ * $TMPDIR; another database's is named and left
+ * alone. */
+static int db_recover(sqlite3 *db, const char *path, const char *from,
+		      const char *journal)
+{
+	char dbid[37];
+	sd_db_identity(db, dbid);
+	if (journal) {
+		if (access(journal, F_OK) != 0) {
+			printf("%s: nothing to recover (no %s)\n", path,
+			       journal);
+			return sd_finish_stdout();
+		}
+		int rc = recover_one(db, path, dbid, journal, 1);
+		return rc ? rc : sd_finish_stdout();
+	}
+	struct sd_db_journals js;
+	sd_db_journals_find(from, dbid, &js);
+	int status = 0;
+	for (size_t i = 0; i < js.nown; i++) {
+		int rc = recover_one(db, path, dbid, js.own[i], 0);
+		if (rc && (!status || rc == SD_EXIT_RECORD))
+			status = rc;
+	}
+	for (size_t i = 0; i < js.nother; i++)
+		recover_one(db, path, dbid, js.other[i], 0);
+	if (!js.nown) {
+		const char *tmp = getenv("TMPDIR");
+		printf("%s: nothing to recover (no journal of database %s "
+		       "beside %s or in %s)\n", path, dbid[0] ? dbid : "(none)", from,
+		       tmp && *tmp ? tmp : "/tmp");
+	}
+	sd_db_journals_free(&js);
+	return status ? status : sd_finish_stdout();
 }
 
 int cmd_db(int argc, char **argv)
@@ -1549,11 +1592,7 @@ int cmd_db(int argc, char **argv)
 	if (sub == DB_RECOVER && o.into) {
 		/* a damaged file: what it still holds goes to a new one, then
 		 * what the run kept */
-		char report[1024], own[4200];
-		if (!o.journal) {
-			sd_db_journal_path(path, own, sizeof(own));
-			o.journal = own;
-		}
+		char report[1024];
 		int src = sd_db_salvage(path, o.into, report, sizeof(report),
 					err, sizeof(err));
 		if (src != SD_OK) {
@@ -1565,14 +1604,14 @@ int cmd_db(int argc, char **argv)
 		rc = open_db(argv[0], o.into, SD_DB_NO_MIGRATE, &db);
 		if (rc)
 			return rc;
-		rc = db_recover(db, o.into, o.journal);
+		rc = db_recover(db, o.into, path, o.journal);
 		goto out;
 	}
 	rc = open_db(argv[0], o.db, SD_DB_NO_MIGRATE, &db);
 	if (rc)
 		return rc;
 	if (sub == DB_RECOVER) {
-		rc = db_recover(db, path, o.journal);
+		rc = db_recover(db, path, path, o.journal);
 		goto out;
 	}
 	if (sub == DB_INFO) {

@@ -39,7 +39,7 @@ is "$(SQ "$TMPD/new.db" 'PRAGMA journal_mode')" wal "in WAL mode"
 is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%) STRICT'
 	ORDER BY name)")" \
-	"baseline_values baselines gemm_devices gemm_results host_env jobs measurements ranks runs suspects tests train_metrics train_reference_steps train_references train_runs train_steps upload_outbox verdicts" \
+	"baseline_values baselines gemm_devices gemm_results host_env jobs measurements meta ranks runs suspects tests train_metrics train_reference_steps train_references train_runs train_steps upload_outbox verdicts" \
 	"every table is STRICT"
 is "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ' ') FROM (SELECT name
 	FROM sqlite_schema WHERE type = 'view' ORDER BY name)")" \
@@ -51,6 +51,18 @@ like "$(SQ "$TMPD/new.db" "SELECT group_concat(name, ',')
 is "$(shape "$TMPD/new.db")" \
 	"$(SQ "$TMPD/ref.db" < "$top_srcdir/sql/schema.sql" && shape "$TMPD/ref.db")" \
 	"the compiled-in schema is sql/schema.sql"
+
+# the database's identity (since version 13): a UUID of its own, made
+# once; another file has another
+UUIDRE='^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+ID=$(SQ "$TMPD/new.db" "SELECT value FROM meta WHERE key = 'database_uuid'")
+like "$ID" "$UUIDRE" "a new database has its identity, a UUID ($ID)"
+run "$W" -q "$TMPD/new.db"
+is "$(SQ "$TMPD/new.db" "SELECT value FROM meta WHERE key = 'database_uuid'")" \
+	"$ID" "a later run leaves it as it was"
+run "$W" -q "$TMPD/other.db"
+ok '[ "$(SQ "$TMPD/other.db" "SELECT value FROM meta")" != "$ID" ]' \
+	"another database has another identity"
 
 # the schema's foreign keys: a test of a run that
 # does not exist is refused
@@ -121,8 +133,13 @@ for old in "$top_srcdir"/test/system/data/schema_v*.sql; do
 		op, dtype, nranks, status, seed) VALUES (1, 2, 'x', 'x', 'x',
 		2, 'passed', '4660')\" 2>/dev/null" \
 		"version $v migrated refuses a seed not in hex"
+	# since version 13 the database has its identity, made once
+	vid=$(SQ "$TMPD/v$v.db" "SELECT value FROM meta WHERE key = 'database_uuid'")
+	like "$vid" "$UUIDRE" "version $v migrated has an identity of its own"
 	run "$SHAKEDOWN" db migrate --db "$TMPD/v$v.db"
 	is "$out" "$TMPD/v$v.db: already at schema version $CUR" "migrating twice is a no-op"
+	is "$(SQ "$TMPD/v$v.db" "SELECT value FROM meta WHERE key = 'database_uuid'")" \
+		"$vid" "and migrating twice keeps it"
 	# migrating on first use: a run recorded into the old file
 	run "$W" -q "$TMPD/v$v-auto.db"
 	is "$rc" 0 "recording into a version $v file"

@@ -17,9 +17,13 @@
  *                 (now); each next run starts a day later
  *     -u PREFIX   UUIDs are PREFIX followed by the run number, zero-padded
  *                 to 36 characters (random UUIDs otherwise)
+ *     -W FILE     after opening the database, create FILE.open and wait
+ *                 (up to 60 s) for FILE before the run begins, so that
+ *                 another process can take the write lock in between
  *     -q          print nothing
  * Prints each run's UUID.  Exits 0, or 3 with the sink's message when the
- * database cannot be opened, or 1 when a callback failed.
+ * database cannot be opened, or 1 when a callback failed; a record left
+ * incomplete is said on stderr ("db_writer: the record in ...").
  */
 #include "config.h"
 
@@ -37,8 +41,9 @@ int main(int argc, char **argv)
 	long runs = 1, tests = 2, sizes = 4, nranks = 2;
 	double busbw = 10.0, t0 = sd_wall_now();
 	const char *host = "nodeA", *status = NULL, *prefix = NULL;
+	const char *waitf = NULL;
 	int wrong = 0, quiet = 0, c;
-	while ((c = getopt(argc, argv, "r:t:s:b:H:n:wS:T:u:q")) != -1) {
+	while ((c = getopt(argc, argv, "r:t:s:b:H:n:wS:T:u:W:q")) != -1) {
 		switch (c) {
 		case 'r': runs = strtol(optarg, NULL, 10); break;
 		case 't': tests = strtol(optarg, NULL, 10); break;
@@ -50,6 +55,7 @@ int main(int argc, char **argv)
 		case 'S': status = optarg; break;
 		case 'T': t0 = strtod(optarg, NULL); break;
 		case 'u': prefix = optarg; break;
+		case 'W': waitf = optarg; break;
 		case 'q': quiet = 1; break;
 		default: return 2;
 		}
@@ -74,6 +80,16 @@ int main(int argc, char **argv)
 		}
 		if (!sink.ops)
 			return 0;
+		if (waitf) {
+			char opened[4200];
+			snprintf(opened, sizeof(opened), "%s.open", waitf);
+			FILE *f = fopen(opened, "w");
+			if (f)
+				fclose(f);
+			for (int i = 0; i < 6000 && access(waitf, F_OK) != 0;
+			     i++)
+				usleep(10000);
+		}
 		struct sd_job_info job = { 0 };
 		snprintf(job.launcher, sizeof(job.launcher), "local");
 		snprintf(job.nodelist, sizeof(job.nodelist), "%s", host);
@@ -191,6 +207,11 @@ int main(int argc, char **argv)
 			failed = 1;
 		if (!quiet)
 			printf("%s\n", run.uuid);
+		char lack[2048];
+		if (sd_db_sink_incomplete(&sink, lack, sizeof(lack))) {
+			fprintf(stderr, "db_writer: %s\n", lack);
+			failed = 1;
+		}
 		sink.ops->destroy(sink.self);
 	}
 	return failed ? 1 : 0;

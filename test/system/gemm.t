@@ -122,10 +122,10 @@ db.execute("ROLLBACK")
 	ok 'grep -q held "$TMPD/held"' "the lock was held through the run"
 	is "$rc" 7 "the record is incomplete: exit 7"
 	# (the products, the verdicts, the suspects: three batches)
-	like "$err" "the record in $LDB is incomplete: 3 batches of verdicts or suspects, its end could not be written \(database is locked\); all of it is kept in $LDB.pending.sql" \
-		"says what is missing, and where it is kept"
+	like "$err" "the record in $LDB is incomplete: 3 batches of verdicts or suspects, its end could not be written \(database is locked\); all of it is kept in the journal $LDB\.[0-9a-f-]{36}\.run-[0-9a-f-]{36}\.pending\.sql" \
+		"says what is missing, and where it is kept (named by the database and the run)"
 	unlike "$out" "results recorded" "never says recorded"
-	is "$(grep -c '^INSERT INTO gemm_results ' "$LDB.pending.sql")" 4 \
+	is "$(cat "$LDB".*.pending.sql | grep -c '^INSERT INTO gemm_results ')" 4 \
 		"the journal holds the 4 products"
 	run $SHAKEDOWN db recover --db "$LDB"
 	is "$rc" 0 "db recover: exit 0"

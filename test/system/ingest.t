@@ -305,7 +305,7 @@ psize=$(sqlite3 "$DDB" "PRAGMA page_size")
 head -c "$psize" /dev/urandom | dd of="$DDB" bs="$psize" seek=$((root - 1)) conv=notrunc 2>/dev/null
 I "$D/llamafactory_trainer_log.jsonl" --gpus 8 --db "$DDB"
 is "$rc" 7 "the steps' table damaged: exit 7"
-like "$err" "the record in $DDB is incomplete: the run itself, 100 steps, its end and metrics could not be written .*kept in $DDB.pending.sql" \
+like "$err" "the record in $DDB is incomplete: the run itself, 100 steps, its end and metrics could not be written .*kept in the journal $DDB\\.[0-9a-f-]{36}\\.run-[0-9a-f-]{36}\\.pending\\.sql" \
 	"says what is missing and where it is kept"
 unlike "$out" "results recorded" "never says recorded"
 is "$(sqlite3 "$DDB" "SELECT count(*) FROM runs")" 1 "no half run in the file: only the first one"

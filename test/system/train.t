@@ -253,7 +253,7 @@ db.execute("ROLLBACK")
 	wait "$holder"
 	ok 'grep -q held "$TMPD/held"' "the lock was held through the run"
 	is "$rc" 7 "the record is incomplete: exit 7"
-	like "$err" "the record in $LDB is incomplete: .*kept in $LDB.pending.sql" \
+	like "$err" "the record in $LDB is incomplete: .*kept in the journal $LDB\\.[0-9a-f-]{36}\\.run-[0-9a-f-]{36}\\.pending\\.sql" \
 		"says what is missing and where it is kept"
 	unlike "$out" "results recorded" "never says recorded"
 	run $SHAKEDOWN db recover --db "$LDB"

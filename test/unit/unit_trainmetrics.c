@@ -1185,10 +1185,18 @@ static void test_db(void)
 	sqlite3_exec(locker, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_close(locker);
 	unsetenv("SHAKEDOWN_DB_BUSY_TIMEOUT_MS");
-	char jpath[600];
-	snprintf(jpath, sizeof(jpath), "%s.pending.sql", path);
+	/* named by the database's identity and the run, beside it */
+	char jpath[700], dbid[37] = "";
+	if (sd_db_open(path, 0, &db, err, sizeof(err)) == SD_OK) {
+		sd_db_identity(db, dbid);
+		sd_db_close(db);
+	}
+	sd_db_journal_name(NULL, path, dbid, locked_uuid, jpath,
+			   sizeof(jpath));
 	struct stat stt;
-	ok(stat(jpath, &stt) == 0, "the journal is beside the database");
+	ok(dbid[0] && stat(jpath, &stt) == 0 && strstr(msg, jpath),
+	   "the journal is beside the database, named by it and the run, "
+	   "as the message says: %s", jpath);
 	/* the next recorder replays it */
 	rc = sd_train_rec_open(path, 0, &r, note, sizeof(note), err,
 			       sizeof(err));
