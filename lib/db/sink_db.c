@@ -173,6 +173,10 @@ struct db_sink {
 	/* why writing failed: the database's words, once */
 	char lost_why[256];
 	int lost_code;           /* SQLite's primary code for lost_why */
+	int missed;              /* the last write failed: the next ones
+				    before the end try without waiting on
+				    the lock (a wait for every test made a
+				    held lock cost busy_timeout each) */
 	/* where what was not written is kept (named by the database's
 	 * identity and the run); jn_done: all of what is kept now is in it;
 	 * jn_final: written at the end (nothing is written after); jfd holds
@@ -967,7 +971,16 @@ static int flush(struct db_sink *s, int at_end)
 	if (!s->begun || s->jn_final || (s->atomic && !at_end) || !kept_any(s))
 		return SD_OK;
 	int had_begin = s->begin != NULL;
-	if (transaction(s, write_now) != SD_OK)
+	/* once a write has waited out the lock, the rest of the run does
+	 * not wait again: each try is immediate, and the end waits once */
+	int quick = s->missed && !at_end;
+	if (quick)
+		sqlite3_busy_timeout(s->db, 0);
+	int rc = transaction(s, write_now);
+	if (quick)
+		sqlite3_busy_timeout(s->db, sd_db_busy_timeout_ms());
+	s->missed = rc != SD_OK;
+	if (rc != SD_OK)
 		return SD_ERR_IO;
 	forget_written(s);
 	if (had_begin)

@@ -362,4 +362,37 @@ run -t 30 $SHAKEDOWN db recover --db "$DB" --into "$TMPD/new.db"
 is "$rc" 2 "--into a file that exists: exit 2"
 like "$err" "new.db exists; name a new file" "and says so"
 
+# --- a lock held through a run of many tests: waited out once, not
+# once a test (each of 10 tests' writes waited the whole busy timeout:
+# 10 x 5 s) ------------------------------------------------------------------
+cat >"$TMPD/many.yaml" <<'EOF2'
+name: many
+defaults: {dtype: float32, min_bytes: 4K, max_bytes: 4K, iters: 2, warmup: 0}
+tests:
+  - op: all_reduce
+  - op: broadcast
+  - op: all_gather
+  - op: reduce
+  - op: reduce_scatter
+  - {op: all_reduce, dtype: int32}
+  - {op: broadcast, dtype: int32}
+  - {op: all_gather, dtype: int32}
+  - {op: reduce, dtype: int32}
+  - {op: reduce_scatter, dtype: int32}
+EOF2
+DB=$TMPD/many.db
+hold "$DB" "$TMPD/release-m"
+t0=$(date +%s)
+env SHAKEDOWN_DB_BUSY_TIMEOUT_MS=5000 \
+	SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=50000 \
+	$SHAKEDOWN run --no-progress --local 2 --plan "$TMPD/many.yaml" \
+	--db "$DB" >"$TMPD/out.m" 2>"$TMPD/err.m"
+rc=$?
+t1=$(date +%s)
+: >"$TMPD/release-m"
+wait "$holder"
+is "$rc" 7 "10 tests under a held lock: exit 7, all of it journaled"
+ok '[ $((t1 - t0)) -lt 35 ]' \
+	"the lock waited out about twice (5 s each), not once a test ($((t1 - t0)) s)"
+
 done_testing
