@@ -105,7 +105,7 @@ double sd_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int sd_above_median(const double *value, int n, double factor,
+int sd_above_median(const double *value, int n, double factor, double *ratio,
 		    double *median, unsigned char *above)
 {
 	*median = 0;
@@ -116,12 +116,30 @@ int sd_above_median(const double *value, int n, double factor,
 	if (!v)
 		return -1;
 	memcpy(v, value, (size_t)n * sizeof(*v));
-	*median = sd_median(v, n);
-	free(v);
-	int k = 0;
-	for (int i = 0; i < n; i++)
-		if (value[i] > factor * *median)
+	*median = sd_median(v, n); /* v is sorted now */
+	int k = 0, m = n - 1;
+	for (int i = 0; i < n; i++) {
+		/* value[i]'s place in the sorted copy; the others' element
+		 * j is v[j] below it, v[j + 1] from it on */
+		int lo = 0, hi = n - 1;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			if (v[mid] < value[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+#define OTHER(j) ((j) < lo ? v[(j)] : v[(j) + 1])
+		double others = m % 2 ? OTHER(m / 2)
+				      : (OTHER(m / 2 - 1) + OTHER(m / 2)) / 2;
+#undef OTHER
+		double r = others > 0 ? value[i] / others : 1;
+		if (ratio)
+			ratio[i] = r;
+		if (r > factor)
 			k += above[i] = 1;
+	}
+	free(v);
 	return k;
 }
 

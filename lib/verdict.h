@@ -127,11 +127,14 @@ const char *sd_subject_outcome(const struct sd_judgement *j, int attempts);
 
 /*
  * Each of n subjects' value (a time: larger is slower) against the median
- * of all: *median (sd_median over a copy; 0 when n < 2), and above[i] = 1
- * where value[i] > factor x the median (a slow rank), else 0.  Returns
- * how many are above, or -1 when out of memory (then none is).
+ * of the others' (leave one out: with two subjects, the other one's, so
+ * a rank 1.5x slower than its peer reads 1.5, not 1.2 as against a median
+ * that holds itself): ratio[i] (may be NULL) that quotient, above[i] = 1
+ * where it is above factor (a slow rank), else 0; *median is the median of
+ * all (sd_median over a copy; 0 when n < 2).  Returns how many are
+ * above, or -1 when out of memory (then none is).
  */
-int sd_above_median(const double *value, int n, double factor,
+int sd_above_median(const double *value, int n, double factor, double *ratio,
 		    double *median, unsigned char *above);
 
 /* A suspect: what the run blames, and why. */

@@ -848,32 +848,40 @@ static void test_link_classes(void)
 	       "a floor alone judges no link classes");
 }
 
-/* A slow rank against the median of all: the one bound every view of a
- * training run reads. */
+/* A slow rank against the median of the other ranks: the one bound
+ * every view of a training run reads. */
 static void test_above_median(void)
 {
-	double t[5] = { 1.0, 1.1, 0.9, 1.6, 1.0 };
+	double t[5] = { 1.0, 1.1, 0.9, 1.6, 1.0 }, r[5];
 	unsigned char a[5];
 	double med = -1;
-	is_int(sd_above_median(t, 5, 1.25, &med, a), 1,
-	       "one of five above 1.25x the median");
-	is_dbl(med, 1.0, 1e-12, "the median of the five: 1.0");
+	is_int(sd_above_median(t, 5, 1.25, r, &med, a), 1,
+	       "one of five above 1.25x the others' median");
+	is_dbl(med, 1.0, 1e-12, "the median of all five: 1.0");
 	ok(a[3] == 1 && a[0] + a[1] + a[2] + a[4] == 0,
-	   "the one above is rank 3 (1.6 > 1.25)");
+	   "the one above is rank 3 (1.6 over the others' 1.0)");
+	is_dbl(r[3], 1.6, 1e-12, "its ratio: 1.6");
+	is_dbl(r[1], 1.1, 1e-12, "rank 1's: 1.1 over the others' 1.0");
 	ok(t[0] == 1.0 && t[3] == 1.6 && t[2] == 0.9,
 	   "the values are left in their order");
 	double even[4] = { 1.0, 2.0, 3.0, 10.0 };
-	is_int(sd_above_median(even, 4, 1.25, &med, a), 1,
-	       "an even count: the mean of the middle two (2.5)");
-	is_dbl(med, 2.5, 1e-12, "median 2.5");
-	ok(a[3] == 1, "10 > 3.125");
+	is_int(sd_above_median(even, 4, 1.25, r, &med, a), 2,
+	       "an even count: 10 over the others' 2, and 3 over 2 (1.5)");
+	is_dbl(med, 2.5, 1e-12, "the median of all: 2.5");
+	ok(a[3] == 1 && a[2] == 1 && a[0] + a[1] == 0, "10 and 3 above");
+	is_dbl(r[0], 1.0 / 3.0, 1e-12, "1 over the others' 3");
+	double two[2] = { 1.0, 1.5 };
+	is_int(sd_above_median(two, 2, 1.25, r, &med, a), 1,
+	       "two ranks, one 1.5x slower: above (against a median that "
+	       "held itself it read 1.2)");
+	is_dbl(r[1], 1.5, 1e-12, "its ratio is over its peer: 1.5");
 	double one[1] = { 5.0 };
-	is_int(sd_above_median(one, 1, 1.25, &med, a), 0,
+	is_int(sd_above_median(one, 1, 1.25, r, &med, a), 0,
 	       "one rank has no peers: none above, median 0");
 	is_dbl(med, 0.0, 0.0, "median 0 for one rank");
 	double equal[3] = { 2.0, 2.0, 2.5 };
-	is_int(sd_above_median(equal, 3, 1.25, &med, a), 0,
-	       "2.5 is exactly 1.25x 2.0: not above");
+	is_int(sd_above_median(equal, 3, 1.25, NULL, &med, a), 0,
+	       "2.5 is exactly 1.25x the others' 2.0: not above");
 }
 
 /* sd_subject_outcome: one word per subject from its judgements and
