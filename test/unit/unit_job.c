@@ -4,7 +4,8 @@
  * (sd_fault_fits), whether a plan's buffers fit the ranks' memory
  * (sd_plan_buffers_fit, sd_plan_most_elements), host numbering
  * (sd_number_hosts) and what a memory cgroup leaves
- * (sd_topo_cgroup_mem_left, on fake cgroup trees of both versions).
+ * (sd_topo_cgroup_mem_left, on fake cgroup trees of both versions), the
+ * OOM killer's count (sd_topo_oom_kills).
  */
 #include "config.h"
 
@@ -308,6 +309,35 @@ static void test_cgroup(void)
 	   "v2 memory.max 'max' everywhere: no limit");
 }
 
+/* The OOM killer's count: the memory cgroup's (v2 memory.events, v1
+ * memory.oom_control), else the host's (/proc/vmstat) in the root cgroup,
+ * else unknown. */
+static void test_oom_kills(void)
+{
+	uint64_t kills = 0;
+	char root[512];
+	snprintf(root, sizeof(root), "%s/v2", dir);
+	put("v2/sys/fs/cgroup/slurm/job1/step0/memory.events",
+	    "low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 0\n");
+	ok(sd_topo_oom_kills(root, &kills) == 1 && kills == 2,
+	   "v2: memory.events' oom_kill, not oom or oom_group_kill (%llu)",
+	   (unsigned long long)kills);
+	snprintf(root, sizeof(root), "%s/v1", dir);
+	put("v1/sys/fs/cgroup/memory/job/memory.oom_control",
+	    "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+	ok(sd_topo_oom_kills(root, &kills) == 1 && kills == 3,
+	   "v1: memory.oom_control's oom_kill (%llu)",
+	   (unsigned long long)kills);
+	snprintf(root, sizeof(root), "%s/rootcg", dir);
+	put("rootcg/proc/self/cgroup", "4:memory:/\n0::/\n");
+	put("rootcg/proc/vmstat", "pgfault 12\noom_kill 5\nnr_free 1\n");
+	ok(sd_topo_oom_kills(root, &kills) == 2 && kills == 5,
+	   "the root cgroup: the host's count in /proc/vmstat (%llu)",
+	   (unsigned long long)kills);
+	snprintf(root, sizeof(root), "%s/none", dir);
+	ok(sd_topo_oom_kills(root, &kills) == 0, "nothing to read: unknown");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -317,6 +347,7 @@ int main(void)
 	test_host_mem();
 	test_number_hosts();
 	test_cgroup();
+	test_oom_kills();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
