@@ -1290,48 +1290,106 @@ uint64_t sd_plan_most_elements(const struct sd_plan *p)
 	return most;
 }
 
+/* A size in words: "2M", "1.5G", "640K" (to a tenth, binary units). */
+static void approx_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char suffix[] = "KMGT";
+	double v = (double)bytes;
+	int i = -1;
+	while (v >= 1024 && i < 3) {
+		v /= 1024;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	else if ((uint64_t)(v * 10 + 0.5) % 10 == 0)
+		snprintf(buf, len, "%.0f%c", v, suffix[i]);
+	else
+		snprintf(buf, len, "%.1f%c", v, suffix[i]);
+}
+
+uint64_t sd_plan_rank_mem_bytes(const struct sd_plan *p, int n, int host,
+				size_t *worst)
+{
+	uint64_t need = 0;
+	for (size_t i = 0; i < p->ntests; i++) {
+		const struct sd_test_spec *t = &p->tests[i];
+		const struct sd_coll *c = sd_coll_get(t->op);
+		int g = t->group_size > 0 ? t->group_size : n;
+		size_t ts = sd_dtype_size(t->dtype);
+		uint64_t b = host ? sd_coll_host_mem_bytes(c, t->cfg.max_bytes,
+							   ts, g)
+				  : 2 * (uint64_t)sd_coll_buffer_bytes(
+					    c, t->cfg.max_bytes, ts, g);
+		if (b > need) {
+			need = b;
+			if (worst)
+				*worst = i;
+		}
+	}
+	return need;
+}
+
+void sd_plan_mem_words(const struct sd_plan *p, size_t test, int n, int host,
+		       char *buf, size_t len)
+{
+	const struct sd_test_spec *t = &p->tests[test];
+	const struct sd_coll *c = sd_coll_get(t->op);
+	int g = t->group_size > 0 ? t->group_size : n;
+	size_t ts = sd_dtype_size(t->dtype);
+	char need[32], one[32];
+	approx_size(sd_plan_rank_mem_bytes(&(struct sd_plan){
+			    .tests = (struct sd_test_spec *)t, .ntests = 1 },
+					   n, host, NULL),
+		    need, sizeof(need));
+	approx_size(sd_coll_buffer_bytes(c, t->cfg.max_bytes, ts, g), one,
+		    sizeof(one));
+	if (host)
+		snprintf(buf, len, "test %zu (%s up to %llu bytes) needs ~%s "
+			 "of memory per rank (%g x its %s buffer, as measured "
+			 "with Gloo, +%.0f%% and %lluM)", test + 1,
+			 sd_op_name(t->op), (unsigned long long)t->cfg.max_bytes,
+			 need, c->host_mem, one,
+			 (SD_COLL_MEM_MARGIN - 1) * 100,
+			 (unsigned long long)(SD_COLL_MEM_FIXED_BYTES >> 20));
+	else
+		snprintf(buf, len, "test %zu (%s up to %llu bytes) needs %s "
+			 "of device memory per rank (a send and a receive buffer "
+			 "of %s)", test + 1, sd_op_name(t->op),
+			 (unsigned long long)t->cfg.max_bytes, need, one);
+}
+
 int sd_plan_buffers_fit(const struct sd_plan *p,
 			const struct sd_rank_info *ranks, const int *host_of,
 			int n, char *err, size_t errlen)
 {
-	uint64_t need = 0;
-	size_t worst = 0;
+	size_t worst_host = 0, worst_dev = 0;
+	uint64_t need_host = sd_plan_rank_mem_bytes(p, n, 1, &worst_host);
+	uint64_t need_dev = sd_plan_rank_mem_bytes(p, n, 0, &worst_dev);
 	int *on_host = calloc((size_t)n, sizeof(int)); /* ranks per host */
 	for (int q = 0; on_host && q < n; q++)
 		on_host[host_of[q]]++;
-	for (size_t i = 0; i < p->ntests; i++) {
-		const struct sd_test_spec *t = &p->tests[i];
-		int g = t->group_size > 0 ? t->group_size : n;
-		uint64_t b = 2 * (uint64_t)sd_coll_buffer_bytes(
-					 sd_coll_get(t->op), t->cfg.max_bytes,
-					 sd_dtype_size(t->dtype), g);
-		if (b > need) {
-			need = b;
-			worst = i;
-		}
-	}
 	for (int q = 0; q < n; q++) {
 		const struct sd_device_info *d = &ranks[q].dev;
 		if (!d->mem_free_bytes)
 			continue; /* the backend does not say */
-		uint64_t here = need;
+		int host = !d->pci_bus_id[0];
+		uint64_t here = host ? need_host : need_dev;
 		int sharing = 1;
-		if (!d->pci_bus_id[0] && on_host) {
+		if (host && on_host) {
 			sharing = on_host[host_of[q]];
-			here = need * (uint64_t)sharing;
+			here = need_host * (uint64_t)sharing;
 		}
 		if (here <= d->mem_free_bytes)
 			continue;
-		char a[32], b[32], f[32];
-		const struct sd_test_spec *t = &p->tests[worst];
-		sd_format_size(need, a, sizeof(a));
-		sd_format_size(here, b, sizeof(b));
-		sd_format_size(d->mem_free_bytes, f, sizeof(f));
-		snprintf(err, errlen, "test %zu (%s up to %llu bytes) needs %s of "
-			 "buffers per rank, %s for the %d rank%s on %s, which has "
-			 "%s available; lower max_bytes (-e) or run fewer ranks "
-			 "per host", worst + 1, sd_op_name(t->op),
-			 (unsigned long long)t->cfg.max_bytes, a, b, sharing,
+		char words[400], b[32], f[32];
+		sd_plan_mem_words(p, host ? worst_host : worst_dev, n, host,
+				  words, sizeof(words));
+		approx_size(here, b, sizeof(b));
+		approx_size(d->mem_free_bytes, f, sizeof(f));
+		snprintf(err, errlen, "%s, ~%s for the %d rank%s on %s, which "
+			 "has %s available; lower max_bytes (-e) or run fewer "
+			 "ranks per host", words, b, sharing,
 			 sharing == 1 ? "" : "s", ranks[q].host, f);
 		free(on_host);
 		return 1;

@@ -187,13 +187,30 @@ uint64_t sd_plan_most_elements(const struct sd_plan *p);
 struct sd_rank_info;
 
 /*
- * Whether the plan's buffers fit the memory the ranks' devices report
- * free: each rank allocates a send and a receive buffer for a test's
- * largest size (for its group, at most the job); ranks on one host
- * (host_of: each rank's host index) without a device of their own
- * (pci_bus_id "": the Gloo backend's host memory) share it; a device that
- * reports no free memory is not judged.  0, or 1 with err naming the
- * test, the sizes, the host and the fix.
+ * The memory one rank needs for the plan's most demanding test on n ranks
+ * (for its group, at most the job): host != 0, host memory with the
+ * buffers in it (the Gloo backend: each op's measured factor, the margin
+ * and the fixed part, sd_coll_host_mem_bytes in shakedown/coll.h); 0,
+ * device memory (a send and a receive buffer).  *worst (when not NULL):
+ * that test's index.
+ */
+uint64_t sd_plan_rank_mem_bytes(const struct sd_plan *p, int n, int host,
+				size_t *worst);
+
+/* Test `test`'s need in words, for messages: "test 3 (reduce_scatter up
+ * to 1048576 bytes) needs ~20.4M of memory per rank (4 x its 1M
+ * buffer, as measured with Gloo, +10% and 16M)". */
+void sd_plan_mem_words(const struct sd_plan *p, size_t test, int n, int host,
+		       char *buf, size_t len);
+
+/*
+ * Whether the plan's memory fits what the ranks' devices report free:
+ * each rank needs sd_plan_rank_mem_bytes() (host memory for a rank
+ * without a device of its own, pci_bus_id "": the Gloo backend; else
+ * device memory); ranks on one host (host_of: each rank's host index)
+ * without a device share its memory; a device that reports no free
+ * memory is not judged.  0, or 1 with err naming the test, the sizes,
+ * the host and the fix.
  */
 int sd_plan_buffers_fit(const struct sd_plan *p,
 			const struct sd_rank_info *ranks, const int *host_of,

@@ -667,6 +667,59 @@ int sd_topo_cgroup_mem_left(const char *root, uint64_t *left)
 	return found;
 }
 
+/* A "key N" line's N in a file (memory.events, memory.oom_control,
+ * /proc/vmstat): 1 with *v, 0 when the file or the key is absent. */
+static int key_count(const char *path, const char *key, uint64_t *v)
+{
+	char line[256];
+	size_t kl = strlen(key);
+	FILE *f = fopen(path, "r");
+	int found = 0;
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+			*v = strtoull(line + kl + 1, NULL, 10);
+			found = 1;
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+int sd_topo_oom_kills(const char *root, uint64_t *kills)
+{
+	char cgfile[4200], line[4096], path[8500];
+	snprintf(cgfile, sizeof(cgfile), "%s/proc/self/cgroup", root);
+	FILE *f = fopen(cgfile, "r");
+	int found = 0;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+		if (!b)
+			continue;
+		*a = '\0';
+		*b = '\0';
+		const char *ctls = a + 1, *cg = b + 1;
+		int v2 = strcmp(line, "0") == 0 && !*ctls;
+		if (!v2 && !strstr(ctls, "memory"))
+			continue;
+		if (strcmp(cg, "/") == 0)
+			continue; /* the root cgroup counts no events */
+		if (v2)
+			snprintf(path, sizeof(path), "%s/sys/fs/cgroup%s/"
+				 "memory.events", root, cg);
+		else
+			snprintf(path, sizeof(path), "%s/sys/fs/cgroup/memory%s/"
+				 "memory.oom_control", root, cg);
+		found = key_count(path, "oom_kill", kills);
+	}
+	if (f)
+		fclose(f);
+	if (found)
+		return 1;
+	snprintf(path, sizeof(path), "%s/proc/vmstat", root);
+	return key_count(path, "oom_kill", kills) ? 2 : 0;
+}
+
 char *sd_topo_host_env_json(const struct sd_backend_ops *ops,
 			     struct sd_comm *comm, char **env)
 {

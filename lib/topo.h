@@ -106,6 +106,16 @@ int sd_topo_affinity(const struct sd_topo_host *t, char *cpus,
  * holds proc/self/cgroup and sys/fs/cgroup/... (the tests' fake). */
 int sd_topo_cgroup_mem_left(const char *root, uint64_t *left);
 
+/* How many processes the kernel's OOM killer has killed in this
+ * process's memory cgroup and below (v2 memory.events, v1
+ * memory.oom_control: "oom_kill N"; the kernel counts a kill there before
+ * it sends the SIGKILL), else on the whole host (/proc/vmstat's oom_kill,
+ * for a process in the root cgroup).  Returns 1 (the cgroup's count) or 2
+ * (the host's) with *kills, 0 when neither can be read.  A count that
+ * went up while a rank of this cgroup died of SIGKILL names the OOM
+ * killer.  root: as for sd_topo_cgroup_mem_left(). */
+int sd_topo_oom_kills(const char *root, uint64_t *kills);
+
 struct sd_backend_ops;
 struct sd_comm;
 struct sd_rank_info;

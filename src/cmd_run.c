@@ -74,16 +74,80 @@ static const char *verdict_words(int status, const char *msg, int *exit_status,
 	return msg;
 }
 
+/* Whether rank r's process has ended (gone, or a zombie), waiting up to
+ * a second: its connection closes before it becomes a zombie. */
+static int process_ended(int pid)
+{
+	for (int tries = 0; pid > 0 && tries < 100; tries++) {
+		char path[64], stat[256];
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return 1;
+		size_t got = fread(stat, 1, sizeof(stat) - 1, f);
+		fclose(f);
+		stat[got] = '\0';
+		const char *paren = strrchr(stat, ')');
+		if (paren && (paren[2] == 'Z' || paren[2] == 'X'))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* A rank lost to the kernel's OOM killer is not a bad node: when the
+ * verdict (a lost rank) names one rank of rank 0's host, whose process
+ * ended, while this process's memory cgroup counted an OOM kill since
+ * the start, the verdict says so with the memory the test needed.
+ * Ranks on other hosts are beyond rank 0's cgroup: their loss stays a
+ * lost rank (under srun, slurmstepd says "Detected N oom_kill events"). */
+static const char *oom_words(struct run_ctx *c, int status, const char *msg)
+{
+	if (c->oom_checked)
+		return c->oom_killed ? c->oom_msg : msg;
+	c->oom_checked = 1;
+	int ranks[64];
+	char hosts[64][64];
+	uint64_t now;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	if (status != SD_ERR_TIMEOUT || !c->oom_kind || !c->ctrl || !c->ranks ||
+	    sd_ctrl_blamed(c->ctrl, ranks, hosts, 64) != 1 ||
+	    strcmp(hosts[0], bs->host) != 0 ||
+	    sd_topo_oom_kills("", &now) != c->oom_kind || now <= c->oom_base ||
+	    !process_ended(c->ranks[ranks[0]].pid))
+		return msg;
+	size_t worst = 0;
+	char need[600];
+	if (c->test_now && c->test_now <= c->plan.ntests)
+		worst = c->test_now - 1;
+	else
+		sd_plan_rank_mem_bytes(&c->plan, bs->size, 1, &worst);
+	sd_plan_mem_words(&c->plan, worst, bs->size,
+			  !c->ranks[ranks[0]].dev.pci_bus_id[0], need,
+			  sizeof(need));
+	snprintf(c->oom_msg, sizeof(c->oom_msg), "rank %d was killed by the "
+		 "kernel's OOM killer on %s (%s %llu OOM kill%s during the run); "
+		 "the test needed more memory than the rank had: %s; %s is not "
+		 "blamed: give the ranks more memory, lower max_bytes (-e) or "
+		 "run fewer ranks per host", ranks[0], hosts[0],
+		 c->oom_kind == 1 ? "its memory cgroup counted" : "the host counted",
+		 (unsigned long long)(now - c->oom_base),
+		 now - c->oom_base == 1 ? "" : "s", need, hosts[0]);
+	c->oom_killed = 1;
+	return c->oom_msg;
+}
+
 /* Rank 0 reached a verdict: say it before the others are told.  Under
  * srun -K the first rank to leave ends the step, and rank 0's line must
  * be out by then. */
 static void on_announce(void *arg, int status, const char *msg)
 {
 	struct run_ctx *c = arg;
-	char why[600];
+	char why[1400];
 	int ex;
 	fprintf(stderr, "shakedown: %s\n",
-		verdict_words(status, msg, &ex, why, sizeof(why)));
+		verdict_words(status, oom_words(c, status, msg), &ex, why,
+			      sizeof(why)));
 	c->announced = 1;
 }
 
@@ -94,11 +158,17 @@ static void on_abort(void *arg, int status, const char *msg, int decided_here)
 {
 	struct run_ctx *c = arg;
 	pthread_t th;
-	char why[600];
+	char why[1400];
+	if (c->boot->bs.rank == 0)
+		msg = oom_words(c, status, msg);
 	msg = verdict_words(status, msg, &c->abort_exit, why, sizeof(why));
+	/* the OOM killer's victim ran out of memory: the environment's
+	 * error (3, as the memory check's), not the node's */
+	if (c->oom_killed && c->abort_exit != SD_EXIT_CANCELLED)
+		c->abort_exit = SD_EXIT_ENV;
 	if (decided_here && !c->announced)
 		fprintf(stderr, "shakedown: %s\n", msg);
-	if (c->boot->bs.rank == 0 && c->ctrl &&
+	if (c->boot->bs.rank == 0 && c->ctrl && !c->oom_killed &&
 	    c->abort_exit != SD_EXIT_CANCELLED) {
 		/* the ranks the verdict named: their nodes are suspects */
 		int ranks[64];
@@ -189,6 +259,17 @@ static void show_progress(void *arg, size_t index, size_t count,
 {
 	fprintf(stderr, "\r\033[K[%zu/%zu] %s %s ", index + 1, count, t->name,
 		sd_dtype_name(t->dtype));
+}
+
+/* Rank 0: a test starts (the one an OOM kill is set against), and its
+ * progress line with --progress. */
+static void on_test(void *arg, size_t index, size_t count,
+		    const struct sd_test_info *t)
+{
+	struct run_ctx *c = arg;
+	c->test_now = index + 1;
+	if (c->opt.progress)
+		show_progress(arg, index, count, t);
 }
 
 /* The link class between two ranks' devices (the runner's link_class
@@ -355,6 +436,9 @@ static int exchange_ranks(struct run_ctx *c)
 		sd_rank_error(bs, "", "out of memory");
 		return SD_EXIT_ENV;
 	}
+	/* the OOM killer's count before any buffer: a rank lost with it up
+	 * is named as its victim, not as a lost node (oom_words) */
+	c->oom_kind = sd_topo_oom_kills("", &c->oom_base);
 	/* memory is named as memory before a rank runs out of it (the OOM
 	 * killer's victim would look like a lost node) */
 	if (sd_plan_buffers_fit(&c->plan, c->ranks, c->host_of, bs->size, err,
@@ -404,7 +488,8 @@ static int run_plan(struct run_ctx *c, int *status_out)
 		.iface = o->job.iface, .ctrl = c->ctrl,
 		.sinks = bs->rank == 0 ? &c->sinks : NULL, .fault = &c->fault,
 		.cancel = &cancel_flag,
-		.on_test = bs->rank == 0 && o->progress ? show_progress : NULL,
+		.on_test = bs->rank == 0 ? on_test : NULL,
+		.on_test_arg = c,
 		.ranks = c->ranks,
 		.baseline_of = c->baseline.n ? baseline_of : NULL,
 		.baseline_arg = &c->baseline,
@@ -451,7 +536,7 @@ static int close_rank(struct run_ctx *c, int status)
 	if (c->ctrl && !c->finished)
 		sd_ctrl_finish(c->ctrl, &status);
 	if (c->ctrl && c->boot && c->boot->bs.rank == 0 && o->drain &&
-	    c->abort_exit && c->uuid[0]) {
+	    c->abort_exit && c->uuid[0] && !c->oom_killed) {
 		/* the run was stopped: drain the nodes of the ranks it named */
 		int br[64];
 		char bh[64][64];

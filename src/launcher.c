@@ -27,6 +27,7 @@
 #include "bootstrap.h"
 #include "launcher.h"
 #include "tool.h"
+#include "topo.h"
 #include "util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -116,10 +117,40 @@ static void reply_all(struct child *kids, int n)
 	}
 }
 
+/* The OOM killer's count (sd_topo_oom_kills) when the ranks started. */
+static uint64_t oom_base;
+static int oom_kind;
+
+/* Whether a rank's SIGKILL was the kernel's OOM killer: the count of this
+ * process's memory cgroup (which the ranks inherit) went up; *kills: by
+ * how much. */
+static int oom_killed(int status, uint64_t *kills)
+{
+	uint64_t now;
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL || !oom_kind ||
+	    sd_topo_oom_kills("", &now) != oom_kind || now <= oom_base)
+		return 0;
+	*kills = now - oom_base;
+	return 1;
+}
+
 static void describe_exit(int rank, pid_t pid, int status, char *buf,
 			  size_t len)
 {
-	if (WIFSIGNALED(status))
+	uint64_t kills;
+	char host[256] = "this host";
+	if (oom_killed(status, &kills)) {
+		if (gethostname(host, sizeof(host) - 1) != 0)
+			snprintf(host, sizeof(host), "this host");
+		snprintf(buf, len, "rank %d (pid %ld) was killed by the "
+			 "kernel's OOM killer on %s (%s %llu OOM kill%s during "
+			 "the run): it ran out of memory, and %s is not blamed",
+			 rank, (long)pid, host,
+			 oom_kind == 1 ? "its memory cgroup counted"
+				       : "the host counted",
+			 (unsigned long long)kills, kills == 1 ? "" : "s",
+			 host);
+	} else if (WIFSIGNALED(status))
 		snprintf(buf, len, "rank %d (pid %ld) was killed by signal %d "
 			 "(%s)", rank, (long)pid, WTERMSIG(status),
 			 strsignal(WTERMSIG(status)));
@@ -134,6 +165,7 @@ struct launch {
 	int n;                 /* ranks started */
 	int timeout_ms;        /* a round's bound; 0: none */
 	int alive, lost, forwarded, contributed;
+	int oom;               /* a rank was the OOM killer's victim */
 	double round_start;    /* when the round's first rank arrived */
 	double kill_at;        /* when the ranks left are killed; 0: never */
 	char why[300];         /* the first rank that ended badly */
@@ -273,6 +305,9 @@ static void reap_ranks(struct launch *l)
 			}
 			int clean = WIFEXITED(status) &&
 				    (WEXITSTATUS(status) == 0 || l->forwarded);
+			uint64_t kills;
+			if (!clean && oom_killed(status, &kills))
+				l->oom = 1;
 			if (!clean && !l->lost) {
 				l->lost = WIFSIGNALED(status);
 				describe_exit(r, pid, status, l->why,
@@ -390,6 +425,10 @@ static int end_status(struct launch *l)
 		describe_exit(r, kids[r].pid, st, l->why, sizeof(l->why));
 		fprintf(stderr, "shakedown: %s\n", l->why);
 	}
+	/* the OOM killer's victim ran out of memory: the environment's error,
+	 * as the memory check's refusal, not a lost node's */
+	if (l->oom && rc != SD_EXIT_CANCELLED)
+		return SD_EXIT_ENV;
 	return rc != SD_EXIT_CANCELLED ? SD_EXIT_TIMEOUT : rc;
 }
 
@@ -412,6 +451,7 @@ int sd_local_launch(int n, int timeout_ms, int (*child_main)(void *arg),
 				.sa_flags = SA_RESTART | SA_NOCLDSTOP };
 	sigemptyset(&sc.sa_mask);
 	sigaction(SIGCHLD, &sc, NULL);
+	oom_kind = sd_topo_oom_kills("", &oom_base);
 	start_ranks(&l, child_main, arg);
 
 	struct sigaction sa = { .sa_handler = on_launcher_signal };

@@ -86,39 +86,44 @@ enum sd_factor {
 /*
  *   X(op, name, rooted, reduces, has_in_place, min_ranks,
  *     counts, place, sends, receives, expect,
- *     busbw (nccl-tests), ds_tput, ds_busbw (DeepSpeed))
+ *     busbw (nccl-tests), ds_tput, ds_busbw (DeepSpeed),
+ *     host_mem (the most host memory one rank holds during the op, in
+ *     units of its buffer, sd_coll_buffer_bytes: measured with the Gloo
+ *     backend by bench/op_memory.sh, bench/README-memory.md, as the
+ *     largest rank's peak RSS over 32M and 128M on 2 and 4 ranks, minus a
+ *     1K run's; the gathers measured 1 + 1/n and hold 2 for one rank))
  */
 #define SD_COLLECTIVES(X)                                                    \
 	X(SD_OP_ALL_REDUCE, "all_reduce", 0, 1, 1, 1, SD_COUNTS_SAME,        \
 	  SD_PLACE_SAME, SD_ROLE_ALL, SD_ROLE_ALL, SD_EXPECT_REDUCED,        \
-	  SD_F_ALLREDUCE, SD_F_TWO, SD_F_ALLREDUCE)                          \
+	  SD_F_ALLREDUCE, SD_F_TWO, SD_F_ALLREDUCE, 2.0)                     \
 	X(SD_OP_ALL_GATHER, "all_gather", 0, 0, 1, 1, SD_COUNTS_GATHER,      \
 	  SD_PLACE_SEND_IN_RECV, SD_ROLE_ALL, SD_ROLE_ALL, SD_EXPECT_CONCAT, \
-	  SD_F_RING, SD_F_N, SD_F_N_MINUS_1)                                 \
+	  SD_F_RING, SD_F_N, SD_F_N_MINUS_1, 2.0)                            \
 	X(SD_OP_REDUCE_SCATTER, "reduce_scatter", 0, 1, 1, 1,                \
 	  SD_COUNTS_SCATTER, SD_PLACE_RECV_IN_SEND, SD_ROLE_ALL, SD_ROLE_ALL,\
-	  SD_EXPECT_REDUCED_BLOCK, SD_F_RING, SD_F_ONE, SD_F_RING)           \
+	  SD_EXPECT_REDUCED_BLOCK, SD_F_RING, SD_F_ONE, SD_F_RING, 4.0)      \
 	X(SD_OP_ALL_TO_ALL, "all_to_all", 0, 0, 1, 1, SD_COUNTS_ALLTOALL,    \
 	  SD_PLACE_SAME, SD_ROLE_ALL, SD_ROLE_ALL, SD_EXPECT_TRANSPOSE,      \
-	  SD_F_RING, SD_F_ONE, SD_F_RING)                                    \
+	  SD_F_RING, SD_F_ONE, SD_F_RING, 3.0)                               \
 	X(SD_OP_BROADCAST, "broadcast", 1, 0, 1, 1, SD_COUNTS_SAME,          \
 	  SD_PLACE_SAME, SD_ROLE_ROOT, SD_ROLE_ALL, SD_EXPECT_ROOT,          \
-	  SD_F_ONE, SD_F_ONE, SD_F_ONE)                                      \
+	  SD_F_ONE, SD_F_ONE, SD_F_ONE, 2.0)                                 \
 	X(SD_OP_REDUCE, "reduce", 1, 1, 1, 1, SD_COUNTS_SAME, SD_PLACE_SAME, \
 	  SD_ROLE_ALL, SD_ROLE_ROOT, SD_EXPECT_REDUCED, SD_F_ONE, SD_F_ONE,  \
-	  SD_F_ONE)                                                          \
+	  SD_F_ONE, 2.0)                                                     \
 	X(SD_OP_GATHER, "gather", 1, 0, 1, 1, SD_COUNTS_GATHER,              \
 	  SD_PLACE_SEND_IN_RECV, SD_ROLE_ALL, SD_ROLE_ROOT, SD_EXPECT_CONCAT,\
-	  SD_F_RING, SD_F_N, SD_F_N_MINUS_1)                                 \
+	  SD_F_RING, SD_F_N, SD_F_N_MINUS_1, 2.0)                            \
 	X(SD_OP_SCATTER, "scatter", 1, 0, 1, 1, SD_COUNTS_SCATTER,           \
 	  SD_PLACE_RECV_IN_SEND, SD_ROLE_ROOT, SD_ROLE_ALL,                  \
-	  SD_EXPECT_ROOT_BLOCK, SD_F_RING, SD_F_ONE, SD_F_RING)              \
+	  SD_EXPECT_ROOT_BLOCK, SD_F_RING, SD_F_ONE, SD_F_RING, 2.0)         \
 	X(SD_OP_SENDRECV, "sendrecv", 0, 0, 1, 1, SD_COUNTS_SAME,            \
 	  SD_PLACE_SAME, SD_ROLE_ALL, SD_ROLE_ALL, SD_EXPECT_PREV, SD_F_ONE, \
-	  SD_F_ONE, SD_F_ONE)                                                \
+	  SD_F_ONE, SD_F_ONE, 3.0)                                           \
 	X(SD_OP_PT2PT, "pt2pt", 0, 0, 1, 2, SD_COUNTS_SAME, SD_PLACE_SAME,   \
 	  SD_ROLE_RANK0, SD_ROLE_RANK1, SD_EXPECT_RANK0, SD_F_ONE, SD_F_ONE, \
-	  SD_F_ONE)
+	  SD_F_ONE, 2.0)
 
 /* Operations, in table order.  SD_OP_SENDRECV is a ring (rank r sends to
  * r+1 and receives from r-1); SD_OP_PT2PT is DeepSpeed's (rank 0 sends to
@@ -139,6 +144,7 @@ struct sd_coll {
 	enum sd_role sends, receives;
 	enum sd_expect expect;
 	enum sd_factor busbw, ds_tput, ds_busbw;
+	double host_mem;  /* peak host memory per rank / buffer bytes */
 };
 
 /* The table, for host code: sd_coll_table[op]. */
@@ -171,7 +177,7 @@ static inline SD_HD struct sd_coll sd_coll_desc(enum sd_op op)
 					SD_COUNTS_SAME, SD_PLACE_SAME,
 					SD_ROLE_ALL, SD_ROLE_ALL,
 					SD_EXPECT_REDUCED, SD_F_ONE, SD_F_ONE,
-					SD_F_ONE };
+					SD_F_ONE, 2.0 };
 		return none;
 	}
 	}
@@ -262,6 +268,27 @@ static inline SD_HD size_t sd_coll_buffer_bytes(const struct sd_coll *c,
 	sd_coll_counts(c, (size_t)(max_bytes / type_size), type_size, n, &s,
 		       &r);
 	return sd_coll_size_bytes(s, r, type_size);
+}
+
+/* The memory check's margin over a host rank's measured peak: x1.10 on
+ * the op's factor, plus 16 MiB a rank for the program and the backend (a
+ * 1K run's largest rank peaks at about 10 MiB, and Gloo's reductions hold
+ * about 4 MiB more at any size).  bench/README-memory.md: the factors'
+ * spread over sizes, rank counts and rounds was under 1% past that fixed
+ * part; the 10% covers the allocator, the algorithms and Gloo versions
+ * not measured there. */
+#define SD_COLL_MEM_MARGIN 1.10
+#define SD_COLL_MEM_FIXED_BYTES ((uint64_t)16 << 20)
+
+/* Host memory one rank needs for sizes up to max_bytes on n ranks (the
+ * Gloo backend's: buffers in host memory), the margin included. */
+static inline SD_HD uint64_t sd_coll_host_mem_bytes(const struct sd_coll *c,
+						    uint64_t max_bytes,
+						    size_t type_size, int n)
+{
+	double b = (double)sd_coll_buffer_bytes(c, max_bytes, type_size, n);
+	return (uint64_t)(b * c->host_mem * SD_COLL_MEM_MARGIN) +
+	       SD_COLL_MEM_FIXED_BYTES;
 }
 
 /* algbw in GB/s (1e9 bytes per second) of size_bytes moved in time_us. */

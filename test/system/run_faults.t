@@ -90,7 +90,7 @@ like "$err" "-e '18446744073709551615' is more than 1T" "says so"
 run -t 60 $SHAKEDOWN run --no-progress --local 2 --op all_reduce -b 1G -e 1T \
 	--db "$TMPD/mem.db"
 is "$rc" 3 "buffers beyond the host's memory: exit 3"
-like "$err" "test 1 \\(all_reduce up to 1099511627776 bytes\\) needs 2T of buffers per rank, 4T for the 2 ranks on [^,]*, which has [0-9.]+[KMG] available; lower max_bytes \\(-e\\) or run fewer ranks per host" \
+like "$err" "test 1 \\(all_reduce up to 1099511627776 bytes\\) needs ~2.2T of memory per rank \\(2 x its 1T buffer, as measured with Gloo, \\+10% and 16M\\), ~4.4T for the 2 ranks on [^,]*, which has [0-9.]+[KMG] available; lower max_bytes \\(-e\\) or run fewer ranks per host" \
 	"names the test, the sizes, the host and the fix"
 ok '[ ! -e "$TMPD/mem.db" ]' "before anything is recorded"
 
@@ -178,7 +178,7 @@ if [ -n "$cg" ]; then
 	at_exit "rmdir '$cg' 2>/dev/null"
 	run -t 120 sh -c "echo \$\$ >'$cg/cgroup.procs' && exec $S --local 2 --op all_reduce -b 64M -e 64M -n 1 -w 0 --db '$TMPD/cg.db'"
 	is "$rc" 3 "buffers past the memory cgroup's 96 MiB: exit 3, before allocating"
-	like "$err" "test 1 \\(all_reduce up to 67108864 bytes\\) needs 128M of buffers per rank, 256M for the 2 ranks on [^,]*, which has [0-9.]+[KM] available; lower max_bytes" \
+	like "$err" "test 1 \\(all_reduce up to 67108864 bytes\\) needs ~156.8M of memory per rank \\(2 x its 64M buffer, as measured with Gloo, \\+10% and 16M\\), ~313.6M for the 2 ranks on [^,]*, which has [0-9.]+[KMG]? available; lower max_bytes" \
 		"names the size, what the cgroup leaves, and the fix"
 	unlike "$err$out" "was lost|killed by signal" "and no rank is called lost"
 	run -t 120 sh -c "echo \$\$ >'$cg/cgroup.procs' && exec $S --local 2 --op all_reduce -b 4M -e 4M -n 1 -w 0 --db none"

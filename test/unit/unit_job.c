@@ -4,7 +4,8 @@
  * (sd_fault_fits), whether a plan's buffers fit the ranks' memory
  * (sd_plan_buffers_fit, sd_plan_most_elements), host numbering
  * (sd_number_hosts) and what a memory cgroup leaves
- * (sd_topo_cgroup_mem_left, on fake cgroup trees of both versions).
+ * (sd_topo_cgroup_mem_left, on fake cgroup trees of both versions), the
+ * OOM killer's count (sd_topo_oom_kills).
  */
 #include "config.h"
 
@@ -155,37 +156,97 @@ static void test_buffers_fit(void)
 	is_int(sd_plan_most_elements(&p), 262144,
 	       "the largest buffer: 1 MiB of float32");
 	/* a test's largest size is its buffer (nccl-tests' size: an
-	 * all_gather's whole output), a send and a receive one a rank: 2 MiB;
-	 * the ranks 0-1 share a host's memory (Gloo), the ranks 2-3 have
-	 * GPUs of their own */
+	 * all_gather's whole output); a host rank (Gloo) holds 2 of them for
+	 * an all_reduce, as measured, +10% and 16M: ~18.2M; a GPU rank a send
+	 * and a receive one of device memory: 2M.  The ranks 0-1 share a
+	 * host's memory (Gloo), the ranks 2-3 have GPUs of their own */
 	struct sd_rank_info r[4];
 	memset(r, 0, sizeof(r));
 	int host_of[4] = { 0, 0, 1, 1 };
 	for (int q = 0; q < 4; q++) {
 		r[q].rank = q;
 		snprintf(r[q].host, sizeof(r[q].host), "node%d", 1 + q / 2);
-		r[q].dev.mem_free_bytes = 16u << 20;
+		r[q].dev.mem_free_bytes = 64u << 20;
 	}
 	snprintf(r[2].dev.pci_bus_id, sizeof(r[2].dev.pci_bus_id), "0000:1b:00.0");
 	snprintf(r[3].dev.pci_bus_id, sizeof(r[3].dev.pci_bus_id), "0000:1c:00.0");
 	ok(sd_plan_buffers_fit(&p, r, host_of, 4, err, sizeof(err)) == 0,
-	   "16 MiB for two host ranks of 2 MiB each: fits");
-	r[0].dev.mem_free_bytes = r[1].dev.mem_free_bytes = 3u << 20;
+	   "64 MiB for two host ranks of ~18.2 MiB each: fits");
+	r[0].dev.mem_free_bytes = r[1].dev.mem_free_bytes = 30u << 20;
 	err[0] = '\0';
 	ok(sd_plan_buffers_fit(&p, r, host_of, 4, err, sizeof(err)) == 1 &&
-		   strstr(err, "test 1 (all_reduce up to 1048576 bytes) needs 2M "
-			       "of buffers per rank, 4M for the 2 ranks on "
-			       "node1, which has 3M available; lower max_bytes "
-			       "(-e) or run fewer ranks per host"),
-	   "3 MiB shared by two host ranks: refused, named (%s)", err);
+		   strstr(err, "test 1 (all_reduce up to 1048576 bytes) needs "
+			       "~18.2M of memory per rank (2 x its 1M buffer, "
+			       "as measured with Gloo, +10% and 16M), ~36.4M "
+			       "for the 2 ranks on node1, which has 30M "
+			       "available; lower max_bytes (-e) or run fewer "
+			       "ranks per host"),
+	   "30 MiB shared by two host ranks: refused, named (%s)", err);
 	/* a GPU rank is judged alone; a device that says nothing is not */
 	r[0].dev.mem_free_bytes = r[1].dev.mem_free_bytes = 0;
 	r[3].dev.mem_free_bytes = 3u << 19;
 	err[0] = '\0';
 	ok(sd_plan_buffers_fit(&p, r, host_of, 4, err, sizeof(err)) == 1 &&
-		   strstr(err, "2M of buffers per rank, 2M for the 1 rank on "
-			       "node2, which has 1536K available"),
+		   strstr(err, "needs 2M of device memory per rank (a send and "
+			       "a receive buffer of 1M), ~2M for the 1 rank on "
+			       "node2, which has 1.5M available"),
 	   "a GPU with 1.5 MiB free for 2 MiB: refused (%s)", err);
+	sd_plan_free(&p);
+}
+
+/* Each op's host memory per rank: its measured factor (bench/
+ * op_memory.sh) x its buffer, +10% and 16M; and issue 33's case. */
+static void test_host_mem(void)
+{
+	static const struct {
+		enum sd_op op;
+		int n;
+		double factor; /* as measured, rounded to the op's buffers */
+	} rows[] = {
+		{ SD_OP_ALL_REDUCE, 2, 2 },     { SD_OP_ALL_GATHER, 4, 2 },
+		{ SD_OP_REDUCE_SCATTER, 2, 4 }, { SD_OP_REDUCE_SCATTER, 4, 4 },
+		{ SD_OP_ALL_TO_ALL, 4, 3 },     { SD_OP_BROADCAST, 2, 2 },
+		{ SD_OP_REDUCE, 4, 2 },         { SD_OP_GATHER, 2, 2 },
+		{ SD_OP_SCATTER, 4, 2 },        { SD_OP_SENDRECV, 2, 3 },
+		{ SD_OP_PT2PT, 2, 2 },
+	};
+	uint64_t size = 64u << 20;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct sd_coll *c = sd_coll_get(rows[i].op);
+		uint64_t want = (uint64_t)((double)size * rows[i].factor * 1.10) +
+				(16u << 20);
+		is_int(sd_coll_host_mem_bytes(c, size, 4, rows[i].n), want,
+		       "%s on %d ranks: %g x 64M +10%% +16M", c->name,
+		       rows[i].n, rows[i].factor);
+	}
+	/* issue 33: a 400M reduce_scatter by two ranks in a 2 GiB cgroup
+	 * passed at 2 buffers a rank (1.6G) and was OOM-killed (it takes 4) */
+	struct sd_plan_overrides o;
+	struct sd_plan p;
+	char err[512] = "", path[512];
+	memset(&o, 0, sizeof(o));
+	put("rs.yaml", "tests:\n"
+		       "  - {op: reduce_scatter, dtype: float32, max_bytes: 400M}\n");
+	snprintf(path, sizeof(path), "%s/rs.yaml", dir);
+	if (sd_plan_build(path, &o, 2, &p, err, sizeof(err)) != 0) {
+		ok(0, "the plan builds: %s", err);
+		return;
+	}
+	struct sd_rank_info r[2];
+	memset(r, 0, sizeof(r));
+	int host_of[2] = { 0, 0 };
+	for (int q = 0; q < 2; q++) {
+		r[q].rank = q;
+		snprintf(r[q].host, sizeof(r[q].host), "node1");
+		r[q].dev.mem_free_bytes = (uint64_t)2 << 30;
+	}
+	ok(sd_plan_buffers_fit(&p, r, host_of, 2, err, sizeof(err)) == 1 &&
+		   strstr(err, "test 1 (reduce_scatter up to 419430400 bytes) "
+			       "needs ~1.7G of memory per rank (4 x its 400M "
+			       "buffer, as measured with Gloo, +10% and 16M), "
+			       "~3.5G for the 2 ranks on node1, which has 2G "
+			       "available"),
+	   "a 400M reduce_scatter by 2 ranks in 2 GiB: refused (%s)", err);
 	sd_plan_free(&p);
 }
 
@@ -248,14 +309,45 @@ static void test_cgroup(void)
 	   "v2 memory.max 'max' everywhere: no limit");
 }
 
+/* The OOM killer's count: the memory cgroup's (v2 memory.events, v1
+ * memory.oom_control), else the host's (/proc/vmstat) in the root cgroup,
+ * else unknown. */
+static void test_oom_kills(void)
+{
+	uint64_t kills = 0;
+	char root[512];
+	snprintf(root, sizeof(root), "%s/v2", dir);
+	put("v2/sys/fs/cgroup/slurm/job1/step0/memory.events",
+	    "low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 0\n");
+	ok(sd_topo_oom_kills(root, &kills) == 1 && kills == 2,
+	   "v2: memory.events' oom_kill, not oom or oom_group_kill (%llu)",
+	   (unsigned long long)kills);
+	snprintf(root, sizeof(root), "%s/v1", dir);
+	put("v1/sys/fs/cgroup/memory/job/memory.oom_control",
+	    "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+	ok(sd_topo_oom_kills(root, &kills) == 1 && kills == 3,
+	   "v1: memory.oom_control's oom_kill (%llu)",
+	   (unsigned long long)kills);
+	snprintf(root, sizeof(root), "%s/rootcg", dir);
+	put("rootcg/proc/self/cgroup", "4:memory:/\n0::/\n");
+	put("rootcg/proc/vmstat", "pgfault 12\noom_kill 5\nnr_free 1\n");
+	ok(sd_topo_oom_kills(root, &kills) == 2 && kills == 5,
+	   "the root cgroup: the host's count in /proc/vmstat (%llu)",
+	   (unsigned long long)kills);
+	snprintf(root, sizeof(root), "%s/none", dir);
+	ok(sd_topo_oom_kills(root, &kills) == 0, "nothing to read: unknown");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
 		return 1;
 	test_fault_fits();
 	test_buffers_fit();
+	test_host_mem();
 	test_number_hosts();
 	test_cgroup();
+	test_oom_kills();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
