@@ -1996,6 +1996,13 @@ static void journal_words(const struct db_sink *s, const char *what,
 			 "NEW.db with what this run kept", s->path, what, why,
 			 kept_all ? "all of it is" : "what could be is",
 			 s->journal, s->path, jarg);
+	else if (!s->ended && !s->jn_why[0])
+		/* mid-run, nothing journaled yet: it is kept in memory,
+		 * and the end writes it or journals it */
+		snprintf(msg, len, "the record in %s is incomplete so far: %s "
+			 "could not be written yet (%s); kept, to be written "
+			 "again and journaled at the end if it still cannot "
+			 "be", s->path, what, why);
 	else
 		snprintf(msg, len, "the record in %s is incomplete: %s could "
 			 "not be written (%s), nor kept in a journal (%s); the "

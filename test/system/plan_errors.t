@@ -154,7 +154,7 @@ ROWS
 cat >unreachable <<'ROWS'
 "'%s' is not a setting plans have"|set_field's last resort: every key of test_keys is handled before it
 "%s: cannot read the plan file: %s"|an I/O error part way through a regular file (EIO): not something a test can plant here
-"test %zu (%s up to %llu bytes) needs %s of "|not a plan file's error but a run's (exit 3): the buffers against the memory the devices report; run_faults.t and unit_job.c plant it
+"%s, ~%s for the %d rank%s on %s, which "|not a plan file's error but a run's (exit 3): the buffers against the memory the devices report; run_faults.t and unit_job.c plant it
 ROWS
 
 long=$(printf '%520s' '' | tr ' ' x)

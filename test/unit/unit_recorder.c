@@ -97,7 +97,9 @@ static void test_kept_begin(void)
 				.status = "passed" };
 	rc = emit(&k, &ev);
 	ok(rc == SD_ERR_IO && sd_db_sink_incomplete(&k, msg, sizeof(msg)) &&
-	   strstr(msg, "the run itself, 1 test could not be written"),
+	   strstr(msg, "the run itself, 1 test, its end could not be "
+		       "written yet (database is locked); kept, to be "
+		       "written again"),
 	   "the test waits behind the run: %s", msg);
 
 	sqlite3_exec(locker, "ROLLBACK", NULL, NULL, NULL);
