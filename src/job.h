@@ -136,6 +136,7 @@ struct sd_job_guard {
 	int abort_exit;          /* the verdict's exit status; 0: none */
 	volatile int announced, ended, closing;
 	uint32_t seq;            /* the control plane's next step */
+	int entered_timeout, entered_budget; /* the bounds rank 0 knows */
 };
 
 /* SIGTERM and SIGINT of a guarded command (sd_job_rank_open's handler):
@@ -162,6 +163,12 @@ int sd_job_guard_enter(struct sd_job_guard *g, int timeout_ms, int budget_ms,
  * the verdict's exit status. */
 int sd_job_guard_step(struct sd_job_guard *g, const void *mine, size_t len,
 		      void *all, int want_stop, int *stop);
+
+/* This rank's step failed (status, an sd_status, and msg: a collective
+ * that timed out or lost a peer): rank 0 names the rank to blame at once
+ * (the one that did not take part), instead of waiting out the step's
+ * budget.  Returns the verdict's exit status. */
+int sd_job_guard_fail(struct sd_job_guard *g, int status, const char *msg);
 
 /* The end: rank 0 records (in record(arg), which returns the exit
  * status every rank then returns) while the others wait for its word,
