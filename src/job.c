@@ -274,6 +274,11 @@ int sd_job_cancelled(void)
 	return job_signal != 0;
 }
 
+volatile sig_atomic_t *sd_job_cancel_flag(void)
+{
+	return &job_signal;
+}
+
 /* A rank whose main thread is stuck in a library call (a product, a
  * collective) after a verdict ends this long after it, with its status. */
 #define GUARD_LAST_RESORT_S 2
@@ -324,6 +329,8 @@ static void *guard_last_resort(void *arg)
 {
 	struct sd_job_guard *g = arg;
 	sleep(GUARD_LAST_RESORT_S);
+	while (g->draining)
+		sleep(1); /* each scontrol call is bounded */
 	fflush(stdout);
 	fflush(stderr);
 	_exit(g->abort_exit);
@@ -390,17 +397,18 @@ static void *guard_watch(void *arg)
 	int rank = g->boot ? g->boot->bs.rank : 0;
 	sleep(GUARD_CANCEL_GRACE_S);
 	if (rank != 0)
-		usleep(500000);
+		usleep(750000); /* rank 0's record first (srun -K) */
 	if (rank == 0 && !g->ended && !g->closing) {
 		char msg[300];
-		snprintf(msg, sizeof(msg), "cancelled by a signal; what was in "
-			 "flight was abandoned after %d s",
-			 GUARD_CANCEL_GRACE_S);
+		snprintf(msg, sizeof(msg), "cancelled by a signal; %s after %d s%s",
+			 g->cut_short ? g->cut_short
+				      : "what was in flight was abandoned",
+			 GUARD_CANCEL_GRACE_S, g->kept ? g->kept : "");
 		fprintf(stderr, "shakedown: %s\n", msg);
 		guard_record(g, SD_EXIT_CANCELLED, msg, NULL, 0);
 	}
-	/* the backend is not stopped first: the process ends now, and a
-	 * backend's abort may itself wait */
+	if (g->stop)
+		g->stop(g->arg);
 	fflush(stdout);
 	fflush(stderr);
 	_exit(SD_EXIT_CANCELLED);

@@ -10,6 +10,7 @@
 #ifndef SD_JOB_H
 #define SD_JOB_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -131,6 +132,11 @@ struct sd_job_guard {
 	/* stop the backend so that a rank stuck in it returns (or NULL) */
 	void (*stop)(void *arg);
 	void *arg;
+	/* what a signal's grace cuts short, and what is kept, for the
+	 * cancelled run's message (NULL: "what was in flight was
+	 * abandoned", nothing said kept) */
+	const char *cut_short, *kept;
+	volatile int draining;   /* rank 0 drains nodes: the last resort waits */
 	/* kept by the guard */
 	struct sd_ctrl *ctrl;
 	int abort_exit;          /* the verdict's exit status; 0: none */
@@ -143,6 +149,8 @@ struct sd_job_guard {
  * the watchdog is woken; sd_job_cancelled() says it since. */
 void sd_job_on_signal(int sig);
 int sd_job_cancelled(void);
+/* The flag itself, for a runner that looks at it between measurements. */
+volatile sig_atomic_t *sd_job_cancel_flag(void);
 
 /* Start the cancellation watchdog (before the bootstrap opens). */
 void sd_job_guard_watch(struct sd_job_guard *g);

@@ -270,7 +270,8 @@ int sd_run_finish(struct run_ctx *c, int status)
 				   sd_run_drain_limit_s(&c->plan));
 	if ((rc = sd_ctrl_finish(c->ctrl, &status)))
 		/* rank 0 went away before it said how the run ended */
-		status = c->abort_exit ? c->abort_exit : sd_exit_for_status(rc);
+		status = c->guard.abort_exit ? c->guard.abort_exit
+					     : sd_exit_for_status(rc);
 	else
 		c->agreed = 1;
 	c->finished = 1;
