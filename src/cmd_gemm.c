@@ -95,14 +95,13 @@ struct gemm_ctx {
 	size_t *lens, *offs;
 	struct gemm_outcome g;       /* rank 0 */
 	struct sd_buf text;          /* the sweep as recorded text */
+	struct sd_job_guard guard;   /* the control plane, the watchdog */
+	int sweep_status;            /* how the sweep ended, for rank 0 */
+	const char *why;
 };
 
-static volatile sig_atomic_t cancel_flag;
-
-static void on_cancel(int sig)
-{
-	cancel_flag = sig;
-}
+/* a signal asks the ranks to stop (the job's guard, job.h) */
+#define cancel_flag sd_job_cancelled()
 
 enum long_only {
 	OPT_SIZES = 256, OPT_WIDTH,
@@ -855,29 +854,33 @@ static int finish(struct gemm_ctx *c, struct gemm_outcome *g,
 	return status;
 }
 
-/* After an entry: the worst exit status of any rank.  A rank that does
- * not arrive (lost, or the bootstrap broken) is exit status 4, said in the
- * bootstrap's words, with *lost set: nothing more can be exchanged. */
+/* After an entry: the worst exit status of any rank (on rank 0; another
+ * rank learns only that the ranks stop, and returns its own or 3: rank
+ * 0's word is what every rank returns).  Through the control plane: a rank
+ * lost, or one that does not end the entry within -T, is named and
+ * recorded by the guard, *lost set, and its exit status returned. */
 static int agree_entry(struct gemm_ctx *c, int mine, int *lost)
 {
 	struct sd_bootstrap *bs = &c->boot->bs;
 	int32_t v = mine, *all = calloc((size_t)bs->size, sizeof(*all));
-	int worst = 0;
+	int worst = 0, stop = 0;
 	if (!all) {
 		sd_rank_error(bs, "gemm", "out of memory");
 		return SD_EXIT_ENV;
 	}
-	if (bs->allgather(bs, &v, all, sizeof(v))) {
-		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
-							     "allgather failed"));
+	int rc = sd_job_guard_step(&c->guard, &v, sizeof(v),
+				   bs->rank == 0 ? all : NULL, mine != 0, &stop);
+	if (rc) {
 		free(all);
 		*lost = 1;
-		return SD_EXIT_TIMEOUT;
+		return rc;
 	}
-	for (int r = 0; r < bs->size; r++)
+	for (int r = 0; bs->rank == 0 && r < bs->size; r++)
 		if (all[r] > worst)
 			worst = all[r];
 	free(all);
+	if (bs->rank != 0 && stop)
+		worst = mine ? mine : SD_EXIT_ENV;
 	return worst;
 }
 
@@ -908,6 +911,17 @@ static int sweep(struct gemm_ctx *c, int *lost, char *err, size_t errlen)
 	for (int e = 0; e < entries; e++) {
 		int rc = SD_OK;
 		struct sd_gemm_row *row = &c->mine[c->nmine];
+		char what[100];
+		snprintf(what, sizeof(what), "gemm entry %d of %d", e + 1,
+			 entries);
+		/* entered through the control plane: a rank that does not
+		 * end it within -T, or is lost, is named */
+		int gs = sd_job_guard_enter(&c->guard, o->job.timeout_ms,
+					    o->job.timeout_ms, what);
+		if (gs) {
+			*lost = 1;
+			return gs;
+		}
 		if (cancel_flag)
 			rc = SD_ERR_CANCELLED;
 		else if (!sd_gemm_sweep_next(&sw, row, &rc, err, errlen))
@@ -928,13 +942,44 @@ static int sweep(struct gemm_ctx *c, int *lost, char *err, size_t errlen)
 	return SD_EXIT_OK;
 }
 
+/* The guard's end of a stopped run (rank 0: a verdict, a signal): the
+ * named ranks' nodes as suspects, and the run's end. */
+static void guard_record_end(void *arg, int exit_status, const char *st,
+			     const char *msg, const struct sd_suspect_info *sus,
+			     size_t n)
+{
+	struct gemm_ctx *c = arg;
+	if (n) {
+		struct sd_event ev = { .kind = SD_EVENT_SUSPECTS,
+				       .suspects = sus, .n = n };
+		sd_sinks_emit(&c->sinks, &ev);
+	}
+	struct sd_run_end e = { .status = st, .exit_status = exit_status,
+				.message = msg, .finished_at = sd_wall_now() };
+	struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
+	sd_sinks_emit(&c->sinks, &ev);
+}
+
+/* The guard stops the backend: a rank inside a collective returns. */
+static void guard_stop(void *arg)
+{
+	struct gemm_ctx *c = arg;
+	if (c->plugin.ops && c->plugin.ops->abort && c->comm)
+		c->plugin.ops->abort(c->comm);
+}
+
 /* Signals, the writers' defaults, the bootstrap and a planted start-up
  * fault.  0, or the exit status (nothing to tear down yet). */
 static int start_rank(struct gemm_ctx *c)
 {
 	c->db_sink = -1;
 	c->sinks.warn = sd_job_warn;
-	return sd_job_rank_open(&c->boot, on_cancel, &c->fault);
+	c->guard = (struct sd_job_guard){ .record_end = guard_record_end,
+					  .stop = guard_stop, .arg = c };
+	sd_job_guard_watch(&c->guard);
+	int status = sd_job_rank_open(&c->boot, sd_job_on_signal, &c->fault);
+	c->guard.boot = c->boot;
+	return status;
 }
 
 /* The backend, the sweep (the same on every rank; the backend says
@@ -952,7 +997,8 @@ static int open_sweep(struct gemm_ctx *c)
 	struct sd_comm_config cfg = { .timeout_ms = o->job.timeout_ms,
 				      .iface = o->job.iface };
 	if ((status = sd_job_backend_open(c->boot, o->job.backend, &cfg, NULL,
-					  NULL, &c->plugin, &c->comm)))
+					  NULL, &c->plugin, &c->comm)) ||
+	    (status = sd_job_guard_start(&c->guard, o->job.timeout_ms)))
 		return status;
 
 	/* the sweep: the same on every rank (the backend says where) */
@@ -1096,6 +1142,36 @@ static int begin_record(struct gemm_ctx *c)
 	return 0;
 }
 
+/* Rank 0: every rank's rows judged, printed and recorded; the exit
+ * status every rank returns (sd_job_guard_finish's record). */
+static int rank0_finish(void *arg)
+{
+	struct gemm_ctx *c = arg;
+	struct sd_bootstrap *bs = &c->boot->bs;
+	int sweep_status = c->sweep_status;
+	const char *why = c->why;
+	size_t total = 0;
+	for (int r = 0; r < bs->size; r++)
+		total += c->lens[r] / sizeof(struct sd_gemm_row);
+	c->g.ranks = c->ranks;
+	c->g.nranks = bs->size;
+	c->g.rows = calloc(total + 1, sizeof(*c->g.rows));
+	for (int r = 0; c->g.rows && r < bs->size; r++) {
+		memcpy(c->g.rows + c->g.nrows, c->all_rows + c->offs[r],
+		       c->lens[r]);
+		c->g.nrows += c->lens[r] / sizeof(struct sd_gemm_row);
+	}
+	if (!c->g.rows) {
+		sweep_status = SD_EXIT_ENV;
+		why = "out of memory gathering the results";
+	}
+	if (cancel_flag && !sweep_status) {
+		sweep_status = SD_EXIT_CANCELLED;
+		why = "cancelled by a signal; completed measurements are kept";
+	}
+	return finish(c, &c->g, sweep_status, why, c->uuid);
+}
+
 /* The sweep, every rank at once; rank 0 gathers every rank's rows,
  * judges, prints and records; every rank returns rank 0's word.  Returns
  * the exit status. */
@@ -1129,59 +1205,22 @@ static int run_sweep(struct gemm_ctx *c)
 			      sd_boot_error(c->boot, "failed"));
 		return SD_EXIT_ENV;
 	}
-	int32_t word = SD_EXIT_OK;
-	if (bs->rank == 0) {
-		size_t total = 0;
-		for (int r = 0; r < bs->size; r++)
-			total += c->lens[r] / sizeof(struct sd_gemm_row);
-		c->g.ranks = c->ranks;
-		c->g.nranks = bs->size;
-		c->g.rows = calloc(total + 1, sizeof(*c->g.rows));
-		for (int r = 0; c->g.rows && r < bs->size; r++) {
-			memcpy(c->g.rows + c->g.nrows, c->all_rows + c->offs[r], c->lens[r]);
-			c->g.nrows += c->lens[r] / sizeof(struct sd_gemm_row);
-		}
-		if (!c->g.rows) {
-			sweep_status = SD_EXIT_ENV;
-			why = "out of memory gathering the results";
-		}
-		if (cancel_flag && !sweep_status) {
-			sweep_status = SD_EXIT_CANCELLED;
-			why = "cancelled by a signal; completed measurements "
-			      "are kept";
-		}
-		word = finish(c, &c->g, sweep_status, why, c->uuid);
-	}
-	/* every rank returns rank 0's word */
-	if (bs->bcast(bs, &word, sizeof(word), 0)) {
-		sd_rank_error(bs, "bootstrap", sd_boot_error(c->boot,
-							     "broadcast failed"));
-		return SD_EXIT_ENV;
-	}
-	return word;
+	/* rank 0 judges, prints and records while the others wait for its
+	 * word (as long as a locked database may take) */
+	c->sweep_status = sweep_status;
+	c->why = why;
+	return sd_job_guard_finish(&c->guard, c->opt.job.timeout_ms,
+				   rank0_finish, c);
 }
 
 /* The record of a run stopped before rank 0 could finish, and the
  * teardown.  Returns the exit status, or stdout's failure. */
 static int close_rank(struct gemm_ctx *c, int status)
 {
-	if (c->db_sink >= 0) {
-		/* stopped before rank 0 could finish (a lost rank, a broken
-		 * bootstrap): the record says so; after finish() this is
-		 * dropped, the first end of a run being its record */
-		char msg[200];
-		snprintf(msg, sizeof(msg), "the run stopped early: %s; see "
-			 "its message", status == SD_EXIT_TIMEOUT
-			 ? "a rank was lost" : "the ranks could not exchange "
-			 "their results");
-		struct sd_run_end e = { .status = "error",
-					.exit_status = status ? status
-							      : SD_EXIT_ENV,
-					.message = msg,
-					.finished_at = sd_wall_now() };
-		struct sd_event ev = { .kind = SD_EVENT_RUN_END, .end = &e };
-		sd_sinks_emit(&c->sinks, &ev);
-	}
+	/* the control plane's thread joined, and a run stopped before rank
+	 * 0 could finish (a broken bootstrap, a launcher gone) recorded so;
+	 * after finish() the first end of a run is its record */
+	status = sd_job_guard_close(&c->guard, status);
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
 	sd_job_close(&c->boot, &c->plugin, &c->comm);

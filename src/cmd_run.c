@@ -10,9 +10,6 @@
  */
 #include "config.h"
 
-#include <pthread.h>
-#include <semaphore.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,48 +28,6 @@
 #include "util.h"
 #include "drain.h"
 #include "upload/upload.h"
-
-static volatile sig_atomic_t cancel_flag;
-/* posted by the handler (sem_post is async-signal-safe): the watchdog
- * below sleeps on it instead of waking 20 times a second on every rank */
-static sem_t cancel_sem;
-
-static void on_cancel(int sig)
-{
-	cancel_flag = sig;
-	sem_post(&cancel_sem);
-}
-
-/* The last resort: a rank whose main thread is stuck inside a library
- * call (or a planted stall) after a verdict ends here, a moment later. */
-#define LAST_RESORT_S 2
-
-static void *last_resort(void *arg)
-{
-	struct run_ctx *c = arg;
-	sleep(LAST_RESORT_S);
-	while (c->draining)
-		sleep(1);
-	fflush(stdout);
-	fflush(stderr);
-	_exit(c->abort_exit);
-}
-
-/* The verdict's exit status and words: while the ranks stop for a
- * signal, one that leaves first is not a lost node, the run was
- * cancelled. */
-static const char *verdict_words(int status, const char *msg, int *exit_status,
-				 char *why, size_t len)
-{
-	*exit_status = sd_exit_for_status(status);
-	if (cancel_flag && *exit_status != SD_EXIT_CANCELLED) {
-		snprintf(why, len, "cancelled by a signal (%s, while the ranks "
-			 "stopped)", msg);
-		*exit_status = SD_EXIT_CANCELLED;
-		return why;
-	}
-	return msg;
-}
 
 /* Whether rank r's process has ended (gone, or a zombie), waiting up to
  * a second: its connection closes before it becomes a zombie. */
@@ -137,65 +92,42 @@ static const char *oom_words(struct run_ctx *c, int status, const char *msg)
 	return c->oom_msg;
 }
 
-/* Rank 0 reached a verdict: say it before the others are told.  Under
- * srun -K the first rank to leave ends the step, and rank 0's line must
- * be out by then. */
-static void on_announce(void *arg, int status, const char *msg)
+/* The guard's verdict in run's words (rank 0): the OOM killer's victim
+ * ran out of memory, the environment's error (3, as the memory check's),
+ * and no node is blamed. */
+static const char *guard_reword(void *arg, int status, const char *msg,
+				int *exit_status, int *blame)
 {
 	struct run_ctx *c = arg;
-	char why[1400];
-	int ex;
-	fprintf(stderr, "shakedown: %s\n",
-		verdict_words(status, oom_words(c, status, msg), &ex, why,
-			      sizeof(why)));
-	c->announced = 1;
+	msg = oom_words(c, status, msg);
+	if (c->oom_killed) {
+		*exit_status = SD_EXIT_ENV;
+		*blame = 0;
+	}
+	return msg;
 }
 
-/* The control plane reached a verdict: say why (where it was decided),
- * record the end of the run, stop the backend, and arm the last resort.
- * The main thread then unwinds and exits with the same status. */
-static void on_abort(void *arg, int status, const char *msg, int decided_here)
+/* The guard's end of a stopped run (rank 0: the control plane's verdict,
+ * a signal's grace): the ranks the verdict named as suspects (their
+ * nodes), and the end of the run as run records it. */
+static void guard_record_end(void *arg, int exit_status, const char *st,
+			     const char *msg, const struct sd_suspect_info *sus,
+			     size_t n)
 {
 	struct run_ctx *c = arg;
-	pthread_t th;
-	char why[1400];
-	if (c->boot->bs.rank == 0)
-		msg = oom_words(c, status, msg);
-	msg = verdict_words(status, msg, &c->abort_exit, why, sizeof(why));
-	/* the OOM killer's victim ran out of memory: the environment's
-	 * error (3, as the memory check's), not the node's */
-	if (c->oom_killed && c->abort_exit != SD_EXIT_CANCELLED)
-		c->abort_exit = SD_EXIT_ENV;
-	if (decided_here && !c->announced)
-		fprintf(stderr, "shakedown: %s\n", msg);
-	if (c->boot->bs.rank == 0 && c->ctrl && !c->oom_killed &&
-	    c->abort_exit != SD_EXIT_CANCELLED) {
-		/* the ranks the verdict named: their nodes are suspects */
-		int ranks[64];
-		char hosts[64][64];
-		int n = sd_ctrl_blamed(c->ctrl, ranks, hosts, 64);
-		struct sd_suspect_info sus[64];
-		int ns = 0;
-		for (int i = 0; i < n; i++) {
-			int seen = 0;
-			for (int k = 0; k < ns && !seen; k++)
-				seen = strcmp(sus[k].subject, hosts[i]) == 0;
-			if (!seen)
-				sus[ns++] = (struct sd_suspect_info){
-					.kind = "node", .subject = hosts[i],
-					.hosts = hosts[i], .bad_node = 1,
-					.reason = msg };
-		}
+	(void)st; /* sd_run_record_end says it in run's words */
+	if (n) {
 		struct sd_event ev = { .kind = SD_EVENT_SUSPECTS,
-				       .suspects = sus, .n = (size_t)ns };
-		if (ns)
-			sd_sinks_emit(&c->sinks, &ev);
+				       .suspects = sus, .n = n };
+		sd_sinks_emit(&c->sinks, &ev);
 	}
-	if (c->boot->bs.rank == 0)
-		sd_run_record_end(c, c->abort_exit, msg);
-	/* the backstop first: stopping the backend may itself stall */
-	if (pthread_create(&th, NULL, last_resort, c) == 0)
-		pthread_detach(th);
+	sd_run_record_end(c, exit_status, msg);
+}
+
+/* The guard stops the run: the runner aborts its backend and workers. */
+static void guard_stop(void *arg)
+{
+	struct run_ctx *c = arg;
 	if (c->runner)
 		sd_runner_abort(c->runner);
 	else if (c->plugin.ops && c->plugin.ops->abort && c->comm)
@@ -216,41 +148,6 @@ static int baseline_of(void *arg, const struct sd_test_spec *t,
 		return 0;
 	*busbw = v->busbw_gbs;
 	return 1;
-}
-
-/* How long the ranks may take to stop for a signal at the next
- * measurement boundary before a measurement is cut short mid-way: short
- * of Slurm's KillWait (30 s by default, often set to a few seconds), after
- * which SIGKILL would leave the run unrecorded. */
-#define CANCEL_GRACE_S 2
-
-/* The cancellation watchdog: a signal asks the ranks to stop at the next
- * measurement boundary; a measurement of 100,000 iterations would not get
- * there in time (Slurm's KillWait is 30 s, often less).  After the grace,
- * rank 0 records the run as cancelled (the open test as cut short), every
- * rank stops its backend and leaves with exit status 5; the other ranks
- * a second later, so that rank 0's record comes first. */
-static void *cancel_watch(void *arg)
-{
-	struct run_ctx *c = arg;
-	while (!cancel_flag)
-		sem_wait(&cancel_sem); /* EINTR or a post: look again */
-	int rank = c->boot ? c->boot->bs.rank : 0;
-	sleep(CANCEL_GRACE_S + (rank == 0 ? 0 : 1));
-	if (rank == 0 && !c->closing) {
-		char msg[300];
-		snprintf(msg, sizeof(msg), "cancelled by a signal; a measurement "
-			 "was cut short mid-way after %d s; completed "
-			 "measurements are kept", CANCEL_GRACE_S);
-		fprintf(stderr, "shakedown: %s\n", msg);
-		sd_run_record_end(c, SD_EXIT_CANCELLED, msg);
-	}
-	if (c->runner)
-		sd_runner_abort(c->runner);
-	fflush(stdout);
-	fflush(stderr);
-	_exit(SD_EXIT_CANCELLED);
-	return NULL;
 }
 
 /* A progress line on a terminal, on rank 0. */
@@ -298,14 +195,21 @@ static int check_plan(const struct sd_backend_ops *ops, void *plan,
  * tear down yet). */
 static int start_rank(struct run_ctx *c)
 {
-	sem_init(&cancel_sem, 0, 0);
-	pthread_t watch;
-	if (pthread_create(&watch, NULL, cancel_watch, c) == 0)
-		pthread_detach(watch);
+	/* the cancellation watchdog (job.c's guard): a measurement of
+	 * 100,000 iterations would not reach the next boundary before
+	 * Slurm's KillWait, so after the grace it is cut short */
+	c->guard = (struct sd_job_guard){
+		.record_end = guard_record_end, .stop = guard_stop, .arg = c,
+		.reword = guard_reword,
+		.cut_short = "a measurement was cut short mid-way",
+		.kept = "; completed measurements are kept" };
+	sd_job_guard_watch(&c->guard);
 	c->db_sink = -1;
 	c->json_sink = -1;
 	c->sinks.warn = sd_job_warn;
-	return sd_job_rank_open(&c->boot, on_cancel, &c->fault);
+	int status = sd_job_rank_open(&c->boot, sd_job_on_signal, &c->fault);
+	c->guard.boot = c->boot;
+	return status;
 }
 
 /* The plan built from the file and options, -J's path and the planted
@@ -377,9 +281,7 @@ static int agree_on_plan(struct run_ctx *c)
 static int open_backend(struct run_ctx *c)
 {
 	struct sd_run_options *o = &c->opt;
-	struct sd_bootstrap *bs = &c->boot->bs;
-	char err[1024] = "";
-	int rc, status = SD_EXIT_ENV;
+	int status;
 
 	/* the backend, which must run every test of the plan */
 	struct sd_comm_config cfg = { .timeout_ms = c->plan.timeout_ms,
@@ -388,14 +290,10 @@ static int open_backend(struct run_ctx *c)
 					  check_plan, &c->plan, &c->plugin,
 					  &c->comm)))
 		return status;
-	rc = sd_ctrl_start(bs, c->plan.timeout_ms, &c->ctrl, err, sizeof(err));
-	if (rc)
-		sd_rank_error(bs, "", err);
-	if (!rc) {
-		sd_ctrl_set_abort_hook(c->ctrl, on_abort, c);
-		sd_ctrl_set_announce_hook(c->ctrl, on_announce, c);
-	}
-	return sd_agree(c->boot, rc ? sd_exit_for_status(rc) : 0);
+	/* the control plane, watched by the job's guard */
+	status = sd_job_guard_start(&c->guard, c->plan.timeout_ms);
+	c->ctrl = c->guard.ctrl;
+	return status;
 }
 
 /* Who is who: every rank's device and host environment exchanged, the
@@ -487,7 +385,7 @@ static int run_plan(struct run_ctx *c, int *status_out)
 		.host_of = c->host_of,
 		.iface = o->job.iface, .ctrl = c->ctrl,
 		.sinks = bs->rank == 0 ? &c->sinks : NULL, .fault = &c->fault,
-		.cancel = &cancel_flag,
+		.cancel = sd_job_cancel_flag(),
 		.on_test = bs->rank == 0 ? on_test : NULL,
 		.on_test_arg = c,
 		.ranks = c->ranks,
@@ -505,7 +403,7 @@ static int run_plan(struct run_ctx *c, int *status_out)
 	/* every result is in: from here no rank is blamed any more */
 	if (sd_ctrl_quiesce(c->ctrl)) {
 		/* the verdict: said and recorded by on_abort */
-		status = c->abort_exit;
+		status = c->guard.abort_exit;
 		*status_out = status;
 		return 1;
 	}
@@ -536,7 +434,7 @@ static int close_rank(struct run_ctx *c, int status)
 	if (c->ctrl && !c->finished)
 		sd_ctrl_finish(c->ctrl, &status);
 	if (c->ctrl && c->boot && c->boot->bs.rank == 0 && o->drain &&
-	    c->abort_exit && c->uuid[0] && !c->oom_killed) {
+	    c->guard.abort_exit && c->uuid[0] && !c->oom_killed) {
 		/* the run was stopped: drain the nodes of the ranks it named */
 		int br[64];
 		char bh[64][64];
@@ -555,20 +453,20 @@ static int close_rank(struct run_ctx *c, int status)
 		const char *from;
 		const char *alloc = sd_drain_allocation(c->boot->job.nodelist,
 							&from);
-		c->draining = 1;
+		c->guard.draining = 1;
 		if (sd_drain_hosts(named, why, k, c->uuid,
 				   sd_run_drain_limit_s(&c->plan), alloc,
 				   from) > 0)
 			fprintf(stderr, "shakedown: drain them later with "
 				"'shakedown report --bad-nodes --drain %s'\n",
 				c->uuid);
-		c->draining = 0;
+		c->guard.draining = 0;
 	}
-	c->closing = 1;
+	c->guard.closing = 1;
 	sd_sinks_close(&c->sinks);
 	c->db_sink = -1;
 	c->json_sink = -1;
-	sd_ctrl_destroy(c->ctrl);
+	sd_job_guard_close(&c->guard, 0);
 	c->ctrl = NULL;
 	/* After every rank said it was done, nothing more goes over the world
 	 * communicator and the process ends next: leave a Gloo one, and the

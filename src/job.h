@@ -10,9 +10,12 @@
 #ifndef SD_JOB_H
 #define SD_JOB_H
 
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bootstrap.h"
+#include "ctrl.h"
 #include "fault.h"
 #include "plugin.h"
 #include "sink.h"
@@ -108,6 +111,89 @@ char *sd_job_hostlist(const struct sd_rank_info *ranks, int n);
  * plugin->ops first. */
 void sd_job_close(struct sd_bootstrap_impl **boot, struct sd_plugin *plugin,
 		  struct sd_comm **comm);
+
+/*
+ * The guard of a command's ranks (gemm, train): the control plane that
+ * names a lost or hung rank within the step's bound, records its node as
+ * a suspect and ends every rank with the verdict's status; and the
+ * cancellation watchdog that ends a rank 2-3 s after SIGTERM or SIGINT
+ * (scancel, a time limit, a launcher that died: its ranks get SIGTERM),
+ * recorded as cancelled, a product or step in flight abandoned.
+ */
+struct sd_job_guard {
+	/* set by the command before sd_job_guard_start() */
+	struct sd_bootstrap_impl *boot;
+	/* rank 0: the run's end into the record, with the nodes of the
+	 * ranks the verdict named (n may be 0); called once, from the
+	 * control plane's or the watchdog's thread */
+	void (*record_end)(void *arg, int exit_status, const char *status,
+			   const char *msg, const struct sd_suspect_info *sus,
+			   size_t n);
+	/* rank 0, or NULL: the verdict's words in the command's terms (run:
+	 * a rank lost to the kernel's OOM killer), which may set another
+	 * exit status and *blame = 0 when no node is at fault */
+	const char *(*reword)(void *arg, int status, const char *msg,
+			      int *exit_status, int *blame);
+	/* stop the backend so that a rank stuck in it returns (or NULL) */
+	void (*stop)(void *arg);
+	void *arg;
+	/* what a signal's grace cuts short, and what is kept, for the
+	 * cancelled run's message (NULL: "what was in flight was
+	 * abandoned", nothing said kept) */
+	const char *cut_short, *kept;
+	volatile int draining;   /* rank 0 drains nodes: the last resort waits */
+	/* kept by the guard */
+	struct sd_ctrl *ctrl;
+	int abort_exit;          /* the verdict's exit status; 0: none */
+	volatile int announced, ended, closing;
+	uint32_t seq;            /* the control plane's next step */
+	int entered_timeout, entered_budget; /* the bounds rank 0 knows */
+};
+
+/* SIGTERM and SIGINT of a guarded command (sd_job_rank_open's handler):
+ * the watchdog is woken; sd_job_cancelled() says it since. */
+void sd_job_on_signal(int sig);
+int sd_job_cancelled(void);
+/* The flag itself, for a runner that looks at it between measurements. */
+volatile sig_atomic_t *sd_job_cancel_flag(void);
+
+/* Start the cancellation watchdog (before the bootstrap opens). */
+void sd_job_guard_watch(struct sd_job_guard *g);
+
+/* The control plane over every rank (collective), timeout_ms its
+ * start-up's bound, every rank agreeing.  0, or the exit status. */
+int sd_job_guard_start(struct sd_job_guard *g, int timeout_ms);
+
+/* A step of every rank entered: rank 0 names a rank that does not end
+ * it within budget_ms (`what` says what it was doing), and a rank lost
+ * meanwhile.  0, or the verdict's exit status (said and recorded by the
+ * guard). */
+int sd_job_guard_enter(struct sd_job_guard *g, int timeout_ms, int budget_ms,
+		       const char *what);
+
+/* The step ended: `len` bytes of this rank (rank 0 gets every rank's in
+ * all, by rank) and its wish to stop; *stop: a rank wished it.  0, or
+ * the verdict's exit status. */
+int sd_job_guard_step(struct sd_job_guard *g, const void *mine, size_t len,
+		      void *all, int want_stop, int *stop);
+
+/* This rank's step failed (status, an sd_status, and msg: a collective
+ * that timed out or lost a peer): rank 0 names the rank to blame at once
+ * (the one that did not take part), instead of waiting out the step's
+ * budget.  Returns the verdict's exit status. */
+int sd_job_guard_fail(struct sd_job_guard *g, int status, const char *msg);
+
+/* The end: rank 0 records (in record(arg), which returns the exit
+ * status every rank then returns) while the others wait for its word,
+ * as long as a record under a locked database may take; a rank lost
+ * before is the verdict.  Returns the exit status. */
+int sd_job_guard_finish(struct sd_job_guard *g, int timeout_ms,
+			int (*record)(void *arg), void *arg);
+
+/* Tear the control plane down (after finish or a verdict); a run that
+ * stopped (status not 0) before rank 0 recorded its end is recorded so
+ * (cancelled when a signal came).  Returns the exit status. */
+int sd_job_guard_close(struct sd_job_guard *g, int status);
 
 /* The command line for the record: "shakedown" and argv, an argument
  * with a blank or a quote in single quotes, the value of any --token*

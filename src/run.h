@@ -14,6 +14,7 @@
 #include "bootstrap.h"
 #include "ctrl.h"
 #include "fault.h"
+#include "job.h"
 #include "options.h"
 #include "plan.h"
 #include "plugin.h"
@@ -36,11 +37,9 @@ struct run_ctx {
 	int json_sink;		  /* index of -J's writer in sinks, or -1 */
 	volatile int json_said;	  /* say_json spoke */
 	struct sd_runner *runner; /* while the plan runs */
-	int abort_exit;		  /* exit status of the verdict, once reached */
-	volatile int announced;	  /* rank 0 said the verdict (announce hook) */
-	volatile sig_atomic_t closing;	/* the writers are being closed */
-	volatile sig_atomic_t draining; /* rank 0 runs scontrol: the last
-				   resort waits (each call is bounded) */
+	/* the control plane's verdict (abort_exit), the cancellation
+	 * watchdog, the writers being closed, scontrol running (job.h) */
+	struct sd_job_guard guard;
 	/* what rank_main's phases share */
 	struct sd_plan plan;
 	struct sd_runner run;

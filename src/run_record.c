@@ -275,7 +275,8 @@ int sd_run_finish(struct run_ctx *c, int status)
 	}
 	if ((rc = sd_ctrl_finish(c->ctrl, &status)))
 		/* rank 0 went away before it said how the run ended */
-		status = c->abort_exit ? c->abort_exit : sd_exit_for_status(rc);
+		status = c->guard.abort_exit ? c->guard.abort_exit
+					     : sd_exit_for_status(rc);
 	else
 		c->agreed = 1;
 	c->finished = 1;

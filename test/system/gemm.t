@@ -85,14 +85,20 @@ is "$(SQ "SELECT status, exit_status FROM runs WHERE id = 3")" "failed|1" \
 # -- a rank lost mid-sweep: exit 4, and the record says so ------------------
 SHAKEDOWN_FAULT=rank=1,kind=kill run -t 60 $G --local 2 --db "$DB" $SMALL
 is "$rc" 4 "a rank killed before its first product: exit 4"
-like "$err" "rank 1 \(pid [0-9]+\) was killed by signal 9" "the lost rank is named"
-is "$(SQ "SELECT status, exit_status FROM runs WHERE id = 4")" "error|4" \
-	"the run is recorded as ended in error, exit status 4"
+like "$err" "rank 1 \($host, pid [0-9]+\) was lost during (start-up|gemm entry 1 of 2)" \
+	"the lost rank is named, with its host and what it was doing"
+is "$(SQ "SELECT status, exit_status FROM runs WHERE id = 4")" "failed|4" \
+	"the run is recorded as failed, exit status 4 (as run records it)"
+is "$(SQ "SELECT kind, subject FROM suspects WHERE run_id = 4")" "node|$host" \
+	"the lost rank's node is recorded as a suspect"
 
 # -- never lost: the database locked through the run ------------------------
 # another process takes the write lock once the run has its row, and
 # keeps it past the end: the rows go to the journal, exit 7, and
-# `db recover` puts them in
+# `db recover` puts them in.  Rank 0's record waits 2 s on each write,
+# longer than the ranks' rendezvous bound (-T 2 plus 5 s): the other rank
+# waits for rank 0's word as long as the record may take (it lost rank 0
+# and the results, exit 4, when it gave up after -T plus 5 s)
 if command -v python3 >/dev/null; then
 	LDB=$TMPD/locked.db
 	python3 -c '
@@ -114,9 +120,9 @@ while not os.path.exists(sys.argv[2]) and time.time() - start < 120:
 db.execute("ROLLBACK")
 ' "$LDB" "$TMPD/release" >"$TMPD/held" 2>&1 &
 	holder=$!
-	SHAKEDOWN_DB_BUSY_TIMEOUT_MS=200 \
-	SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=100000 run -t 60 $G --local 2 \
-		--db "$LDB" $SMALL
+	SHAKEDOWN_DB_BUSY_TIMEOUT_MS=2000 \
+	SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=100000 run -t 120 $G --local 2 \
+		-T 2 --db "$LDB" $SMALL
 	: >"$TMPD/release"
 	wait "$holder"
 	ok 'grep -q held "$TMPD/held"' "the lock was held through the run"
@@ -125,6 +131,8 @@ db.execute("ROLLBACK")
 	like "$err" "the record in $LDB is incomplete: 3 batches of verdicts or suspects, its end could not be written \(database is locked\); all of it is kept in the journal $LDB\.[0-9a-f-]{36}\.run-[0-9a-f-]{36}\.pending\.sql" \
 		"says what is missing, and where it is kept (named by the database and the run)"
 	unlike "$out" "results recorded" "never says recorded"
+	like "$out" "FAILED rank 1 .* below 0.80 of the peer median" \
+		"the table is printed"
 	is "$(cat "$LDB".*.pending.sql | grep -c '^INSERT INTO gemm_results ')" 4 \
 		"the journal holds the 4 products"
 	run $SHAKEDOWN db recover --db "$LDB"
@@ -135,8 +143,43 @@ db.execute("ROLLBACK")
 passed,failed
 error 7" "the products, the verdicts and the run's end (exit 7) are in"
 else
-	skip 8 "python3 is needed to hold a lock"
+	skip 9 "python3 is needed to hold a lock"
 fi
+
+# -- the launcher SIGKILLed mid-product: its ranks (told by the kernel,
+# PR_SET_PDEATHSIG) abandon the product in flight and leave within the
+# grace, and the run is recorded as cancelled, exit status 5 (as run's)
+$G --local 2 --sizes 4096 --width 0 -n 100 -w 0 --db "$TMPD/orphan.db" \
+	>/dev/null 2>&1 &
+pid=$!
+n=0
+while [ $n -lt 100 ] && [ "$(sqlite3 "$TMPD/orphan.db" "SELECT count(*) FROM
+	ranks" 2>/dev/null)" != 2 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+ranks=$(sqlite3 "$TMPD/orphan.db" "SELECT group_concat(pid, ' ') FROM ranks")
+sleep 1
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+# a rank that exited is gone, though nobody has reaped it yet (its
+# parent is dead: a zombie until init gets to it)
+running() { st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1); [ -n "$st" ] && [ "$st" != Z ]; }
+left=$ranks
+n=0
+while [ $n -lt 100 ] && [ -n "$left" ]; do
+	sleep 0.1
+	n=$((n + 1))
+	still=
+	for p in $left; do running "$p" && still="$still $p"; done
+	left=$still
+done
+diag "the ranks were gone about $((n / 10)).$((n % 10)) s after the launcher was killed"
+ok '[ -n "$ranks" ] && [ -z "$left" ] && [ $n -le 60 ]' \
+	"a SIGKILLed launcher leaves no rank running (ranks $ranks; gone in $n tenths of a second, bound 6 s)"
+for p in $left; do kill -KILL "$p" 2>/dev/null; done # ours, if the test failed
+is "$(sqlite3 "$TMPD/orphan.db" "SELECT status, exit_status FROM runs")" \
+	"cancelled|5" "and its run is recorded as cancelled, exit status 5"
 
 # -- a peak ---------------------------------------------------------------
 run -t 60 $G --local 1 --db none $SMALL --peak-tflops 1000

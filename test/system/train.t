@@ -26,7 +26,7 @@ SQ() { sqlite3 -batch "$DB" "$@"; }
 # default 1.25x
 T="$SHAKEDOWN train --config test --steps 100 --no-progress --db $DB"
 H="--slow-factor 3"
-plan 96
+plan 101
 # the loss curve of a run, every step's loss to 17 digits
 curve() {
 	SQ "SELECT group_concat(printf('%.17g', s.loss), ' ') FROM
@@ -219,6 +219,50 @@ is "$(SQ "SELECT status, exit_status FROM runs WHERE id = (SELECT max(id) FROM r
 # -- a lost rank --------------------------------------------------------
 SHAKEDOWN_FAULT=rank=1,kind=kill,iter=5 run -t 120 $T --local 2 -T 10
 is "$rc" 4 "a rank killed at step 6: exit 4"
+like "$err" "rank 1 \([^,]+, pid [0-9]+\) was lost during training step 6" \
+	"the lost rank is named, with its host and the step"
+lhost=$(SQ "SELECT host FROM ranks WHERE rank = 1 AND run_id = (SELECT max(id) FROM runs)")
+is "$(SQ "SELECT r.status || ' ' || r.exit_status || ' ' || s.kind || ' ' || s.subject
+	FROM runs r JOIN suspects s ON s.run_id = r.id WHERE r.id = (SELECT max(id) FROM runs)")" \
+	"failed 4 node $lhost" "recorded as failed, exit 4, its node a suspect"
+is "$(SQ "SELECT count(*) FROM train_steps WHERE rank IS NULL AND run_id = (SELECT max(id) FROM runs)")" \
+	5 "the 5 steps done are recorded"
+
+# -- the launcher SIGKILLed mid-step: its ranks (told by the kernel,
+# PR_SET_PDEATHSIG) abandon the step in flight and leave within the
+# grace, and the run is recorded as cancelled, exit status 5 (as run's;
+# it was error/4)
+ODB=$TMPD/orphan.db
+$SHAKEDOWN train --config test --steps 100000 --no-progress --local 2 \
+	--db "$ODB" >/dev/null 2>&1 &
+pid=$!
+n=0
+while [ $n -lt 100 ] && [ "$(sqlite3 "$ODB" "SELECT count(*) FROM ranks" \
+	2>/dev/null)" != 2 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+ranks=$(sqlite3 "$ODB" "SELECT group_concat(pid, ' ') FROM ranks")
+sleep 1
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+# a rank that exited is gone, though nobody has reaped it yet
+running() { st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1); [ -n "$st" ] && [ "$st" != Z ]; }
+left=$ranks
+n=0
+while [ $n -lt 100 ] && [ -n "$left" ]; do
+	sleep 0.1
+	n=$((n + 1))
+	still=
+	for p in $left; do running "$p" && still="$still $p"; done
+	left=$still
+done
+diag "the ranks were gone about $((n / 10)).$((n % 10)) s after the launcher was killed"
+ok '[ -n "$ranks" ] && [ -z "$left" ] && [ $n -le 60 ]' \
+	"a SIGKILLed launcher leaves no rank running (ranks $ranks; gone in $n tenths of a second, bound 6 s)"
+for p in $left; do kill -KILL "$p" 2>/dev/null; done # ours, if the test failed
+is "$(sqlite3 "$ODB" "SELECT status, exit_status FROM runs")" \
+	"cancelled|5" "and its run is recorded as cancelled, exit status 5"
 
 # -- never lost: the database locked through the run ----------------------
 # another process takes the write lock once the run has its row and keeps
