@@ -790,7 +790,9 @@ static int ingest(struct ingest_run *x)
 		fprintf(stderr, "shakedown ingest: %s\n", x->msg);
 	if (incomplete && (status == SD_EXIT_OK || status == SD_EXIT_VERDICT))
 		status = SD_EXIT_RECORD;
-	if (!o->json)
+	if (!o->json && incomplete)
+		printf("# run %s; exit status %d: %s\n", st, status, lack);
+	else if (!o->json)
 		printf("# run %s\n", st);
 	if (incomplete)
 		fprintf(stderr, "shakedown: %s\n", lack);

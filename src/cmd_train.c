@@ -944,7 +944,11 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	if (incomplete && (status == SD_EXIT_OK || status == SD_EXIT_VERDICT))
 		status = SD_EXIT_RECORD;
 	FILE *out = o->format == TRAIN_JSON ? stderr : stdout;
-	if (o->format == TRAIN_TEXT)
+	/* the verdict, and with an incomplete record the same sentence as
+	 * stderr's, so that no channel says less than another */
+	if (o->format == TRAIN_TEXT && incomplete)
+		printf("# run %s; exit status %d: %s\n", st, status, lack);
+	else if (o->format == TRAIN_TEXT)
 		printf("# run %s\n", st);
 	if (incomplete)
 		fprintf(stderr, "shakedown: %s\n", lack);

@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 151
+plan 152
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -308,6 +308,9 @@ is "$rc" 7 "the steps' table damaged: exit 7"
 like "$err" "the record in $DDB is incomplete: the run itself, 100 steps, its end and metrics could not be written .*kept in the journal $DDB\\.[0-9a-f-]{36}\\.run-[0-9a-f-]{36}\\.pending\\.sql" \
 	"says what is missing and where it is kept"
 unlike "$out" "results recorded" "never says recorded"
+SENT=$(printf '%s\n' "$err" | sed -n 's/^shakedown: \(the record in .*\)$/\1/p')
+ok 'printf "%s\n" "$out" | grep -qF -- "exit status 7: $SENT"' \
+	"stdout says the same sentence, with exit status 7"
 is "$(sqlite3 "$DDB" "SELECT count(*) FROM runs")" 1 "no half run in the file: only the first one"
 run "$SHAKEDOWN" db recover --db "$DDB" --into "$TMPD/new.db"
 is "$rc" 0 "db recover --into: exit 0"

@@ -26,7 +26,7 @@ SQ() { sqlite3 -batch "$DB" "$@"; }
 # default 1.25x
 T="$SHAKEDOWN train --config test --steps 100 --no-progress --db $DB"
 H="--slow-factor 3"
-plan 101
+plan 102
 # the loss curve of a run, every step's loss to 17 digits
 curve() {
 	SQ "SELECT group_concat(printf('%.17g', s.loss), ' ') FROM
@@ -300,6 +300,9 @@ db.execute("ROLLBACK")
 	like "$err" "the record in $LDB is incomplete: .*kept in the journal $LDB\\.[0-9a-f-]{36}\\.run-[0-9a-f-]{36}\\.pending\\.sql" \
 		"says what is missing and where it is kept"
 	unlike "$out" "results recorded" "never says recorded"
+	SENT=$(printf '%s\n' "$err" | sed -n 's/^shakedown: \(the record in .*\)$/\1/p')
+	ok 'printf "%s\n" "$out" | grep -qF -- "# run passed; exit status 7: $SENT"' \
+		"stdout's last line says the run passed and the same sentence, exit 7"
 	run $SHAKEDOWN db recover --db "$LDB"
 	is "$rc" 0 "db recover: exit 0"
 	is "$(sqlite3 "$LDB" "SELECT count(*) FROM train_steps WHERE rank IS NULL")" 30 \
