@@ -1751,10 +1751,15 @@ static int db_run_end(void *self, const struct sd_run_end *end)
 	s->ended = 1;
 	/* when what comes before the end cannot be written but the run's
 	 * row is in, the end alone: its status is then not left 'running' */
-	if (flush(s, 1) != SD_OK && s->end && !s->begin && !s->atomic &&
-	    transaction(s, write_end) == SD_OK) {
-		end_free(s->end);
-		s->end = NULL;
+	if (flush(s, 1) != SD_OK && s->end && !s->begin && !s->atomic) {
+		/* the end has just waited out the lock: this try does not
+		 * wait again */
+		sqlite3_busy_timeout(s->db, 0);
+		if (transaction(s, write_end) == SD_OK) {
+			end_free(s->end);
+			s->end = NULL;
+		}
+		sqlite3_busy_timeout(s->db, sd_db_busy_timeout_ms());
 	}
 	rc = s->end ? SD_ERR_IO : SD_OK;
 	/* what still could not be written is kept in the journal */
@@ -1779,6 +1784,10 @@ static void db_destroy(void *self)
 		pthread_join(s->hb, NULL);
 	if (s->jfd >= 0)
 		close(s->jfd); /* the journal may be replayed from now on */
+	/* a lock that held the writes back holds the close's checkpoint
+	 * too: it is not waited for (the next opener does it) */
+	if (s->missed && s->db)
+		sqlite3_busy_timeout(s->db, 0);
 	sd_db_close(s->db);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
