@@ -52,6 +52,9 @@
 #include "util.h"
 
 #define SD_DB_HEARTBEAT_S 10
+/* The longest a write before the run's end waits for another process's
+ * lock (flush). */
+#define SD_DB_MIDRUN_WAIT_MS 1000
 
 /* Every row names its run by UUID (?1). */
 #define RUN_BY_UUID "(SELECT id FROM runs WHERE uuid = ?1)"
@@ -971,14 +974,22 @@ static int flush(struct db_sink *s, int at_end)
 	if (!s->begun || s->jn_final || (s->atomic && !at_end) || !kept_any(s))
 		return SD_OK;
 	int had_begin = s->begin != NULL;
-	/* once a write has waited out the lock, the rest of the run does
-	 * not wait again: each try is immediate, and the end waits once */
-	int quick = s->missed && !at_end;
-	if (quick)
-		sqlite3_busy_timeout(s->db, 0);
+	/* before the end, a write waits at most SD_DB_MIDRUN_WAIT_MS (rank
+	 * 0's main thread makes it between tests and steps: a longer wait
+	 * would hold the other ranks past -T, and a lock would read as a
+	 * lost rank), and once one has missed, the rest of the run does not
+	 * wait at all; what is not written is kept, and the end waits the
+	 * whole busy timeout once */
+	int full = sd_db_busy_timeout_ms();
+	int wait = at_end ? full
+		   : s->missed ? 0
+		   : full < SD_DB_MIDRUN_WAIT_MS ? full
+						 : SD_DB_MIDRUN_WAIT_MS;
+	if (wait != full)
+		sqlite3_busy_timeout(s->db, wait);
 	int rc = transaction(s, write_now);
-	if (quick)
-		sqlite3_busy_timeout(s->db, sd_db_busy_timeout_ms());
+	if (wait != full)
+		sqlite3_busy_timeout(s->db, full);
 	s->missed = rc != SD_OK;
 	if (rc != SD_OK)
 		return SD_ERR_IO;

@@ -395,4 +395,19 @@ is "$rc" 7 "10 tests under a held lock: exit 7, all of it journaled"
 ok '[ $((t1 - t0)) -lt 35 ]' \
 	"the lock waited out about twice (5 s each), not once a test ($((t1 - t0)) s)"
 
+# --- a lock held longer than -T: the record waits, the ranks do not (rank
+# 0's writes between tests wait at most a second; the end waits the busy
+# timeout): exit 7, no rank taken for lost ---------------------------------
+DB=$TMPD/long.db
+hold "$DB" "$TMPD/release-l"
+env SHAKEDOWN_DB_BUSY_TIMEOUT_MS=8000 \
+	SHAKEDOWN_FAULT=rank=1,kind=slow,delay_us=100000 \
+	$SHAKEDOWN run --no-progress --local 2 --plan "$PLAN" -T 3 \
+	--db "$DB" >"$TMPD/out.l" 2>"$TMPD/err.l"
+rc=$?
+: >"$TMPD/release-l"
+wait "$holder"
+is "$rc" 7 "a lock held past -T (3 s) with an 8 s busy timeout: exit 7, not a lost rank"
+unlike "$(cat "$TMPD/err.l")" "lost|did not answer|hung" "no rank is blamed for the lock"
+
 done_testing
