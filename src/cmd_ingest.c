@@ -561,65 +561,6 @@ static int apply_model_config(struct ingest_run *x)
 	return SD_EXIT_OK;
 }
 
-/*
- * --global-batch G (0: not given), the sequences of one optimizer step
- * over all ranks, made each row's samples (the tokens are samples x
- * seq_len, sd_ingest_apply()).  The given value wins over the log's own,
- * as every option's does, and the note says what the log said.  A row
- * that has only one sample's time (DeepSpeed's ThroughputTimer in a log
- * that never states train_batch_size: step_s_per_sample) is timed G x
- * that: DeepSpeed's samples/s is its batch over the step's time, so tgs
- * comes out the same whatever G is, and G is there for the tokens.
- * Such rows without G: SD_ERR_INVALID, saying to give it.
- */
-static int apply_global_batch(struct sd_ingest_log *l, long G,
-			      const char *path, char *note, size_t notelen,
-			      char *err, size_t errlen)
-{
-	size_t per_sample = 0;
-	double lo = INFINITY, hi = -INFINITY;
-	for (size_t i = 0; i < l->n; i++) {
-		if (l->step_s_per_sample && !(l->steps[i].has & SD_STEP_TIME))
-			per_sample++;
-		if (isfinite(l->samples[i]) && l->samples[i] > 0) {
-			lo = fmin(lo, l->samples[i]);
-			hi = fmax(hi, l->samples[i]);
-		}
-	}
-	if (G <= 0) {
-		if (!per_sample)
-			return SD_OK;
-		snprintf(err, errlen, "%s: DeepSpeed's ThroughputTimer gives "
-			 "samples per second, but the log never states "
-			 "train_batch_size to time a step by; give "
-			 "--global-batch N, the sequences of one optimizer "
-			 "step over all ranks (per-device batch x "
-			 "data-parallel ranks x gradient accumulation)", path);
-		return SD_ERR_INVALID;
-	}
-	for (size_t i = 0; i < l->n; i++) {
-		struct sd_train_step *s = &l->steps[i];
-		if (l->step_s_per_sample && !(s->has & SD_STEP_TIME)) {
-			s->step_s *= (double)G;
-			s->has |= SD_STEP_TIME;
-		}
-		l->samples[i] = (double)G;
-	}
-	l->step_s_per_sample = 0;
-	if (lo > hi)
-		snprintf(note, notelen, "global batch %ld from --global-batch "
-			 "(the log states none)", G);
-	else if (lo == hi && lo == (double)G)
-		snprintf(note, notelen, "--global-batch %ld given; the log "
-			 "says the same", G);
-	else if (lo == hi)
-		snprintf(note, notelen, "--global-batch %ld given; the log "
-			 "says %.6g", G, lo);
-	else
-		snprintf(note, notelen, "--global-batch %ld given; the log "
-			 "says %.6g to %.6g", G, lo, hi);
-	return SD_OK;
-}
 
 /* Read the log, merge it with the options and summarise it.  An exit
  * status. */
@@ -631,9 +572,9 @@ static int read_log(struct ingest_run *x)
 				    x->err,
 				sizeof(x->err));
 	if (rc == SD_OK)
-		rc = apply_global_batch(&x->log, o->global_batch, o->log,
-					g->batch_note, sizeof(g->batch_note),
-					x->err, sizeof(x->err));
+		rc = sd_ingest_apply_global_batch(
+			&x->log, o->global_batch, o->log, g->batch_note,
+			sizeof(g->batch_note), x->err, sizeof(x->err));
 	if (rc == SD_OK)
 		rc = sd_ingest_apply(&x->log, &o->given, &g->facts,
 				     g->apply_note, sizeof(g->apply_note),

@@ -114,6 +114,65 @@ int sd_ingest_apply(struct sd_ingest_log *l, const struct sd_ingest_given *g,
 	return sd_train_check_steps(l->steps, l->n, err, errlen);
 }
 
+/*
+ * --global-batch G (0: not given), the sequences of one optimizer step
+ * over all ranks, made each row's samples (the tokens are samples x
+ * seq_len, sd_ingest_apply()).  The given value wins over the log's own,
+ * as every option's does, and the note says what the log said.  A row
+ * that has only one sample's time (DeepSpeed's ThroughputTimer in a log
+ * that never states train_batch_size: step_s_per_sample) is timed G x
+ * that: DeepSpeed's samples/s is its batch over the step's time, so tgs
+ * comes out the same whatever G is, and G is there for the tokens.
+ * Such rows without G: SD_ERR_INVALID, saying to give it.
+ */
+int sd_ingest_apply_global_batch(struct sd_ingest_log *l, long G,
+				 const char *path, char *note, size_t notelen,
+				 char *err, size_t errlen)
+{
+	size_t per_sample = 0;
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->step_s_per_sample && !(l->steps[i].has & SD_STEP_TIME))
+			per_sample++;
+		if (isfinite(l->samples[i]) && l->samples[i] > 0) {
+			lo = fmin(lo, l->samples[i]);
+			hi = fmax(hi, l->samples[i]);
+		}
+	}
+	if (G <= 0) {
+		if (!per_sample)
+			return SD_OK;
+		snprintf(err, errlen, "%s: DeepSpeed's ThroughputTimer gives "
+			 "samples per second, but the log never states "
+			 "train_batch_size to time a step by; give "
+			 "--global-batch N, the sequences of one optimizer "
+			 "step over all ranks (per-device batch x "
+			 "data-parallel ranks x gradient accumulation)", path);
+		return SD_ERR_INVALID;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		struct sd_train_step *s = &l->steps[i];
+		if (l->step_s_per_sample && !(s->has & SD_STEP_TIME)) {
+			s->step_s *= (double)G;
+			s->has |= SD_STEP_TIME;
+		}
+		l->samples[i] = (double)G;
+	}
+	l->step_s_per_sample = 0;
+	if (lo > hi)
+		snprintf(note, notelen, "global batch %ld from --global-batch "
+			 "(the log states none)", G);
+	else if (lo == hi && lo == (double)G)
+		snprintf(note, notelen, "--global-batch %ld given; the log "
+			 "says the same", G);
+	else if (lo == hi)
+		snprintf(note, notelen, "--global-batch %ld given; the log "
+			 "says %.6g", G, lo);
+	else
+		snprintf(note, notelen, "--global-batch %ld given; the log "
+			 "says %.6g to %.6g", G, lo, hi);
+	return SD_OK;
+}
 void sd_ingest_config(const char *workload, char *buf, size_t len)
 {
 	if (workload && *workload)

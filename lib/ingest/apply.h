@@ -44,6 +44,18 @@ int sd_ingest_apply(struct sd_ingest_log *l, const struct sd_ingest_given *g,
 		    struct sd_train_facts *out, char *note, size_t notelen,
 		    char *err, size_t errlen);
 
+/*
+ * --global-batch G (0: not given): the sequences of one optimizer step
+ * over all ranks, made each row's samples; it wins over the log's own,
+ * and `note` says what the log said.  Rows with only one sample's time
+ * (l->step_s_per_sample: DeepSpeed's ThroughputTimer in a log that never
+ * states train_batch_size) are timed G x that; such rows without G are
+ * SD_ERR_INVALID, err saying to give it (`path` names the log).
+ */
+int sd_ingest_apply_global_batch(struct sd_ingest_log *l, long G,
+				 const char *path, char *note, size_t notelen,
+				 char *err, size_t errlen);
+
 /* The workload identity of a log, what its references carry: "log", or
  * "log NAME" for --workload NAME. */
 void sd_ingest_config(const char *workload, char *buf, size_t len);

@@ -361,11 +361,6 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 					step = floor(step / gas);
 				old_rows++;
 			}
-			/* the configuration's; not the profiler's "batch
-			 * size per GPU", a micro batch (a step's is that x
-			 * data parallel x the accumulation, which only the
-			 * configuration prints, beside train_batch_size) */
-			double b = batch;
 			if (pipe_rows || !(curr > 0)) {
 				/* the pipeline's own line has the loss; or
 				 * no rate to time a step by */
@@ -374,16 +369,21 @@ int sd_ingest_parse_deepspeed(const char *path, const char *text, size_t len,
 			}
 			struct sd_train_step r = { .step = (long)step,
 						   .rank = -1 };
-			if (isfinite(b)) {
+			/* the configuration's batch; not the profiler's
+			 * "batch size per GPU", a micro batch (a step's is
+			 * that x data parallel x the accumulation, which
+			 * only the configuration prints, beside
+			 * train_batch_size) */
+			if (isfinite(batch)) {
 				r.has = SD_STEP_TIME;
-				r.step_s = b / curr;
+				r.step_s = batch / curr;
 			} else {
 				/* no batch in the log: one sample's time,
 				 * for --global-batch to make a step's */
 				r.step_s = 1.0 / curr;
 				out->step_s_per_sample = 1;
 			}
-			int rc = add(out, line, &r, b, NAN, path, err, errlen);
+			int rc = add(out, line, &r, batch, NAN, path, err, errlen);
 			if (rc)
 				return rc;
 			continue;

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ingest/ingest.h"
 #include "ingest/pyjson.h"
@@ -664,21 +665,17 @@ static double line_stamp(const char *s, size_t n)
 		}
 		if (k != 14)
 			continue;
-		long y = d[0] * 1000 + d[1] * 100 + d[2] * 10 + d[3];
-		long mo = d[4] * 10 + d[5], dd = d[6] * 10 + d[7];
-		long h = d[8] * 10 + d[9], mi = d[10] * 10 + d[11];
-		long se = d[12] * 10 + d[13];
-		if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || h > 23 ||
-		    mi > 59 || se > 60)
+		struct tm tm = {
+			.tm_year = d[0] * 1000 + d[1] * 100 + d[2] * 10 + d[3] -
+				   1900,
+			.tm_mon = d[4] * 10 + d[5] - 1, .tm_mday = d[6] * 10 + d[7],
+			.tm_hour = d[8] * 10 + d[9], .tm_min = d[10] * 10 + d[11],
+			.tm_sec = d[12] * 10 + d[13] };
+		if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 ||
+		    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+		    tm.tm_sec > 60)
 			continue;
-		/* days from the civil date (H. Hinnant's algorithm) */
-		y -= mo <= 2;
-		long era = (y >= 0 ? y : y - 399) / 400;
-		long yoe = y - era * 400;
-		long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + dd - 1;
-		long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-		long days = era * 146097 + doe - 719468;
-		return (double)days * 86400 + (double)(h * 3600 + mi * 60 + se);
+		return (double)timegm(&tm);
 	}
 	return -1;
 }
@@ -789,21 +786,24 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 				bars_agree = 0;
 			pending = -1;
 		}
-		/* the Trainer's "***** Running training *****" banner */
-		double v = banner_number(line, n, "Total train batch size");
+		/* the Trainer's "***** Running training *****" banner ("  KEY
+		 * = N": only lines with an '=' are looked at) */
+		int eq = memchr(line, '=', n) != NULL;
+		double v = eq ? banner_number(line, n, "Total train batch size")
+			      : -1;
 		if (v > 0) {
 			batch = v;
 			out->lines_facts++;
 			continue;
 		}
-		if ((v = banner_number(line, n, "Instantaneous batch size "
-					     "per device")) > 0) {
+		if (eq && (v = banner_number(line, n, "Instantaneous batch "
+						   "size per device")) > 0) {
 			per_device = v;
 			out->lines_facts++;
 			continue;
 		}
-		if ((v = banner_number(line, n, "Gradient Accumulation "
-					     "steps")) > 0) {
+		if (eq && (v = banner_number(line, n, "Gradient Accumulation "
+						   "steps")) > 0) {
 			accum = v;
 			out->lines_facts++;
 			continue;
@@ -894,8 +894,6 @@ static int parse_stdout(const char *path, const char *text, size_t len,
 								: (size_t)-1;
 			if (dn <= sizeof(last_dict))
 				memcpy(last_dict, ds, dn);
-		}
-		if (pd_get(d, "loss")) {
 			rowpos++;
 			if (!pd_num(d, "loss", &loss)) {
 				sd_ingest_bad_line(out, lineno, ds, dn,

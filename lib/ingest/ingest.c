@@ -668,7 +668,6 @@ int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 		bus_armed = 0;
 		sigaction(SIGBUS, &bus_old, NULL);
 	}
-	fmt = got;
 	text_free(&t);
 	if ((rc == SD_OK || (rc == SD_ERR_INVALID && out->runs > 0)) &&
 	    run > 0 && run > out->runs) {
@@ -682,7 +681,7 @@ int sd_ingest_read_run(const char *path, enum sd_ingest_format fmt, int run,
 	}
 	if (rc == SD_OK && out->n == 0) {
 		snprintf(err, errlen, "%s: no step lines of %s", path,
-			 sd_ingest_format_name(fmt));
+			 sd_ingest_format_name(got));
 		rc = SD_ERR_INVALID;
 	}
 	if (rc == SD_OK && sd_train_check_steps(out->steps, out->n, err,

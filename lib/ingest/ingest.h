@@ -146,7 +146,7 @@ struct sd_ingest_log {
 					  summary ("HF stdout has no step
 					  numbers: step = row x 10 from
 					  --log-every"); "" when nothing */
-	char misnumbered[200];         /* why the rows' step numbers may
+	char misnumbered[240];         /* why the rows' step numbers may
 					  be wrong (a loss printed where
 					  no row could be made of it, in a
 					  log numbered by position): the

@@ -145,6 +145,39 @@ run() {
 	err=$(cat "$TMPD/err")
 }
 
+# kill_launcher PID DB: once DB has its 2 ranks' rows, wait a second (the
+# ranks mid-work) and SIGKILL the launcher PID; $ranks: the ranks' PIDs
+kill_launcher() {
+	_n=0
+	while [ $_n -lt 100 ] && [ "$(sqlite3 "$2" "SELECT count(*) FROM ranks" \
+		2>/dev/null)" != 2 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	ranks=$(sqlite3 "$2" "SELECT group_concat(pid, ' ') FROM ranks")
+	sleep 1
+	kill -KILL "$1"
+	wait "$1" 2>/dev/null
+}
+
+# wait_gone PIDS: wait up to 10 s for them to end (a rank that exited is
+# gone, though nobody has reaped it yet: a zombie until init gets to
+# it); $left: those still running, $n: tenths of a second waited
+wait_gone() {
+	left=$1
+	n=0
+	while [ $n -lt 100 ] && [ -n "$left" ]; do
+		sleep 0.1
+		n=$((n + 1))
+		_still=
+		for _p in $left; do
+			_st=$(sed 's/.*) //' "/proc/$_p/stat" 2>/dev/null | cut -c1)
+			[ -n "$_st" ] && [ "$_st" != Z ] && _still="$_still $_p"
+		done
+		left=$_still
+	done
+}
+
 have_gloo() { [ -f "$top_builddir/plugins/gloo/.libs/backend_gloo.so" ]; }
 
 tap_summary() { diag "passed $((_tap_n - _tap_fail)), failed $_tap_fail"; }

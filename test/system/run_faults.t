@@ -128,16 +128,7 @@ like "$(cat "$TMPD/le")" "cut short mid-way after 2 s" "and it says so"
 $SHAKEDOWN run --no-progress --local 2 --plan "$TMPD/long.yaml" \
 	--db "$TMPD/orphan.db" >/dev/null 2>&1 &
 pid=$!
-n=0
-while [ $n -lt 100 ] && [ "$(sqlite3 "$TMPD/orphan.db" "SELECT count(*) FROM
-	ranks" 2>/dev/null)" != 2 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-ranks=$(sqlite3 "$TMPD/orphan.db" "SELECT group_concat(pid, ' ') FROM ranks")
-sleep 1
-kill -KILL "$pid"
-wait "$pid" 2>/dev/null
+kill_launcher "$pid" "$TMPD/orphan.db"
 left=$ranks
 n=0
 while [ $n -lt 100 ] && [ -n "$left" ]; do

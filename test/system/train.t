@@ -236,27 +236,8 @@ ODB=$TMPD/orphan.db
 $SHAKEDOWN train --config test --steps 100000 --no-progress --local 2 \
 	--db "$ODB" >/dev/null 2>&1 &
 pid=$!
-n=0
-while [ $n -lt 100 ] && [ "$(sqlite3 "$ODB" "SELECT count(*) FROM ranks" \
-	2>/dev/null)" != 2 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-ranks=$(sqlite3 "$ODB" "SELECT group_concat(pid, ' ') FROM ranks")
-sleep 1
-kill -KILL "$pid"
-wait "$pid" 2>/dev/null
-# a rank that exited is gone, though nobody has reaped it yet
-running() { st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1); [ -n "$st" ] && [ "$st" != Z ]; }
-left=$ranks
-n=0
-while [ $n -lt 100 ] && [ -n "$left" ]; do
-	sleep 0.1
-	n=$((n + 1))
-	still=
-	for p in $left; do running "$p" && still="$still $p"; done
-	left=$still
-done
+kill_launcher "$pid" "$ODB"
+wait_gone "$ranks"
 diag "the ranks were gone about $((n / 10)).$((n % 10)) s after the launcher was killed"
 ok '[ -n "$ranks" ] && [ -z "$left" ] && [ $n -le 60 ]' \
 	"a SIGKILLed launcher leaves no rank running (ranks $ranks; gone in $n tenths of a second, bound 6 s)"
