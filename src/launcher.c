@@ -168,6 +168,9 @@ struct launch {
 	int oom;               /* a rank was the OOM killer's victim */
 	double round_start;    /* when the round's first rank arrived */
 	double kill_at;        /* when the ranks left are killed; 0: never */
+	double record_at;      /* after another rank was lost, when rank 0
+				* (which records the run) is killed; 0: with
+				* the others at kill_at */
 	char why[300];         /* the first rank that ended badly */
 };
 
@@ -246,6 +249,8 @@ static int wait_ms(const struct launch *l)
 		next = l->round_start + l->timeout_ms / 1e3;
 	if (l->kill_at && (!next || l->kill_at < next))
 		next = l->kill_at;
+	if (l->record_at && (!next || l->record_at < next))
+		next = l->record_at;
 	if (launcher_signal && !l->forwarded)
 		return 0; /* set before the loop: act on it now */
 	if (!next)
@@ -316,6 +321,16 @@ static void reap_ranks(struct launch *l)
 					fprintf(stderr, "shakedown: %s\n",
 						l->why);
 				l->kill_at = sd_now() + 3;
+				/* rank 0 names the lost rank and records the
+				 * run: on a loaded host that can take longer
+				 * than the others' grace, so it has the
+				 * round's bound (at least 10 s) */
+				if (r != 0 && !l->kids[0].done &&
+				    !launcher_signal)
+					l->record_at = sd_now() +
+						(l->timeout_ms > 10000
+							 ? l->timeout_ms / 1e3
+							 : 10);
 			}
 		}
 	}
@@ -357,7 +372,8 @@ static void check_round(struct launch *l)
 }
 
 /* A signal the launcher got goes to every rank left (then SIGKILL after
- * 10 s); past kill_at, every rank left is killed. */
+ * 10 s); past kill_at, every rank left is killed but rank 0 while it has
+ * until record_at to record a lost rank. */
 static void stop_ranks(struct launch *l)
 {
 	if (launcher_signal && !l->forwarded) {
@@ -366,12 +382,20 @@ static void stop_ranks(struct launch *l)
 				kill(l->kids[r].pid, launcher_signal);
 		l->forwarded = 1;
 		l->kill_at = sd_now() + 10;
+		l->record_at = 0;
 	}
-	if (l->kill_at && sd_now() > l->kill_at) {
+	double now = sd_now();
+	if (l->kill_at && now > l->kill_at) {
 		for (int r = 0; r < l->n; r++)
-			if (!l->kids[r].done)
+			if (!l->kids[r].done &&
+			    (r != 0 || !l->record_at || l->forwarded))
 				kill(l->kids[r].pid, SIGKILL);
-		l->kill_at = sd_now() + 3600;
+		l->kill_at = now + 3600;
+	}
+	if (l->record_at && now > l->record_at) {
+		if (!l->kids[0].done)
+			kill(l->kids[0].pid, SIGKILL);
+		l->record_at = 0;
 	}
 }
 

@@ -68,8 +68,11 @@ rc=$?
 is "$rc" 5 "SIGTERM: exit 5"
 # (a rank that leaves first while the others stop is said as the
 # cancellation it is: "cancelled by a signal (rank 1 ... was lost during
-# all_reduce ..., while the ranks stopped)", seen under a busy make -j2)
-like "$(cat "$TMPD/e")" "cancelled by a signal(; cut short during all_reduce| \\(.* during all_reduce .*, while the ranks stopped\\))" \
+# all_reduce ..., while the ranks stopped)", seen under a busy make -j2;
+# and a measurement that a loaded host did not end within the 2 s grace
+# is abandoned: "cancelled by a signal; a measurement was cut short
+# mid-way after 2 s", seen in a make check -j2 beside the Slurm tests)
+like "$(cat "$TMPD/e")" "cancelled by a signal(; cut short during all_reduce| \\(.* during all_reduce .*, while the ranks stopped\\)|; a measurement was cut short mid-way after [0-9]+ s)" \
 	"says what was cut short"
 
 # a fault that could never fire is refused before anything runs

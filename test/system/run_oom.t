@@ -39,8 +39,13 @@ unlike "$err$out" "was lost|killed by" "no rank is lost or killed"
 
 # (b) the check passes at 1 GiB (test 2: ~298M a rank, ~595M for 2); once
 # the run has started (its row is in the database), the limit drops to
-# 160M, which test 2's 256M a rank does not fit, and rank VICTIM is made
-# the OOM killer's choice (oom_score_adj; rank 0's pid is in the record)
+# 400M, which test 2's 256M a rank fits for one rank but not for two, and
+# rank VICTIM is made the OOM killer's choice (oom_score_adj; rank 0's pid
+# is in the record).  The survivor fits alone; but the kernel sometimes
+# kills it too, 4 ms after the victim, before the victim's memory is
+# uncharged (seen 2 runs in 10; a survivor's oom_score_adj cannot be
+# lowered without CAP_SYS_RESOURCE), and then no rank is left to record:
+# that run is not the case tested, and is run again (5 tries)
 cat >"$TMPD/oom.yaml" <<EOF
 tests:
   - {op: all_reduce, dtype: float32, min_bytes: 1K, max_bytes: 1K, iters: 20, warmup: 0}
@@ -62,11 +67,9 @@ oom_run() { # victim db
 		if { [ "$p" = "$rank0" ] && [ "$1" = 0 ]; } ||
 		   { [ "$p" != "$rank0" ] && [ "$1" = 1 ]; }; then
 			echo 1000 >"/proc/$p/oom_score_adj"
-		else
-			echo -1000 >"/proc/$p/oom_score_adj"
 		fi
 	done
-	echo $((160 << 20)) >"$cg/$limit" || echo "# could not lower the limit"
+	echo $((400 << 20)) >"$cg/$limit" || echo "# could not lower the limit"
 	k=0
 	while [ $k -lt 600 ] && kill -0 $bg 2>/dev/null; do
 		sleep 0.1
@@ -78,7 +81,24 @@ oom_run() { # victim db
 	out=$(cat "$TMPD/b.out")
 }
 
-oom_run 1 "$TMPD/b.db"
+oom_kills() {
+	awk '$1 == "oom_kill" { print $2 }' "$cg/memory.oom_control" \
+		"$cg/memory.events" 2>/dev/null | head -n 1
+}
+oom_once() { # victim db: oom_run until the kernel killed only the victim
+	try=1
+	while :; do
+		rm -f "$2"
+		k0=$(oom_kills)
+		oom_run "$1" "$2"
+		kills=$(( $(oom_kills) - ${k0:-0} ))
+		[ "$kills" -le 1 ] || [ $try -ge 5 ] && break
+		diag "try $try: the kernel killed $kills processes, the survivor too; again"
+		try=$((try + 1))
+	done
+}
+
+oom_once 1 "$TMPD/b.db"
 ok "[ -n '$rank0' ]" "the run started under the 1 GiB limit (its check passed)"
 is "$rc" 3 "rank 1 killed by the OOM killer: exit 3 (memory), not 4 (a lost rank)"
 like "$err" "rank 1 \\(pid [0-9]+\\) was killed by the kernel's OOM killer on [^ ]+ \\(its memory cgroup counted 1 OOM kill during the run\\): it ran out of memory" \
@@ -94,7 +114,7 @@ run "$SHAKEDOWN" report --bad-nodes --db "$TMPD/b.db"
 is "$(printf '%s\n' "$out" | head -n 1)" "" "report --bad-nodes: no bad node"
 
 # rank 0 the victim: no rank records the run's end; the launcher says it
-oom_run 0 "$TMPD/c.db"
+oom_once 0 "$TMPD/c.db"
 is "$rc" 3 "rank 0 killed by the OOM killer: exit 3"
 like "$err" "rank 0 \\(pid [0-9]+\\) was killed by the kernel's OOM killer on [^ ]+ \\(its memory cgroup counted 1 OOM kill during the run\\): it ran out of memory, and [^ ]+ is not blamed" \
 	"the launcher names the OOM killer"
