@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "ctrl.h"
+#include "topo.h"
 #include "util.h"
 
 enum msg_type {
@@ -62,7 +63,9 @@ enum msg_type {
 	MSG_ABORT,     /* 0 -> client: status(4) + message */
 	MSG_FINISH,    /* 0 -> client: outcome(4) */
 	MSG_LOST,      /* leader -> 0: the rank in the header left its node's
-			  leader without a word */
+			  leader without a word; payload, when its memory
+			  cgroup counted OOM kills since it said hello:
+			  kind(4) + kills(8) (sd_topo_oom_counter's) */
 };
 
 /* Seconds the judge waits, after a first failure, for the other ranks of
@@ -96,12 +99,23 @@ struct conn {
 	struct reader rd;
 };
 
+/* Where the kernel counts the OOM kills of a rank's memory cgroup, read
+ * when the rank said hello (it lives) and again when it left without a
+ * word: a rank of the node of whoever reads it (rank 0's own, a leader's
+ * locals). */
+struct oom_watch {
+	int kind;           /* sd_topo_oom_counter's; 0: unknown */
+	uint64_t base;
+	char file[512];
+};
+
 /* A node leader: a rank of its node that reaches it through the leader. */
 struct local {
 	int fd;
 	int rank;
 	int closed;
 	struct reader rd;
+	struct oom_watch oom;
 };
 
 struct peer {
@@ -122,6 +136,10 @@ struct peer {
 	uint32_t fail_seq;
 	char fail_msg[256];
 	int blamed;         /* rank 0: named by the verdict */
+	struct oom_watch oom; /* rank 0: a rank of its own node's */
+	int oom_kind;       /* rank 0: lost to the OOM killer (the kind of
+			       count that says so), with oom_kills */
+	uint64_t oom_kills;
 };
 
 struct sd_ctrl {
@@ -597,10 +615,37 @@ static int read_msgs(int fd, struct reader *rd, char **scratch, size_t *cap,
 	return ret;
 }
 
+/* Start watching the OOM kills of the memory cgroup of process pid (a
+ * rank of this node that said hello). */
+static void oom_watch_start(struct oom_watch *w, int pid)
+{
+	w->kind = pid > 0 ? sd_topo_oom_counter("", pid, w->file,
+						sizeof(w->file))
+			  : 0;
+	if (w->kind && !sd_topo_oom_count(w->file, &w->base))
+		w->kind = 0;
+}
+
+/* The OOM kills counted since the watch started (0: none or unknown);
+ * the kernel counts a kill before it sends the SIGKILL, so a rank's
+ * socket that closed because of one finds it counted. */
+static uint64_t oom_watch_kills(const struct oom_watch *w)
+{
+	uint64_t now;
+	if (!w->kind || !sd_topo_oom_count(w->file, &now) || now <= w->base)
+		return 0;
+	return now - w->base;
+}
+
 /* Rank 0, mu held: rank r's connection closed, or its node's leader said
- * it left.  Returns 1 when that is a verdict (mu released, the run
- * aborted), 0 when it was expected (the run is finishing). */
-static int peer_gone(struct sd_ctrl *c, int r, int relayed)
+ * it left (oom_kind, oom_kills: the OOM kills the leader found counted in
+ * its memory cgroup since it started, 0 none).  A rank the OOM killer
+ * took is named as such and its node is not blamed (SD_ERR_NOMEM: the
+ * run's memory, not the node).  Returns 1 when that is a verdict (mu
+ * released, the run aborted), 0 when it was expected (the run is
+ * finishing). */
+static int peer_gone(struct sd_ctrl *c, int r, int relayed, int oom_kind,
+		     uint64_t oom_kills)
 {
 	struct peer *p = &c->peers[r];
 	if (c->finishing || p->bye || p->lost) {
@@ -609,8 +654,26 @@ static int peer_gone(struct sd_ctrl *c, int r, int relayed)
 	}
 	char msg[1024], nm[160];
 	p->lost = 1;
-	p->blamed = 1;
 	peer_name(c, r, nm, sizeof(nm));
+	if (!relayed && (oom_kills = oom_watch_kills(&p->oom)))
+		oom_kind = p->oom.kind;
+	if (oom_kills && oom_kind) {
+		p->oom_kind = oom_kind;
+		p->oom_kills = oom_kills;
+		snprintf(msg, sizeof(msg), "%s was killed by the kernel's OOM "
+			 "killer on %s during %s (%s %llu OOM kill%s during the "
+			 "run): it ran out of memory, and %s is not blamed: give "
+			 "the ranks more memory or run fewer ranks per host",
+			 nm, p->host, c->what,
+			 oom_kind == 1 ? "its memory cgroup counted"
+				       : "the host counted",
+			 (unsigned long long)oom_kills,
+			 oom_kills == 1 ? "" : "s", p->host);
+		pthread_mutex_unlock(&c->mu);
+		abort_all(c, SD_ERR_NOMEM, msg);
+		return 1;
+	}
+	p->blamed = 1;
 	snprintf(msg, sizeof(msg), "%s was lost during %s: %s", nm, c->what,
 		 relayed ? "its connection to its node's leader closed (the "
 			   "process died)"
@@ -630,7 +693,7 @@ static int conn_gone(struct sd_ctrl *c, int ci)
 	k->closed = 1;
 	if (k->rank <= 0)
 		return 0; /* a stray connection that never said hello */
-	return peer_gone(c, k->rank, 0);
+	return peer_gone(c, k->rank, 0, 0, 0);
 }
 
 struct conn_msg {
@@ -657,6 +720,9 @@ static int handle_msg(void *arg, const struct hdr *h, char *pl,
 		p->conn = cm->ci;
 		memcpy(&p->pid, pl, 4);
 		sd_strlcpy(p->host, pl + 4, sizeof(p->host));
+		/* a rank of rank 0's own node: rank 0 watches its cgroup */
+		if (strcmp(p->host, c->peers[0].host) == 0)
+			oom_watch_start(&p->oom, p->pid);
 		if (c->conns[cm->ci].rank < 0)
 			c->conns[cm->ci].rank = r;
 		c->nhello++;
@@ -701,8 +767,15 @@ static int handle_msg(void *arg, const struct hdr *h, char *pl,
 	case MSG_BYE:
 		p->bye = 1;
 		break;
-	case MSG_LOST:
-		return peer_gone(c, r, 1);
+	case MSG_LOST: {
+		uint32_t kind = 0;
+		uint64_t kills = 0;
+		if (h->len >= 12) {
+			memcpy(&kind, pl, 4);
+			memcpy(&kills, pl + 4, 8);
+		}
+		return peer_gone(c, r, 1, (int)kind, kills);
+	}
 	default:
 		break;
 	}
@@ -1094,11 +1167,17 @@ static void *relay_main(void *arg)
 			pthread_mutex_unlock(&c->mu);
 			if (!expected) {
 				/* rank 0 names it, as if its own connection
-				 * had closed */
+				 * had closed, and what its cgroup counted */
+				uint64_t kills = oom_watch_kills(&l->oom);
+				uint32_t kind = (uint32_t)l->oom.kind;
+				char pl[12];
+				memcpy(pl, &kind, 4);
+				memcpy(pl + 4, &kills, 8);
 				struct hdr h = { MSG_LOST, (uint32_t)l->rank, 0,
-						 0, 0 };
-				struct iovec iov = { &h, sizeof(h) };
-				send_iov(c, c->fd, &iov, 1);
+						 0, kills ? 12 : 0 };
+				struct iovec iov[2] = { { &h, sizeof(h) },
+							{ pl, 12 } };
+				send_iov(c, c->fd, iov, kills ? 2 : 1);
 			}
 		}
 	}
@@ -1254,6 +1333,8 @@ static int take_locals(struct sd_ctrl *c, struct sd_bootstrap *bs, int lfd,
 			continue;
 		}
 		/* the hello goes on as it came: rank 0 learns who is behind */
+		int32_t pid;
+		memcpy(&pid, pl, 4);
 		struct iovec iov[2] = { { &h, sizeof(h) }, { pl, h.len } };
 		int sent = send_iov(c, c->fd, iov, 2);
 		free(pl);
@@ -1266,6 +1347,7 @@ static int take_locals(struct sd_ctrl *c, struct sd_bootstrap *bs, int lfd,
 		struct local *l = &c->locals[c->nlocals++];
 		l->fd = fd;
 		l->rank = (int)h.rank;
+		oom_watch_start(&l->oom, pid);
 	}
 	return SD_OK;
 }
@@ -1473,6 +1555,24 @@ int sd_ctrl_blamed(struct sd_ctrl *c, int *ranks, char (*hosts)[64], int max)
 		}
 	pthread_mutex_unlock(&c->mu);
 	return n;
+}
+
+int sd_ctrl_oom_victim(struct sd_ctrl *c, int *rank, char host[64],
+		       uint64_t *kills)
+{
+	int kind = 0;
+	if (c->rank != 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	for (int r = 0; r < c->size && !kind; r++)
+		if (c->peers[r].oom_kind) {
+			kind = c->peers[r].oom_kind;
+			*rank = r;
+			*kills = c->peers[r].oom_kills;
+			sd_strlcpy(host, c->peers[r].host, 64);
+		}
+	pthread_mutex_unlock(&c->mu);
+	return kind;
 }
 
 int sd_ctrl_verdict(struct sd_ctrl *c, const char **msg)

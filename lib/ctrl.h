@@ -120,6 +120,15 @@ int sd_ctrl_fail(struct sd_ctrl *c, int group, uint32_t seq, int status,
  * abort hook. */
 int sd_ctrl_blamed(struct sd_ctrl *c, int *ranks, char (*hosts)[64], int max);
 
+/* Rank 0: when the verdict was a rank the kernel's OOM killer took (the
+ * OOM kills its memory cgroup counted, read by rank 0 for a rank of its
+ * own node and by the node's leader for another's, went up while it left
+ * without a word; the verdict's status is then SD_ERR_NOMEM and its node
+ * is not blamed): 1 (its cgroup's count) or 2 (the host's), with the
+ * rank, its host and the kills; else 0. */
+int sd_ctrl_oom_victim(struct sd_ctrl *c, int *rank, char host[64],
+		       uint64_t *kills);
+
 /* The verdict so far: SD_OK when none, else its status and (when msg is
  * not NULL) its message. */
 int sd_ctrl_verdict(struct sd_ctrl *c, const char **msg);

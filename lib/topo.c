@@ -685,12 +685,16 @@ static int key_count(const char *path, const char *key, uint64_t *v)
 	return found;
 }
 
-int sd_topo_oom_kills(const char *root, uint64_t *kills)
+int sd_topo_oom_counter(const char *root, long pid, char *path, size_t len)
 {
-	char cgfile[4200], line[4096], path[8500];
-	snprintf(cgfile, sizeof(cgfile), "%s/proc/self/cgroup", root);
+	char cgfile[4200], line[4096];
+	if (pid > 0)
+		snprintf(cgfile, sizeof(cgfile), "%s/proc/%ld/cgroup", root, pid);
+	else
+		snprintf(cgfile, sizeof(cgfile), "%s/proc/self/cgroup", root);
 	FILE *f = fopen(cgfile, "r");
 	int found = 0;
+	uint64_t v;
 	while (f && !found && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
@@ -704,20 +708,34 @@ int sd_topo_oom_kills(const char *root, uint64_t *kills)
 			continue;
 		if (strcmp(cg, "/") == 0)
 			continue; /* the root cgroup counts no events */
-		if (v2)
-			snprintf(path, sizeof(path), "%s/sys/fs/cgroup%s/"
-				 "memory.events", root, cg);
-		else
-			snprintf(path, sizeof(path), "%s/sys/fs/cgroup/memory%s/"
-				 "memory.oom_control", root, cg);
-		found = key_count(path, "oom_kill", kills);
+		int n = v2 ? snprintf(path, len, "%s/sys/fs/cgroup%s/"
+				      "memory.events", root, cg)
+			   : snprintf(path, len, "%s/sys/fs/cgroup/memory%s/"
+				      "memory.oom_control", root, cg);
+		found = n > 0 && (size_t)n < len && key_count(path, "oom_kill", &v);
 	}
 	if (f)
 		fclose(f);
 	if (found)
 		return 1;
-	snprintf(path, sizeof(path), "%s/proc/vmstat", root);
-	return key_count(path, "oom_kill", kills) ? 2 : 0;
+	/* a process that is gone has no cgroup to tell: not the host's */
+	if (!f && pid > 0)
+		return 0;
+	int n = snprintf(path, len, "%s/proc/vmstat", root);
+	return n > 0 && (size_t)n < len && key_count(path, "oom_kill", &v) ? 2
+									   : 0;
+}
+
+int sd_topo_oom_count(const char *path, uint64_t *kills)
+{
+	return key_count(path, "oom_kill", kills);
+}
+
+int sd_topo_oom_kills(const char *root, uint64_t *kills)
+{
+	char path[8500];
+	int kind = sd_topo_oom_counter(root, 0, path, sizeof(path));
+	return kind && sd_topo_oom_count(path, kills) ? kind : 0;
 }
 
 char *sd_topo_host_env_json(const struct sd_backend_ops *ops,

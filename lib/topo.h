@@ -116,6 +116,17 @@ int sd_topo_cgroup_mem_left(const char *root, uint64_t *left);
  * killer.  root: as for sd_topo_cgroup_mem_left(). */
 int sd_topo_oom_kills(const char *root, uint64_t *kills);
 
+/* The file that counts the OOM kills of process pid's memory cgroup (0:
+ * this process), as sd_topo_oom_kills() reads it, to path: 1 (its
+ * cgroup's), 2 (the host's /proc/vmstat, for a process in the root
+ * cgroup) or 0 (neither; a pid that is gone).  Taken while the process
+ * lives, the file is read after it died (a node leader names the OOM
+ * killer's victim among its node's ranks so). */
+int sd_topo_oom_counter(const char *root, long pid, char *path, size_t len);
+
+/* The count in a file sd_topo_oom_counter() named: 1 with *kills, else 0. */
+int sd_topo_oom_count(const char *path, uint64_t *kills);
+
 struct sd_backend_ops;
 struct sd_comm;
 struct sd_rank_info;

@@ -29,47 +29,21 @@
 #include "drain.h"
 #include "upload/upload.h"
 
-/* Whether rank r's process has ended (gone, or a zombie), waiting up to
- * a second: its connection closes before it becomes a zombie. */
-static int process_ended(int pid)
-{
-	for (int tries = 0; pid > 0 && tries < 100; tries++) {
-		char path[64], stat[256];
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			return 1;
-		size_t got = fread(stat, 1, sizeof(stat) - 1, f);
-		fclose(f);
-		stat[got] = '\0';
-		const char *paren = strrchr(stat, ')');
-		if (paren && (paren[2] == 'Z' || paren[2] == 'X'))
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
-/* A rank lost to the kernel's OOM killer is not a bad node: when the
- * verdict (a lost rank) names one rank of rank 0's host, whose process
- * ended, while this process's memory cgroup counted an OOM kill since
- * the start, the verdict says so with the memory the test needed.
- * Ranks on other hosts are beyond rank 0's cgroup: their loss stays a
- * lost rank (under srun, slurmstepd says "Detected N oom_kill events"). */
+/* A rank lost to the kernel's OOM killer is not a bad node: the control
+ * plane found the OOM kills of the rank's memory cgroup up when it left
+ * (rank 0 reads them for a rank of its host, a node's leader for one of
+ * its node), and the verdict says so with the memory the test needed. */
 static const char *oom_words(struct run_ctx *c, int status, const char *msg)
 {
 	if (c->oom_checked)
 		return c->oom_killed ? c->oom_msg : msg;
 	c->oom_checked = 1;
-	int ranks[64];
-	char hosts[64][64];
-	uint64_t now;
+	int rank, kind;
+	char host[64];
+	uint64_t kills;
 	struct sd_bootstrap *bs = &c->boot->bs;
-	if (status != SD_ERR_TIMEOUT || !c->oom_kind || !c->ctrl || !c->ranks ||
-	    sd_ctrl_blamed(c->ctrl, ranks, hosts, 64) != 1 ||
-	    strcmp(hosts[0], bs->host) != 0 ||
-	    sd_topo_oom_kills("", &now) != c->oom_kind || now <= c->oom_base ||
-	    !process_ended(c->ranks[ranks[0]].pid))
+	if (status != SD_ERR_NOMEM || !c->ctrl || !c->ranks ||
+	    !(kind = sd_ctrl_oom_victim(c->ctrl, &rank, host, &kills)))
 		return msg;
 	size_t worst = 0;
 	char need[600];
@@ -78,16 +52,15 @@ static const char *oom_words(struct run_ctx *c, int status, const char *msg)
 	else
 		sd_plan_rank_mem_bytes(&c->plan, bs->size, 1, &worst);
 	sd_plan_mem_words(&c->plan, worst, bs->size,
-			  !c->ranks[ranks[0]].dev.pci_bus_id[0], need,
+			  !c->ranks[rank].dev.pci_bus_id[0], need,
 			  sizeof(need));
 	snprintf(c->oom_msg, sizeof(c->oom_msg), "rank %d was killed by the "
 		 "kernel's OOM killer on %s (%s %llu OOM kill%s during the run); "
 		 "the test needed more memory than the rank had: %s; %s is not "
 		 "blamed: give the ranks more memory, lower max_bytes (-e) or "
-		 "run fewer ranks per host", ranks[0], hosts[0],
-		 c->oom_kind == 1 ? "its memory cgroup counted" : "the host counted",
-		 (unsigned long long)(now - c->oom_base),
-		 now - c->oom_base == 1 ? "" : "s", need, hosts[0]);
+		 "run fewer ranks per host", rank, host,
+		 kind == 1 ? "its memory cgroup counted" : "the host counted",
+		 (unsigned long long)kills, kills == 1 ? "" : "s", need, host);
 	c->oom_killed = 1;
 	return c->oom_msg;
 }
@@ -334,9 +307,6 @@ static int exchange_ranks(struct run_ctx *c)
 		sd_rank_error(bs, "", "out of memory");
 		return SD_EXIT_ENV;
 	}
-	/* the OOM killer's count before any buffer: a rank lost with it up
-	 * is named as its victim, not as a lost node (oom_words) */
-	c->oom_kind = sd_topo_oom_kills("", &c->oom_base);
 	/* memory is named as memory before a rank runs out of it (the OOM
 	 * killer's victim would look like a lost node) */
 	if (sd_plan_buffers_fit(&c->plan, c->ranks, c->host_of, bs->size, err,

@@ -56,11 +56,8 @@ struct run_ctx {
 	size_t *lens, *offs;
 	int finished; /* finish_run ran */
 	int agreed;   /* every rank said it was done */
-	/* the kernel's OOM killer: this process's memory cgroup's kill count
-	 * at the start (oom_kind: sd_topo_oom_kills()'s, 0 unknown), the test
-	 * rank 0 runs (index + 1), and a verdict that named an OOM kill */
-	uint64_t oom_base;
-	int oom_kind;
+	/* the kernel's OOM killer: the test rank 0 runs (index + 1), and a
+	 * verdict that named an OOM kill (oom_words) */
 	volatile size_t test_now;
 	int oom_checked, oom_killed;
 	char oom_msg[1200];

@@ -336,6 +336,38 @@ static void test_oom_kills(void)
 	   (unsigned long long)kills);
 	snprintf(root, sizeof(root), "%s/none", dir);
 	ok(sd_topo_oom_kills(root, &kills) == 0, "nothing to read: unknown");
+
+	/* another process's counter (a node leader's view of its node's
+	 * ranks): Slurm's task cgroup, read again after the task died */
+	char path[1024], path2[600];
+	snprintf(root, sizeof(root), "%s/v2", dir);
+	put("v2/proc/4242/cgroup", "0::/slurm/job1/step0/task_1\n");
+	put("v2/sys/fs/cgroup/slurm/job1/step0/task_1/memory.events",
+	    "oom 0\noom_kill 0\n");
+	ok(sd_topo_oom_counter(root, 4242, path, sizeof(path)) == 1 &&
+	   strstr(path, "/step0/task_1/memory.events") &&
+	   sd_topo_oom_count(path, &kills) && kills == 0,
+	   "pid 4242: its task cgroup's memory.events (%s)", path);
+	put("v2/sys/fs/cgroup/slurm/job1/step0/task_1/memory.events",
+	    "oom 1\noom_kill 1\n");
+	snprintf(path2, sizeof(path2), "%s/v2/proc/4242/cgroup", dir);
+	unlink(path2);
+	ok(sd_topo_oom_count(path, &kills) && kills == 1,
+	   "read again once the process is gone: 1 kill");
+	snprintf(root, sizeof(root), "%s/rootcg", dir);
+	ok(sd_topo_oom_counter(root, 4243, path, sizeof(path)) == 0,
+	   "a pid that is gone: unknown, not the host's count");
+	put("rootcg/proc/4244/cgroup", "4:memory:/\n");
+	ok(sd_topo_oom_counter(root, 4244, path, sizeof(path)) == 2 &&
+	   strstr(path, "/proc/vmstat"),
+	   "a pid in the root cgroup: the host's count");
+	ok(sd_topo_oom_counter(root, 0, path, sizeof(path)) == 2,
+	   "pid 0: this process's, as sd_topo_oom_kills reads it");
+	char tiny[8];
+	snprintf(root, sizeof(root), "%s/v2", dir);
+	put("v2/proc/4245/cgroup", "0::/slurm/job1/step0/task_1\n");
+	ok(sd_topo_oom_counter(root, 4245, tiny, sizeof(tiny)) == 0,
+	   "a path that does not fit the room: unknown, not cut");
 }
 
 int main(void)
