@@ -204,6 +204,21 @@ int sd_fault_fits_steps(const struct sd_fault *f, long steps, char *err,
 	return 1;
 }
 
+int sd_fault_fits_entries(const struct sd_fault *f, long entries, char *err,
+			  size_t errlen)
+{
+	if (!f->iter_set || (f->kind != SD_FAULT_STALL &&
+			     f->kind != SD_FAULT_EXIT && f->kind != SD_FAULT_KILL))
+		return 0;
+	if (f->iter >= 0 && f->iter < entries)
+		return 0;
+	snprintf(err, errlen, "iter=%ld never fires: kind=%s acts before gemm "
+		 "entry iter + 1, and this sweep has entries 1 to %ld; give "
+		 "iter=0 to %ld", f->iter, sd_name_of(kind_names, f->kind),
+		 entries, entries - 1);
+	return 1;
+}
+
 int sd_fault_at_start(const struct sd_fault *f, int rank)
 {
 	return f->at_start && !f->fired && f->rank == rank &&

@@ -77,6 +77,12 @@ int sd_fault_parse(const char *spec, struct sd_fault *f, char *err,
  * steps - 1); slow at every step.  0, or 1 with err saying which iter= to
  * give.
  */
+/* Whether a planted stall, exit or kill with iter= fits a gemm sweep of
+ * `entries` entries (it acts before entry iter + 1): 0, or 1 with err
+ * naming the entries it could take. */
+int sd_fault_fits_entries(const struct sd_fault *f, long entries, char *err,
+			  size_t errlen);
+
 int sd_fault_fits_steps(const struct sd_fault *f, long steps, char *err,
 			size_t errlen);
 

@@ -660,11 +660,14 @@ int sd_gemm_sweep_next(struct sd_gemm_sweep *s, struct sd_gemm_row *row,
 	if (s->t >= SD_GEMM_TYPE_COUNT)
 		return 0;
 	const struct sd_gemm_shape *sh = &s->shapes[s->i++];
-	/* a planted stall, exit or kill: before the first product */
+	/* a planted stall, exit or kill: before the first product, or
+	 * before entry iter + 1 (iter=) */
 	if (mine && !f->fired &&
 	    (f->kind == SD_FAULT_STALL || f->kind == SD_FAULT_EXIT ||
-	     f->kind == SD_FAULT_KILL))
+	     f->kind == SD_FAULT_KILL) &&
+	    (!f->iter_set || s->entry == f->iter))
 		sd_fault_act(f);
+	s->entry++;
 	struct sd_gemm_args a = s->base;
 	a.type = (enum sd_gemm_type)s->t;
 	a.m = sh->m;

@@ -235,6 +235,7 @@ struct sd_gemm_sweep {
 	const struct sd_gemm_row *not_here;
 	struct sd_gemm_fault planted;
 	int started;
+	int entry;                /* entries begun */
 };
 
 /* How many entries the sweep has: its types times its shapes. */

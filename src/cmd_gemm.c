@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,20 @@ struct gemm_ctx {
 	struct sd_job_guard guard;   /* the control plane, the watchdog */
 	int sweep_status;            /* how the sweep ended, for rank 0 */
 	const char *why;
+	/* rank 0: every rank's rows of the entries agreed so far, for the
+	 * record of a run stopped mid-sweep (a rank lost, a product that
+	 * outlived a signal's grace); under kept_mu (the guard's thread) */
+	struct sd_gemm_row *kept;
+	size_t nkept, kept_cap;
+	pthread_mutex_t kept_mu;
+};
+
+/* What a rank says after each entry: its exit status and the row it
+ * measured (measured 0: none). */
+struct entry_word {
+	int32_t status;
+	int32_t measured;
+	struct sd_gemm_row row;
 };
 
 /* a signal asks the ranks to stop (the job's guard, job.h) */
@@ -603,27 +618,24 @@ static void print_text(struct gemm_ctx *c, const struct gemm_outcome *g)
 
 /* --------------------------------------------------------- recording */
 
-/* The rows and verdicts of the run, the failing hosts as suspects. */
-static void record(struct gemm_ctx *c, const struct gemm_outcome *g)
+/* The measured rows among rows[0..n) to the record. */
+static void record_rows(struct gemm_ctx *c, const struct sd_rank_info *ranks,
+			const struct sd_gemm_row *rows, size_t n)
 {
-	struct sd_gemm_result_info *ri = calloc(g->nrows + 1, sizeof(*ri));
-	struct sd_gemm_device_info *di = calloc(g->nv + 1, sizeof(*di));
-	char (*shapes)[64] = calloc(g->nv + 1, sizeof(*shapes));
-	struct sd_suspect_info *sus = calloc(g->nv + 1, sizeof(*sus));
-	struct sd_buf *why = calloc(g->nv + 1, sizeof(*why));
-	size_t nri = 0, ns = 0;
-	if (!ri || !di || !shapes || !sus || !why) {
+	struct sd_gemm_result_info *ri = calloc(n + 1, sizeof(*ri));
+	size_t nri = 0;
+	if (!ri) {
 		fprintf(stderr, "shakedown: warning: out of memory: the gemm "
 			"rows were not recorded\n");
-		goto out;
+		return;
 	}
-	for (size_t i = 0; i < g->nrows; i++) {
-		const struct sd_gemm_row *r = &g->rows[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct sd_gemm_row *r = &rows[i];
 		if (r->status != SD_GEMM_MEASURED)
 			continue;
 		ri[nri++] = (struct sd_gemm_result_info){
-			.rank = r->rank, .host = g->ranks[r->rank].host,
-			.device = device_name(g->ranks, r->rank),
+			.rank = r->rank, .host = ranks[r->rank].host,
+			.device = device_name(ranks, r->rank),
 			.dtype = sd_gemm_type_name((enum sd_gemm_type)r->type),
 			.shape = r->shape, .m = r->m, .n = r->n, .k = r->k,
 			.iters = r->iters, .warmup_iters = r->warmup_iters,
@@ -632,6 +644,25 @@ static void record(struct gemm_ctx *c, const struct gemm_outcome *g)
 			.checked = r->checked, .wrong = r->wrong,
 			.max_error = r->max_error, .tolerance = r->tolerance,
 			.best = r->best, .impl = r->impl };
+	}
+	struct sd_event ev = { .kind = SD_EVENT_GEMM_RESULTS,
+			       .gemm_results = ri, .n = nri };
+	sd_sinks_emit(&c->sinks, &ev);
+	free(ri);
+}
+
+/* The rows and verdicts of the run, the failing hosts as suspects. */
+static void record(struct gemm_ctx *c, const struct gemm_outcome *g)
+{
+	struct sd_gemm_device_info *di = calloc(g->nv + 1, sizeof(*di));
+	char (*shapes)[64] = calloc(g->nv + 1, sizeof(*shapes));
+	struct sd_suspect_info *sus = calloc(g->nv + 1, sizeof(*sus));
+	struct sd_buf *why = calloc(g->nv + 1, sizeof(*why));
+	size_t ns = 0;
+	if (!di || !shapes || !sus || !why) {
+		fprintf(stderr, "shakedown: warning: out of memory: the gemm "
+			"rows were not recorded\n");
+		goto out;
 	}
 	for (size_t i = 0; i < g->nv; i++) {
 		const struct sd_gemm_verdict *v = &g->v[i];
@@ -675,11 +706,9 @@ static void record(struct gemm_ctx *c, const struct gemm_outcome *g)
 	}
 	for (size_t k = 0; k < ns; k++)
 		sus[k].reason = why[k].data ? why[k].data : "gemm";
-	struct sd_event ev = { .kind = SD_EVENT_GEMM_RESULTS,
-			       .gemm_results = ri, .n = nri };
-	sd_sinks_emit(&c->sinks, &ev);
-	ev = (struct sd_event){ .kind = SD_EVENT_GEMM_DEVICES,
-				.gemm_devices = di, .n = g->nv };
+	record_rows(c, g->ranks, g->rows, g->nrows);
+	struct sd_event ev = { .kind = SD_EVENT_GEMM_DEVICES,
+			       .gemm_devices = di, .n = g->nv };
 	sd_sinks_emit(&c->sinks, &ev);
 	if (ns) {
 		ev = (struct sd_event){ .kind = SD_EVENT_SUSPECTS,
@@ -693,7 +722,6 @@ out:
 	free(sus);
 	free(shapes);
 	free(di);
-	free(ri);
 }
 
 /* The sweep as recorded text: what every rank ran, so that runs with
@@ -859,25 +887,46 @@ static int finish(struct gemm_ctx *c, struct gemm_outcome *g,
  * 0's word is what every rank returns).  Through the control plane: a rank
  * lost, or one that does not end the entry within -T, is named and
  * recorded by the guard, *lost set, and its exit status returned. */
-static int agree_entry(struct gemm_ctx *c, int mine, int *lost)
+static int agree_entry(struct gemm_ctx *c, int mine,
+			const struct sd_gemm_row *row, int *lost)
 {
 	struct sd_bootstrap *bs = &c->boot->bs;
-	int32_t v = mine, *all = calloc((size_t)bs->size, sizeof(*all));
+	struct entry_word v = { .status = mine, .measured = row != NULL };
+	struct entry_word *all = NULL;
 	int worst = 0, stop = 0;
-	if (!all) {
+	if (row)
+		v.row = *row;
+	if (bs->rank == 0 &&
+	    !(all = calloc((size_t)bs->size, sizeof(*all)))) {
 		sd_rank_error(bs, "gemm", "out of memory");
 		return SD_EXIT_ENV;
 	}
-	int rc = sd_job_guard_step(&c->guard, &v, sizeof(v),
-				   bs->rank == 0 ? all : NULL, mine != 0, &stop);
+	int rc = sd_job_guard_step(&c->guard, &v, sizeof(v), all, mine != 0,
+				   &stop);
 	if (rc) {
 		free(all);
 		*lost = 1;
 		return rc;
 	}
-	for (int r = 0; bs->rank == 0 && r < bs->size; r++)
-		if (all[r] > worst)
-			worst = all[r];
+	for (int r = 0; bs->rank == 0 && r < bs->size; r++) {
+		if (all[r].status > worst)
+			worst = all[r].status;
+		if (!all[r].measured)
+			continue;
+		/* kept as it comes: a run stopped later still records it */
+		pthread_mutex_lock(&c->kept_mu);
+		if (c->nkept == c->kept_cap) {
+			size_t cap = c->kept_cap ? 2 * c->kept_cap : 64;
+			void *p = realloc(c->kept, cap * sizeof(*c->kept));
+			if (p) {
+				c->kept = p;
+				c->kept_cap = cap;
+			}
+		}
+		if (c->nkept < c->kept_cap)
+			c->kept[c->nkept++] = all[r].row;
+		pthread_mutex_unlock(&c->kept_mu);
+	}
 	free(all);
 	if (bs->rank != 0 && stop)
 		worst = mine ? mine : SD_EXIT_ENV;
@@ -935,7 +984,7 @@ static int sweep(struct gemm_ctx *c, int *lost, char *err, size_t errlen)
 				       : SD_EXIT_OK;
 		/* the ranks agree after every entry: the next one starts
 		 * together, and a failure stops them all */
-		int worst = agree_entry(c, mine_status, lost);
+		int worst = agree_entry(c, mine_status, rc ? NULL : row, lost);
 		if (worst)
 			return worst;
 	}
@@ -949,6 +998,12 @@ static void guard_record_end(void *arg, int exit_status, const char *st,
 			     size_t n)
 {
 	struct gemm_ctx *c = arg;
+	/* the products every rank finished before the stop: measured, not
+	 * judged (a device's verdict needs the whole sweep) */
+	pthread_mutex_lock(&c->kept_mu);
+	if (c->nkept && c->ranks)
+		record_rows(c, c->ranks, c->kept, c->nkept);
+	pthread_mutex_unlock(&c->kept_mu);
 	if (n) {
 		struct sd_event ev = { .kind = SD_EVENT_SUSPECTS,
 				       .suspects = sus, .n = n };
@@ -974,8 +1029,12 @@ static int start_rank(struct gemm_ctx *c)
 {
 	c->db_sink = -1;
 	c->sinks.warn = sd_job_warn;
-	c->guard = (struct sd_job_guard){ .record_end = guard_record_end,
-					  .stop = guard_stop, .arg = c };
+	pthread_mutex_init(&c->kept_mu, NULL);
+	c->guard = (struct sd_job_guard){
+		.record_end = guard_record_end, .stop = guard_stop, .arg = c,
+		.cut_short = "a product was cut short mid-way",
+		.kept = "; the products every rank finished before it are "
+			"kept" };
 	sd_job_guard_watch(&c->guard);
 	int status = sd_job_rank_open(&c->boot, sd_job_on_signal, &c->fault);
 	c->guard.boot = c->boot;
@@ -1017,7 +1076,12 @@ static int open_sweep(struct gemm_ctx *c)
 	} else if (sd_fault_fits(&c->fault, SD_FAULT_IN_GEMM, bs->size,
 				 sd_gemm_check_count(c->shapes[0].m, c->shapes[0].n,
 						     c->shapes[0].k),
-				 err, sizeof(err))) {
+				 err, sizeof(err)) ||
+		   sd_fault_fits_entries(&c->fault,
+					 sd_gemm_sweep_entries(&(struct sd_gemm_sweep){
+						 .nshapes = c->nshapes,
+						 .types = c->opt.types }),
+					 err, sizeof(err))) {
 		if (bs->rank == 0)
 			fprintf(stderr, "shakedown: SHAKEDOWN_FAULT: %s\n", err);
 		rc = SD_ERR_INVALID;
@@ -1226,6 +1290,11 @@ static int close_rank(struct gemm_ctx *c, int status)
 	sd_job_close(&c->boot, &c->plugin, &c->comm);
 	free(c->ranks);
 	free(c->mine);
+	pthread_mutex_lock(&c->kept_mu);
+	free(c->kept);
+	c->kept = NULL;
+	c->nkept = c->kept_cap = 0;
+	pthread_mutex_unlock(&c->kept_mu);
 	free(c->all_rows);
 	free(c->lens);
 	free(c->offs);

@@ -92,6 +92,48 @@ is "$(SQ "SELECT status, exit_status FROM runs WHERE id = 4")" "failed|4" \
 is "$(SQ "SELECT kind, subject FROM suspects WHERE run_id = 4")" "node|$host" \
 	"the lost rank's node is recorded as a suspect"
 
+# -- a rank lost after a product: what every rank finished is kept ---------
+# (measured, not judged: a device's verdict needs the whole sweep)
+MDB=$TMPD/mid.db
+SHAKEDOWN_FAULT=rank=1,kind=kill,iter=1 run -t 60 $G --local 2 --db "$MDB" $SMALL
+is "$rc" 4 "a rank killed before its second product: exit 4"
+like "$err" "rank 1 \($host, pid [0-9]+\) was lost during gemm entry [12] of 2" \
+	"the lost rank is named"
+is "$(sqlite3 "$MDB" "SELECT group_concat(rank || ' ' || m, ',') FROM
+	(SELECT rank, m FROM gemm_results ORDER BY rank, m)")" "0 256,1 256" \
+	"the first product of both ranks is recorded"
+is "$(sqlite3 "$MDB" "SELECT count(*) FROM gemm_devices; SELECT status ||
+	' ' || exit_status FROM runs")" "0
+failed 4" "no device judged on half a sweep; the run failed, exit 4"
+SHAKEDOWN_FAULT=rank=1,kind=kill,iter=2 run -t 60 $G --local 2 --db none $SMALL
+is "$rc" 2 "a kill planted past the sweep: exit 2"
+like "$err" "iter=2 never fires: kind=kill acts before gemm entry iter \+ 1, and this sweep has entries 1 to 2; give iter=0 to 1" \
+	"refused with the entries it could take"
+
+# -- SIGTERM while a product outlives the grace: the products finished
+# before it are kept, the one in flight abandoned
+TDB=$TMPD/term.db
+$G --local 2 --sizes 128,4096 --width 0 -n 100 -w 0 --db "$TDB" \
+	>"$TMPD/term.out" 2>"$TMPD/term.err" &
+pid=$!
+k=0
+while [ $k -lt 300 ] && [ -z "$(sqlite3 "$TDB" 'SELECT id FROM runs' 2>/dev/null)" ]; do
+	sleep 0.1
+	k=$((k + 1))
+done
+sleep 3 # the 128 products take milliseconds; a 4096 one, 100 times, minutes
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+is "$rc" 5 "SIGTERM mid-product: exit 5"
+like "$(cat "$TMPD/term.err")" "cancelled by a signal; a product was cut short mid-way after 2 s; the products every rank finished before it are kept" \
+	"says what was cut short and what is kept"
+is "$(sqlite3 "$TDB" "SELECT count(*) FROM gemm_results WHERE m = 128;
+	SELECT count(*) FROM gemm_results WHERE m = 4096; SELECT status ||
+	' ' || exit_status FROM runs")" "2
+0
+cancelled 5" "both ranks' 128 products are recorded, none of 4096; cancelled, exit 5"
+
 # -- never lost: the database locked through the run ------------------------
 # another process takes the write lock once the run has its row, and
 # keeps it past the end: the rows go to the journal, exit 7, and

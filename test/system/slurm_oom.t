@@ -33,7 +33,7 @@ at_exit "for p in \$(cat '$cg/cgroup.procs' 2>/dev/null); do kill -9 \$p; done; 
 echo $((1 << 30)) >"$cg/$limit" 2>/dev/null ||
 	skip_all "the memory cgroup's limit cannot be set"
 
-sd_slurm_begin 2 12
+sd_slurm_begin 2 16
 
 cat >"$SD_TMP/oom.yaml" <<EOF
 tests:
@@ -41,18 +41,21 @@ tests:
   - {op: reduce_scatter, dtype: float32, min_bytes: 64M, max_bytes: 64M, iters: 1, warmup: 0}
 EOF
 
-# srun_oom NAME FAULT LOW: the plan on 2 nodes x 2 tasks, rank 3 in the
-# cgroup; once the run has its row, the limit becomes LOW (bytes)
+# srun_oom NAME FAULT LOW [COMMAND...]: the plan (or COMMAND) on 2 nodes
+# x 2 tasks, rank 3 in the cgroup; once the run has its row, the limit
+# becomes LOW (bytes)
 srun_oom() {
 	name=$1 fault=$2 low=$3 db=$SD_TMP/$1.db
+	shift 3
+	[ $# -gt 0 ] || set -- run --no-progress --plan "$SD_TMP/oom.yaml"
 	echo $((1 << 30)) >"$cg/$limit"
 	t0=$(date +%s)
 	SHAKEDOWN_FAULT=$fault timeout 150 $SD_CLUSTER_CLIENT srun --mpi=pmi2 \
 		--kill-on-bad-exit=0 -W 60 -t 2 -N 2 --ntasks-per-node=2 \
 		--error="$SD_TMP/$name.%t.err" \
 		sh -c '[ "$SLURM_PROCID" != 3 ] || echo $$ >"$0"; exec "$@"' \
-		"$cg/cgroup.procs" "$SHAKEDOWN" run --backend gloo --no-progress \
-		--plan "$SD_TMP/oom.yaml" -T 20 --db "$db" \
+		"$cg/cgroup.procs" "$SHAKEDOWN" "$@" --backend gloo \
+		-T 20 --db "$db" \
 		>"$SD_TMP/$name.out" 2>&1 &
 	bg=$!
 	k=0
@@ -99,5 +102,22 @@ is "$(sqlite3 "$SD_TMP/kill.db" 'SELECT exit_status || " " || s.subject
 	"control: exit 4, node2 a suspect"
 grep -q "was lost" "$SD_TMP/kill.0.err" ||
 	{ diag_file "$SD_TMP/kill.out"; diag_file "$SD_TMP/kill.0.err"; }
+
+# gemm through the same guard: rank 3's 3072 product (3 matrices of 36M
+# and the check's) does not fit 60M; rank 0's first product waits 3 s so
+# that the limit drops before the second
+srun_oom gemm rank=0,kind=slow,delay_us=3000000 $((60 << 20)) \
+	gemm --sizes 128,3072 --width 0 -n 1 -w 0
+is "$in_cg" 1 "gemm: rank 3 ran in the memory cgroup"
+like "$err0" "rank 3 \(node2, pid [0-9]+\) was killed by the kernel's OOM killer on node2 during gemm entry 2 of 2 \(its memory cgroup counted 1 OOM kill during the run\): it ran out of memory, and node2 is not blamed" \
+	"gemm: rank 0 names rank 3 as the OOM killer's victim"
+ok 'grep -Eq "node1: tasks? 0[-,0-9]*: Exited with exit code 3" "$SD_TMP/gemm.out"' \
+	"gemm: rank 0 exits 3"
+is "$(sqlite3 "$SD_TMP/gemm.db" 'SELECT r.status || " " || r.exit_status ||
+	" " || (SELECT count(*) FROM suspects) || " " || (SELECT count(*) FROM
+	gemm_results WHERE m = 128) FROM runs r')" "error 3 0 4" \
+	"gemm: recorded as error 3, no suspect, the 4 ranks' 128 products kept"
+grep -q "OOM killer" "$SD_TMP/gemm.0.err" ||
+	{ diag_file "$SD_TMP/gemm.out"; diag_file "$SD_TMP/gemm.0.err"; }
 
 done_testing

@@ -136,6 +136,34 @@ static void test_fault_fits(void)
 			ok(rc == 0, "fault '%s' in %ld steps fires", at[i].spec,
 			   at[i].steps);
 	}
+	/* in gemm, iter= names the entry a stall, exit or kill comes
+	 * before; one past the sweep is refused */
+	static const struct {
+		const char *spec;
+		long entries;
+		const char *error; /* NULL: it fires */
+	} ge[] = {
+		{ "rank=1,kind=kill,iter=0", 4, NULL },
+		{ "rank=1,kind=kill,iter=3", 4, NULL },
+		{ "rank=1,kind=kill,iter=4", 4, "acts before gemm entry iter + "
+						"1, and this sweep has entries "
+						"1 to 4; give iter=0 to 3" },
+		{ "rank=1,kind=kill", 4, NULL },
+		{ "rank=1,kind=slow,iter=9", 4, NULL },
+	};
+	for (size_t i = 0; i < sizeof(ge) / sizeof(ge[0]); i++) {
+		struct sd_fault f = planted(ge[i].spec);
+		char err[512] = "";
+		int rc = sd_fault_fits_entries(&f, ge[i].entries, err,
+					       sizeof(err));
+		if (ge[i].error)
+			ok(rc == 1 && strstr(err, ge[i].error),
+			   "gemm fault '%s' in %ld entries: %s", ge[i].spec,
+			   ge[i].entries, err);
+		else
+			ok(rc == 0, "gemm fault '%s' in %ld entries fires",
+			   ge[i].spec, ge[i].entries);
+	}
 }
 
 static void test_buffers_fit(void)
