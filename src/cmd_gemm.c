@@ -346,7 +346,7 @@ static int parse_options(int argc, char **argv, struct gemm_options *o)
 			break;
 		case 'v': o->verbose = 1; break;
 		case 'h':
-			fputs(sd_help_gemm, stdout);
+			sd_help_print(stdout, sd_help_gemm);
 			return sd_finish_stdout();
 		case ':':
 		default:

@@ -229,7 +229,7 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 		case OPT_JSON: o->json = 1; break;
 		case OPT_STRICT: o->strict = 1; break;
 		case 'h':
-			fputs(sd_help_ingest, stdout);
+			sd_help_print(stdout, sd_help_ingest);
 			return sd_finish_stdout();
 		case ':':
 		default:

@@ -216,7 +216,7 @@ int cmd_plan(int argc, char **argv)
 					   "number of GB/s", optarg);
 			break;
 		case 'h':
-			fputs(sd_help_plan, stdout);
+			sd_help_print(stdout, sd_help_plan);
 			return sd_finish_stdout();
 		case ':':
 			return sd_usage_error("plan", "option '%s' needs a value", argv[at]);

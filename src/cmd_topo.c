@@ -92,7 +92,7 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
 			o->format = (enum topo_format)f;
 			break;
 		case 'h':
-			fputs(sd_help_topo, stdout);
+			sd_help_print(stdout, sd_help_topo);
 			return sd_finish_stdout();
 		case ':':
 		default:

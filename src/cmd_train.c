@@ -313,7 +313,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 			break;
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case 'h':
-			fputs(sd_help_train, stdout);
+			sd_help_print(stdout, sd_help_train);
 			return sd_finish_stdout();
 		case ':':
 		default:

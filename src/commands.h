@@ -68,6 +68,7 @@ int cmd_upload(int argc, char **argv);
  * per command: src/help/CMD.txt, compiled in by src/src.am as
  * src/help/help_text.c.  The same files give shakedown(1) its option lists.
  */
+extern const char sd_help_exit[];
 extern const char sd_help_run[];
 extern const char sd_help_runs[];
 extern const char sd_help_report[];

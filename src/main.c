@@ -35,19 +35,29 @@ static int unknown_command(const char *name)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: shakedown <command> [options]\n"
-		     "       shakedown help [command]\n"
+		     "       shakedown help [command | exit-status]\n"
 		     "       shakedown --version\n\ncommands:\n");
 	for (const struct sd_command *c = sd_commands; c->name; c++)
 		if (!(c->flags & SD_CMD_INTERNAL))
 			fprintf(out, "  %-10s %s\n", c->name, c->summary);
-	fprintf(out, "\nSee shakedown(1) for options, output columns, formulas "
-		     "and exit statuses.\n");
+	fprintf(out, "\nSee 'shakedown help COMMAND' for a command's options, "
+		     "'shakedown help exit-status'\nfor the exit statuses, and "
+		     "shakedown(1) for output columns and formulas.\n");
 }
 
 int cmd_help(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stdout);
+		return sd_finish_stdout();
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return sd_finish_stdout();
+	}
+	if (strcmp(argv[1], "exit-status") == 0) {
+		fputs(sd_help_exit, stdout);
 		return sd_finish_stdout();
 	}
 	const struct sd_command *c = sd_command_find(argv[1]);

@@ -31,7 +31,7 @@ void sd_run_options_init(struct sd_run_options *o)
 void cmd_run_usage(FILE *out)
 {
 	/* src/help/run.txt, which also gives shakedown(1) its OPTIONS OF RUN */
-	fputs(sd_help_run, out);
+	sd_help_print(out, sd_help_run);
 }
 
 enum long_only {

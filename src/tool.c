@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "shakedown/backend.h"
+#include "commands.h"
 #include "tool.h"
 
 int sd_exit_for_status(int status)
@@ -21,6 +22,13 @@ int sd_exit_for_status(int status)
 	case SD_ERR_CANCELLED: return SD_EXIT_CANCELLED;
 	default: return SD_EXIT_ENV;
 	}
+}
+
+void sd_help_print(FILE *out, const char *text)
+{
+	fputs(text, out);
+	fputc('\n', out);
+	fputs(sd_help_exit, out);
 }
 
 static int option_check(char **argv, const struct option *opts, int li,

@@ -5,7 +5,11 @@
 #ifndef SD_TOOL_H
 #define SD_TOOL_H
 
-/* Exit statuses of the command (documented in shakedown(1)). */
+#include <stdio.h>
+
+/* Exit statuses of the command: what each means is src/help/exit.txt,
+ * the one text of help, shakedown(1) and the README (exit_status.t checks
+ * the values here against it). */
 enum sd_exit {
 	SD_EXIT_OK = 0,        /* every check passed */
 	SD_EXIT_CHECK = 1,     /* a check failed: wrong data, below threshold */
@@ -35,6 +39,10 @@ struct option;
 #define SD_OPT_REFUSED (-2)
 int sd_getopt(int argc, char **argv, const char *optstring,
 	      const struct option *opts, char *err, size_t errlen);
+
+/* A command's --help text (sd_help_CMD) and, after it, the exit
+ * statuses every command shares (src/help/exit.txt, sd_help_exit). */
+void sd_help_print(FILE *out, const char *text);
 
 /* Flush stdout and return SD_EXIT_OK, or SD_EXIT_ENV (with a message) when
  * the output could not be written. */

@@ -92,7 +92,7 @@ static int parse(int argc, char **argv, struct baseline_opts *o)
 			o->format_given = 1;
 			break;
 		case 'h':
-			fputs(sd_help_baseline, stdout);
+			sd_help_print(stdout, sd_help_baseline);
 			return 1;
 		case ':':
 			return sd_named_bad_option("baseline", argc, argv, at, 1);

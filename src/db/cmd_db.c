@@ -195,7 +195,7 @@ static int parse(int argc, char **argv, struct db_opts *o, int maxpos,
 		case OPT_INTO: o->into = optarg; break;
 		case 'o': o->output = optarg; break;
 		case 'h':
-			fputs(usage, stdout);
+			sd_help_print(stdout, usage);
 			return 1;
 		case ':':
 			fprintf(stderr, "shakedown %s: option '%s' needs a "

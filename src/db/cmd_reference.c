@@ -153,7 +153,7 @@ static int parse(int argc, char **argv, struct reference_opts *o)
 			o->format_given = 1;
 			break;
 		case 'h':
-			fputs(sd_help_reference, stdout);
+			sd_help_print(stdout, sd_help_reference);
 			return 1;
 		case ':':
 			return sd_named_bad_option("reference", argc, argv, at, 1);

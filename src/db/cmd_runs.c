@@ -117,7 +117,7 @@ static int parse(int argc, char **argv, struct runs_opts *o)
 				return SD_EXIT_USAGE;
 			break;
 		case 'h':
-			fputs(sd_help_runs, stdout);
+			sd_help_print(stdout, sd_help_runs);
 			return 1;
 		case ':':
 			return sd_named_bad_option("runs", argc, argv, at, 1);

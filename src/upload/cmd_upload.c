@@ -32,7 +32,7 @@
  * shakedown upload" */
 static void usage(FILE *out)
 {
-	fputs(sd_help_upload, out);
+	sd_help_print(out, sd_help_upload);
 }
 
 static void log_line(void *arg, const char *line)
