@@ -167,7 +167,8 @@ SD_EOF
     sd_cuda_version=`$NVCC --version 2>/dev/null | sed -n 's/.*release \(@<:@0-9.@:>@*\),.*/\1/p'`
     sd_cublas_note="gemm through cuBLAS"
     AS_IF([test "x$sd_have_cublas" != xyes], [sd_cublas_note="no gemm slot: cuBLAS not found"])
-    sd_cuda_summary="yes (plugins/nccl: CUDA $sd_cuda_version in $sd_cuda_dir, NCCL $sd_nccl_version, sm_80 sm_90 + PTX, $sd_cublas_note)"
+    sd_gencode_names=`$SHELL "$srcdir/m4/gencode_summary.sh" "$NVCC_GENCODE"`
+    sd_cuda_summary="yes (plugins/nccl: CUDA $sd_cuda_version in $sd_cuda_dir, NCCL $sd_nccl_version, $sd_gencode_names, $sd_cublas_note)"
     AC_DEFINE([HAVE_NCCL], [1], [the NCCL backend plugin is built])
   ], [
     sd_cuda_summary="no ($sd_cuda_why)"

@@ -248,7 +248,8 @@ static int parse_options(int argc, char **argv, struct ingest_options *o)
 		return sd_usage_error("ingest", "--nodes is too long; give the Slurm hostlist "
 			    "(node[001-512])");
 	if (!o->warmup_given)
-		given(&f->warmup_steps, INGEST_WARMUP);
+		f->warmup_steps = (struct sd_train_fact){ INGEST_WARMUP,
+							  SD_TRAIN_DEFAULT };
 	return -1;
 }
 
@@ -342,7 +343,7 @@ static void print_text(const struct ingest_options *o,
 					(f == &g->facts.width &&
 					 g->from_config & 2)))
 			from = " from --model-config";
-		if (f == &g->facts.warmup_steps && !o->warmup_given)
+		if (f->origin == SD_TRAIN_DEFAULT)
 			printf("  %-16s %.10g (the default)\n", name,
 			       f->value);
 		else if (f->origin != SD_TRAIN_UNKNOWN)

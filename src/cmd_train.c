@@ -92,6 +92,7 @@ struct train_options {
 	long global_batch;            /* sequences a step, all ranks */
 	long micro_req, accum_req;    /* --micro-batch, --accum; 0: none */
 	long steps, warmup, seed;
+	int warmup_given;             /* --warmup was given */
 	double peak_tflops;           /* 0: measure */
 	double slow_factor;
 	enum train_format format;
@@ -285,6 +286,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 			if (sd_parse_int(optarg, 0, 1000000, &o->warmup))
 				return sd_usage_error("train", "--warmup '%s' must be a number of "
 					    "steps from 0", optarg);
+			o->warmup_given = 1;
 			break;
 		case OPT_REFERENCE: o->reference = optarg; break;
 		case OPT_SAVE_REF: o->save_reference = optarg; break;
@@ -722,8 +724,9 @@ static void run_facts(const struct train_ctx *c, int nranks,
 					    SD_TRAIN_WORKLOAD };
 	f->layers = (struct sd_train_fact){ g->layers, SD_TRAIN_WORKLOAD };
 	f->width = (struct sd_train_fact){ g->width, SD_TRAIN_WORKLOAD };
-	f->warmup_steps = (struct sd_train_fact){ (double)c->opt.warmup,
-						  SD_TRAIN_GIVEN };
+	f->warmup_steps = (struct sd_train_fact){
+		(double)c->opt.warmup,
+		c->opt.warmup_given ? SD_TRAIN_GIVEN : SD_TRAIN_DEFAULT };
 	if (c->peak > 0)
 		f->peak_tflops = (struct sd_train_fact){ c->peak,
 							 c->peak_origin };

@@ -182,19 +182,15 @@ int sd_job_backend_open(struct sd_bootstrap_impl *boot, const char *name,
 	int rc = sd_plugin_load(name, plugin, err, sizeof(err));
 	if (!rc && check)
 		rc = check(plugin->ops, check_arg, err, sizeof(err));
-	if (!rc) {
+	if (!rc)
 		rc = plugin->ops->init(bs, err, sizeof(err));
-		if (rc)
-			sd_rank_error(bs, "", err);
-	} else if (bs->local_rank == 0) {
-		sd_rank_error(bs, "", err);
-	}
-	if ((status = sd_agree(boot, rc ? sd_exit_for_status(rc) : 0)))
+	/* a failure every rank meets (no GPU, no plugin) is said once */
+	if ((status = sd_agree_say(boot, rc ? sd_exit_for_status(rc) : 0, "",
+				   err)))
 		return status;
 	rc = plugin->ops->comm_create(bs, cfg, comm, err, sizeof(err));
-	if (rc)
-		sd_rank_error(bs, "creating the communicator", err);
-	return sd_agree(boot, rc ? sd_exit_for_status(rc) : 0);
+	return sd_agree_say(boot, rc ? sd_exit_for_status(rc) : 0,
+			    "creating the communicator", err);
 }
 
 void sd_job_describe(struct sd_bootstrap_impl *boot,

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "commands.h"
+#include "envvars.h"
+#include "ranks.h"
 #include "tool.h"
 #include "util.h"
 
@@ -82,5 +84,15 @@ int main(int argc, char **argv)
 	const struct sd_command *c = sd_command_find(argv[1]);
 	if (!c)
 		return unknown_command(argv[1]);
+	/* every SHAKEDOWN_* variable, before any rank does work: a bad one
+	 * found later (an upload setting, once the run is over) could only
+	 * be warned about */
+	char err[1024];
+	if (c->fn != cmd_help && c->fn != cmd_version &&
+	    sd_env_check_all(err, sizeof(err))) {
+		if (sd_first_task())
+			fprintf(stderr, "shakedown: %s\n", err);
+		return SD_EXIT_USAGE;
+	}
 	return c->fn(argc - 1, argv + 1);
 }

@@ -39,4 +39,12 @@ const char *sd_boot_error(struct sd_bootstrap_impl *b, const char *fallback);
  * in the bootstrap's own words. */
 int sd_agree(struct sd_bootstrap_impl *boot, int mine);
 
+/* As sd_agree, and when any rank failed, its message said once: rank 0
+ * prints each distinct message (WHAT, then ERR, of the failed ranks)
+ * once, with the ranks and hosts that met it ("ranks 0-7 (vm): no CUDA
+ * device ..."), instead of every rank printing its own.  Every rank must
+ * call it; ERR is this rank's message (ignored when mine is 0). */
+int sd_agree_say(struct sd_bootstrap_impl *boot, int mine, const char *what,
+		 const char *err);
+
 #endif

@@ -23,6 +23,7 @@
 #include "db/db.h"
 #include "db/db_internal.h"
 #include "db/train_db.h"
+#include "envvars.h"
 #include "shakedown/backend.h"
 #include "util.h"
 
@@ -76,15 +77,12 @@ const char *sd_db_resolve_path(const char *path_or_null)
 
 int sd_db_busy_timeout_ms(void)
 {
-	const char *env = getenv("SHAKEDOWN_DB_BUSY_TIMEOUT_MS");
-	if (env && *env) {
-		char *end;
-		errno = 0;
-		long v = strtol(env, &end, 10);
-		if (errno == 0 && *end == '\0' && v >= 0 && v <= 3600000)
-			return (int)v;
-	}
-	return SD_DB_BUSY_TIMEOUT_MS;
+	long ms = SD_DB_BUSY_TIMEOUT_MS;
+	char err[256];
+	/* a bad value was refused before the command started (src/main.c) */
+	if (sd_env_long("SHAKEDOWN_DB_BUSY_TIMEOUT_MS", &ms, err, sizeof(err)))
+		return SD_DB_BUSY_TIMEOUT_MS;
+	return (int)ms;
 }
 
 void sd_db_iso_time(double t, char out[32])

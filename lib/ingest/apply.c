@@ -49,6 +49,25 @@ static void merge(struct sd_train_fact *out, const struct sd_train_fact *given,
 	}
 }
 
+/* The reader's "give --tokens-per-step" hint, said where the options
+ * gave the tokens after all: what they gave instead. */
+static void tokens_hint(struct sd_ingest_log *l, const struct sd_train_facts *f)
+{
+	char *at = strstr(l->note, SD_INGEST_TOKENS_HINT);
+	const char *instead =
+		f->tokens_per_step.origin == SD_TRAIN_GIVEN
+			? "taken from --tokens-per-step"
+		: f->seq_len.origin != SD_TRAIN_UNKNOWN && l->samples
+			? "each row's samples x the sequence length"
+			: NULL;
+	if (!at || !instead)
+		return;
+	char rest[sizeof(l->note)];
+	sd_strlcpy(rest, at + strlen(SD_INGEST_TOKENS_HINT), sizeof(rest));
+	snprintf(at, sizeof(l->note) - (size_t)(at - l->note), "%s%s", instead,
+		 rest);
+}
+
 int sd_ingest_apply(struct sd_ingest_log *l, const struct sd_ingest_given *g,
 		    struct sd_train_facts *out, char *note, size_t notelen,
 		    char *err, size_t errlen)
@@ -100,6 +119,7 @@ int sd_ingest_apply(struct sd_ingest_log *l, const struct sd_ingest_given *g,
 	}
 	out->precision = gf->precision;
 
+	tokens_hint(l, out);
 	/* tokens of each row: its samples x the sequence length */
 	if (out->seq_len.origin != SD_TRAIN_UNKNOWN)
 		for (size_t i = 0; i < l->n; i++) {

@@ -163,8 +163,7 @@ static void finish_rows(struct sd_ingest_log *l, const struct hf_rows *rs,
 		: l->n && isfinite(l->samples[0])
 			? "tokens: the banner's total train batch size x "
 			  "seq_len"
-			: "no token counts: give --tokens-per-step, or "
-			  "--global-batch and --seq-len";
+			: "no token counts: " SD_INGEST_TOKENS_HINT;
 	if (per_row)
 		snprintf(l->note, sizeof(l->note), "step time from each row's "
 			 "%s over the steps since the row before; %s",

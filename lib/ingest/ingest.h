@@ -33,6 +33,11 @@
 
 #include "train/metrics.h"
 
+/* The hint a reader puts in its note when the log has no token counts;
+ * sd_ingest_apply() replaces it when the options give them. */
+#define SD_INGEST_TOKENS_HINT                                               \
+	"give --tokens-per-step, or --global-batch and --seq-len"
+
 enum sd_ingest_format {
 	SD_INGEST_AUTO = 0,     /* "auto": sniffed */
 	SD_INGEST_MEGATRON,     /* "megatron": Megatron-LM's stdout */

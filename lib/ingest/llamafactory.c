@@ -543,8 +543,7 @@ static int parse_jsonl(const char *path, const char *text, size_t len,
 					    ? "from num_input_tokens_seen "
 					      "differences"
 					    : "from total_tokens differences"
-				  : "not logged: give --tokens-per-step, or "
-				    "--global-batch and --seq-len";
+				  : "not logged: " SD_INGEST_TOKENS_HINT;
 	if (kind == JL_SWIFT)
 		snprintf(out->note, sizeof(out->note),
 			 "step time from %s over the steps between rows, "

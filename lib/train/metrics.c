@@ -26,6 +26,7 @@
 
 static const char *const origin_names[] = {
 	"unknown", "given", "read", "workload", "derived", "measured", "table",
+	"default",
 };
 
 const char *sd_train_origin_name(enum sd_train_origin o)

@@ -26,9 +26,11 @@ enum sd_train_origin {
 	SD_TRAIN_DERIVED,     /* computed from other facts */
 	SD_TRAIN_MEASURED,    /* measured (a CPU's peak by shakedown gemm) */
 	SD_TRAIN_TABLE,       /* the peak table of this file */
+	SD_TRAIN_DEFAULT,     /* the command's default (no option given) */
 };
 
-/* "unknown", "given", "read", "workload", "derived", "measured", "table". */
+/* "unknown", "given", "read", "workload", "derived", "measured", "table",
+ * "default". */
 const char *sd_train_origin_name(enum sd_train_origin o);
 
 /* The precision a peak is for. */

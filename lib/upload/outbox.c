@@ -347,12 +347,6 @@ int sd_upload_after_run(const char *db_path, const char *run_uuid,
 			 "was recorded", url);
 		return SD_ERR_INVALID;
 	}
-	sd_upload_config_init(&c);
-	if ((rc = sd_upload_config_from_env(&c, err, errlen)))
-		return rc;
-	if (cacert && *cacert)
-		c.cacert = cacert;
-
 	if ((rc = sd_db_open(db_path, 0, &db, terr,
 			     sizeof(terr)))) {
 		snprintf(err, errlen, "upload to %s not attempted: %s", url,
@@ -365,8 +359,15 @@ int sd_upload_after_run(const char *db_path, const char *run_uuid,
 			 terr);
 		goto out;
 	}
-	/* queued: from here on a failure leaves the report in the outbox */
-	rc = sd_upload_token_load(token_file, &token, terr, sizeof(terr));
+	/* queued: from here on a failure leaves the report in the outbox
+	 * (the settings were checked before the run: src/main.c) */
+	sd_upload_config_init(&c);
+	rc = sd_upload_config_from_env(&c, terr, sizeof(terr));
+	if (cacert && *cacert)
+		c.cacert = cacert;
+	if (!rc)
+		rc = sd_upload_token_load(token_file, &token, terr,
+					  sizeof(terr));
 	if (rc) {
 		memset(&res, 0, sizeof(res));
 		res.outcome = SD_UPLOAD_FAILED;

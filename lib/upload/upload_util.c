@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "shakedown/backend.h"
+#include "envvars.h"
 #include "names.h"
 #include "upload/upload.h"
 #include "util.h"
@@ -28,46 +29,26 @@ void sd_upload_config_init(struct sd_upload_config *c)
 	c->backoff_max_s = SD_UPLOAD_BACKOFF_MAX_S;
 }
 
-static int env_seconds(const char *name, double *out, char *err,
-		       size_t errlen)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return SD_OK;
-	if (sd_parse_seconds(v, out)) {
-		snprintf(err, errlen, "%s='%s': not a number of seconds; "
-			 "set it to a positive number such as 10", name, v);
-		return SD_ERR_INVALID;
-	}
-	return SD_OK;
-}
-
 int sd_upload_config_from_env(struct sd_upload_config *c, char *err,
 			      size_t errlen)
 {
 	int rc;
+	long attempts = c->max_attempts;
 	const char *v = getenv("SHAKEDOWN_CACERT");
 	if (v && *v)
 		c->cacert = v;
-	if ((rc = env_seconds("SHAKEDOWN_UPLOAD_CONNECT_TIMEOUT",
-			      &c->connect_timeout_s, err, errlen)) ||
-	    (rc = env_seconds("SHAKEDOWN_UPLOAD_TIMEOUT", &c->timeout_s, err,
-			      errlen)) ||
-	    (rc = env_seconds("SHAKEDOWN_UPLOAD_BACKOFF", &c->backoff_s, err,
-			      errlen)) ||
-	    (rc = env_seconds("SHAKEDOWN_UPLOAD_BACKOFF_MAX",
-			      &c->backoff_max_s, err, errlen)))
+	if ((rc = sd_env_seconds("SHAKEDOWN_UPLOAD_CONNECT_TIMEOUT",
+				 &c->connect_timeout_s, err, errlen)) ||
+	    (rc = sd_env_seconds("SHAKEDOWN_UPLOAD_TIMEOUT", &c->timeout_s,
+				 err, errlen)) ||
+	    (rc = sd_env_seconds("SHAKEDOWN_UPLOAD_BACKOFF", &c->backoff_s,
+				 err, errlen)) ||
+	    (rc = sd_env_seconds("SHAKEDOWN_UPLOAD_BACKOFF_MAX",
+				 &c->backoff_max_s, err, errlen)) ||
+	    (rc = sd_env_long("SHAKEDOWN_UPLOAD_ATTEMPTS", &attempts, err,
+			      errlen)))
 		return rc;
-	v = getenv("SHAKEDOWN_UPLOAD_ATTEMPTS");
-	if (v && *v) {
-		long n;
-		if (sd_parse_int(v, 1, 100, &n)) {
-			snprintf(err, errlen, "SHAKEDOWN_UPLOAD_ATTEMPTS='%s': "
-				 "not a number from 1 to 100", v);
-			return SD_ERR_INVALID;
-		}
-		c->max_attempts = (int)n;
-	}
+	c->max_attempts = (int)attempts;
 	return SD_OK;
 }
 

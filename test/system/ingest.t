@@ -10,7 +10,7 @@
 # the whole run in the journal and in the database after `db recover`.
 . "${top_srcdir:-$(dirname "$0")/../..}/test/system/lib.sh"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 command missing (apt-get install sqlite3)"
-plan 152
+plan 161
 D="$top_srcdir/test/data/ingest"
 DB="$TMPD/i.db"
 SQ() { sqlite3 -batch "$DB" "$@"; }
@@ -382,3 +382,24 @@ for bad in 0 -8 1.5 12x ""; do
 done
 like "$err" "--global-batch '' must be the sequences of one optimizer step over all ranks" \
 	"says what --global-batch must be"
+
+# == the "give --tokens-per-step" hint only where it was not given ==========
+for f in hf_trainer_state.json llamafactory_every10.jsonl; do
+	I "$D/$f" --gpus 8 --tokens-per-step 49152 --db none
+	unlike "$out" "give --tokens-per-step" "$f, --tokens-per-step given: no hint to give it"
+	like "$out" "note: .*taken from --tokens-per-step" "$f: the note says where the tokens came from"
+done
+I "$D/llamafactory_every10.jsonl" --gpus 8 --db none
+like "$out" "tokens not logged: give --tokens-per-step, or --global-batch and --seq-len" \
+	"without it: the hint is given"
+I "$D/llamafactory_every10.jsonl" --gpus 8 --global-batch 12 --seq-len 4096 --db none
+unlike "$out" "give --tokens-per-step" "--global-batch and --seq-len given: no hint"
+
+# == report: a warm-up the user did not give is the default, not "given" ====
+I "$D/hf_trainer_state.json" --gpus 8 --tokens-per-step 49152 --db "$TMPD/w.db"
+run "$SHAKEDOWN" report --db "$TMPD/w.db"
+like "$out" "warmup_steps +2 +default" "report: the default warm-up says default"
+unlike "$out" "warmup_steps +2 +given" "report: and not given"
+I "$D/hf_trainer_state.json" --gpus 8 --tokens-per-step 49152 --warmup 3 --db "$TMPD/w.db"
+run "$SHAKEDOWN" report --db "$TMPD/w.db"
+like "$out" "warmup_steps +3 +given" "report: --warmup 3 says given"

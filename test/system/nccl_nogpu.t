@@ -14,7 +14,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 	skip_all "this machine has a GPU; run test/gpu/check.sh"
 fi
 
-plan 23
+plan 26
 
 # the plugin exports exactly the symbols the loader and `train` look up
 # (the training table only where the build found cuBLAS)
@@ -33,8 +33,8 @@ run -t 60 "$SHAKEDOWN" train --local 8 --backend nccl --config 1b --steps 20 --d
 ok '[ "$rc" = 3 ] && printf "%s\n" "$err" | grep -q "no CUDA device or driver found on"' \
 	"train --config 1b on 8 ranks without a GPU: exit 3 naming the device (exit $rc)"
 run -t 60 "$SHAKEDOWN" train --backend nccl --local 2 --config test --db none
-ok '[ "$rc" = 3 ] && printf "%s\n" "$err" | grep -Eq "rank [01] \([^)]+\): no CUDA device or driver found on"' \
-	"train on two local ranks: exit 3, each rank names itself (exit $rc)"
+ok '[ "$rc" = 3 ] && [ "$err" = "$(printf "%s\n" "$err" | grep -E "^shakedown: ranks 0-1 \([^)]+\): no CUDA device or driver found on")" ]' \
+	"train on two local ranks: exit 3, one line naming both ranks (exit $rc)"
 SHAKEDOWN_FAULT=rank=0,kind=grad_nan run -t 60 "$SHAKEDOWN" train --backend nccl --local 1 --config test --db none
 ok '[ "$rc" = 2 ] && printf "%s\n" "$err" | grep -q "gradient faults are planted on the CPU path only; use --backend gloo"' \
 	"a gradient fault on the GPU path: exit 2, says why (exit $rc)"
@@ -48,8 +48,15 @@ unlike "$err" "cannot load plugin" "the plugin itself loaded"
 
 run -t 60 "$SHAKEDOWN" run --backend nccl --local 2 --op all_reduce -b 8 -e 8 --db none
 is "$rc" 3 "two local ranks: exit status 3"
-like "$err" "rank [01] \([^)]+\): no CUDA device or driver found on" \
-	"each rank names itself and the host"
+like "$err" "^shakedown: ranks 0-1 \([^)]+\): no CUDA device or driver found on" \
+	"the ranks that met it and the host named"
+
+# a failure every rank meets is said once, by rank 0, not once a rank
+run -t 90 "$SHAKEDOWN" run --local 8 --backend nccl -b 8 -e 8 --db none
+is "$rc" 3 "eight local ranks: exit status 3"
+is "$(printf '%s\n' "$err" | grep -c .)" 1 "eight local ranks: one line, not eight"
+like "$err" "^shakedown: ranks 0-7 \([^)]+\): no CUDA device or driver found on" \
+	"the line names ranks 0-7 and the host"
 
 # an op the plan cannot run on NCCL is refused before any device is
 # touched (pt2pt needs 2 ranks: a usage error, not a device error)

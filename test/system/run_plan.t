@@ -51,4 +51,10 @@ printf 'tests:\n  - {op: all_reduce, timeout: soon}\n' >"$TMPD/bad.yaml"
 run -t 30 $SHAKEDOWN run --local 2 --plan "$TMPD/bad.yaml" --db none
 is "$rc" 2 "a bad timeout: exit 2"
 like "$err" "timeout 'soon' must be a positive number of seconds" "says why"
+
+# the shipped example, as its header says to run it: the default backend
+run -t 240 "$SHAKEDOWN" run --local 4 --plan "$top_srcdir/plans/example.yaml" \
+	--db none
+is "$rc" 0 "run --local 4 --plan plans/example.yaml: exit 0 on Gloo"
+unlike "$err" "NCCL" "no NCCL setting refused"
 done_testing
