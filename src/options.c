@@ -182,6 +182,7 @@ static int format_option(const char *arg, struct sd_run_options *o)
 	/* the output formats of run, by name */
 	static const struct sd_name_row formats[] = {
 		{ "table", SD_FORMAT_TABLE },
+		{ "short", SD_FORMAT_SHORT },
 		{ "deepspeed", SD_FORMAT_DEEPSPEED },
 		{ "json", SD_FORMAT_JSON },
 		{ NULL, 0 }
@@ -190,7 +191,7 @@ static int format_option(const char *arg, struct sd_run_options *o)
 	int f;
 	if (sd_name_lookup(formats, arg, &f, &hint))
 		return sd_usage_error("run", "--format '%s' must be table, "
-			    "deepspeed or json%s%s%s", arg,
+			    "short, deepspeed or json%s%s%s", arg,
 			    hint ? "; did you mean '" : "",
 			    hint ? hint : "", hint ? "'?" : "");
 	o->format = (enum sd_format)f;

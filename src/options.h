@@ -12,7 +12,13 @@
 #include "names.h"
 #include "plan.h"
 
-enum sd_format { SD_FORMAT_TABLE = 0, SD_FORMAT_DEEPSPEED, SD_FORMAT_JSON };
+/* run's output formats; SD_FORMAT_SHORT is the table in 80 columns */
+enum sd_format {
+	SD_FORMAT_TABLE = 0,
+	SD_FORMAT_DEEPSPEED,
+	SD_FORMAT_JSON,
+	SD_FORMAT_SHORT
+};
 
 /* What the command line of `shakedown run` asked for.  What shapes the
  * tests (sizes, types, check passes, timeout, scope, ...) is in `plan`:

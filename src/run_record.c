@@ -231,10 +231,15 @@ static int record_run_end(struct run_ctx *c, int status)
 	sd_sinks_emit(&c->sinks, &ev);
 	if (db && sd_db_sink_incomplete(db, lack, sizeof(lack)))
 		fprintf(stderr, "shakedown: %s\n", lack);
-	else if (db)
-		fprintf(o->format == SD_FORMAT_JSON ? stderr : stdout,
-			"# results recorded in %s (run %s); 'shakedown report' "
-			"shows them\n", sd_db_sink_path(db), c->uuid);
+	else if (db) {
+		/* the summary's last line, in its width */
+		char said[4400];
+		snprintf(said, sizeof(said), "results recorded in %s (run %s); "
+			 "'shakedown report' shows them", sd_db_sink_path(db),
+			 c->uuid);
+		sd_text_comment(o->format == SD_FORMAT_JSON ? stderr : stdout,
+				said, SD_SHORT_COLS);
+	}
 	say_json(c);
 	return status;
 }
