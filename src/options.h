@@ -30,12 +30,15 @@ struct sd_run_options {
 	const char *plan_file;    /* --plan FILE; NULL: the built-in plan */
 	struct sd_plan_overrides plan;
 	enum sd_format format;
+	int format_set;           /* --format was given */
 	int ds_raw;               /* --raw: DeepSpeed's bare bytes and us */
 	const char *json_file;    /* -J FILE: nccl-tests' JSON document */
 	const char *upload_url;   /* --upload URL */
 	const char *token_file;   /* --token-file */
 	const char *cacert;       /* --cacert */
-	int progress;             /* 1 on a terminal, --no-progress: 0 */
+	int progress;             /* the live line on stderr: 1 on a
+				     terminal, --progress: 1, --no-progress:
+				     0 */
 	const char *baseline;     /* --baseline NAME: judge against it */
 	int drain;                /* --drain: drain the bad nodes */
 };
