@@ -1458,8 +1458,13 @@ static int run_round(struct sd_runner *r, size_t ti,
 			       &rcount);
 		if (s == 0 && rcount == 0)
 			continue;
+		if (me == 0 && r->on_measure)
+			r->on_measure(r->on_test_arg, ti, sizes, nsizes, si, 0);
 		if ((rc = measure(r, &tr, seq, sizes[si], 0, stop)))
 			goto out;
+		if (!*stop && c->has_in_place && t->cfg.in_place && me == 0 &&
+		    r->on_measure)
+			r->on_measure(r->on_test_arg, ti, sizes, nsizes, si, 1);
 		if (!*stop && c->has_in_place && t->cfg.in_place &&
 		    (rc = measure(r, &tr, seq, sizes[si], 1, stop)))
 			goto out;

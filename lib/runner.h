@@ -53,6 +53,11 @@ struct sd_runner {
 	void (*on_test)(void *arg, size_t index, size_t count,
 			const struct sd_test_info *t);
 	void *on_test_arg;
+	/* told on rank 0 before each measurement, outside its timed
+	   iterations (a progress line): test ti's sizes[0..nsizes), this one
+	   sizes[si], in place or not; on_test_arg is its arg; may be NULL */
+	void (*on_measure)(void *arg, size_t ti, const uint64_t *sizes,
+			   size_t nsizes, size_t si, int in_place);
 	/* every rank's host and local rank, by world rank (names of the
 	   subjects that verdicts judge); NULL: ranks are "rank N" */
 	const struct sd_rank_info *ranks;

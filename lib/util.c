@@ -188,6 +188,22 @@ int sd_clip_words(char *dst, size_t len, const char *src, size_t max,
 	return 1;
 }
 
+size_t sd_wrap_len(const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	if (n <= width)
+		return n;
+	for (size_t k = width; k > 0; k--)
+		if (s[k] == ' ')
+			return k;
+	for (size_t k = width; k > 0; k--)
+		if (s[k - 1] == ',')
+			return k;
+	/* one word longer than the width: whole, up to its end */
+	size_t w = strcspn(s, " ,");
+	return s[w] == ',' ? w + 1 : w;
+}
+
 int sd_write_replace(const char *path, const void *data, size_t len,
 		     char *failed, size_t failedlen)
 {

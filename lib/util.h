@@ -53,6 +53,15 @@ int sd_clip_words(char *dst, size_t len, const char *src, size_t max,
 		  const char *more);
 
 /*
+ * Where to break the first line of s to wrap it at `width` columns: the
+ * length of that line.  All of s when it fits; else before the last space
+ * that fits, else after the last comma that fits; a word longer than the
+ * width is never broken (the line holds it whole and is longer).  The
+ * caller skips the spaces after the break.
+ */
+size_t sd_wrap_len(const char *s, size_t width);
+
+/*
  * Write len bytes as the whole of the file at path: into PATH.tmp,
  * flushed and synced (fsync's EINVAL, a pipe or a special file, is not a
  * failure), then renamed over path, so that a reader never sees half a

@@ -18,6 +18,7 @@
 #include "shakedown/coll.h"
 #include "commands.h"
 #include "options.h"
+#include "progress.h"
 #include "run.h"
 #include "job.h"
 #include "ranks.h"
@@ -123,23 +124,33 @@ static int baseline_of(void *arg, const struct sd_test_spec *t,
 	return 1;
 }
 
-/* A progress line on a terminal, on rank 0. */
-static void show_progress(void *arg, size_t index, size_t count,
-			  const struct sd_test_info *t)
-{
-	fprintf(stderr, "\r\033[K[%zu/%zu] %s %s ", index + 1, count, t->name,
-		sd_dtype_name(t->dtype));
-}
-
 /* Rank 0: a test starts (the one an OOM kill is set against), and its
- * progress line with --progress. */
+ * progress line (progress.h) when there is one. */
 static void on_test(void *arg, size_t index, size_t count,
 		    const struct sd_test_info *t)
 {
 	struct run_ctx *c = arg;
 	c->test_now = index + 1;
-	if (c->opt.progress)
-		show_progress(arg, index, count, t);
+	if (c->progress) {
+		const struct sd_coll *co = sd_coll_get(t->op);
+		char label[160];
+		snprintf(label, sizeof(label), "%s %s%s%s", t->name,
+			 sd_dtype_name(t->dtype), co->reduces ? " " : "",
+			 co->reduces ? sd_redop_name(t->redop) : "");
+		sd_progress_test(c->progress, index, count, label);
+	}
+}
+
+/* Rank 0: a measurement starts (between measurements: nothing is timed
+ * here), on the progress line. */
+static void on_measure(void *arg, size_t ti, const uint64_t *sizes,
+		       size_t nsizes, size_t si, int in_place)
+{
+	struct run_ctx *c = arg;
+	const struct sd_test_spec *t = &c->plan.tests[ti];
+	int pl = sd_coll_get(t->op)->has_in_place && t->cfg.in_place ? 2 : 1;
+	sd_progress_measure(c->progress, sizes, nsizes, si, in_place, pl,
+			    t->cfg.iters, t->cfg.warmup);
 }
 
 /* The link class between two ranks' devices (the runner's link_class
@@ -357,6 +368,7 @@ static int run_plan(struct run_ctx *c, int *status_out)
 		.sinks = bs->rank == 0 ? &c->sinks : NULL, .fault = &c->fault,
 		.cancel = sd_job_cancel_flag(),
 		.on_test = bs->rank == 0 ? on_test : NULL,
+		.on_measure = bs->rank == 0 && c->progress ? on_measure : NULL,
 		.on_test_arg = c,
 		.ranks = c->ranks,
 		.baseline_of = c->baseline.n ? baseline_of : NULL,
@@ -368,8 +380,7 @@ static int run_plan(struct run_ctx *c, int *status_out)
 	c->runner = &c->run;
 	rc = sd_runner_run(&c->run);
 	c->run.link_arg = NULL; /* links is this function's */
-	if (bs->rank == 0 && o->progress)
-		fprintf(stderr, "\r\033[K");
+	sd_progress_clear(c->progress);
 	/* every result is in: from here no rank is blamed any more */
 	if (sd_ctrl_quiesce(c->ctrl)) {
 		/* the verdict: said and recorded by on_abort */
@@ -434,6 +445,8 @@ static int close_rank(struct run_ctx *c, int status)
 	}
 	c->guard.closing = 1;
 	sd_sinks_close(&c->sinks);
+	sd_progress_stop(c->progress); /* after its sink */
+	c->progress = NULL;
 	c->db_sink = -1;
 	c->json_sink = -1;
 	sd_job_guard_close(&c->guard, 0);

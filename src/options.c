@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "job_options.h"
 #include "names.h"
 #include "options.h"
+#include "sink_text.h"
 #include "ranks.h"
 #include "tool.h"
 #include "util.h"
@@ -25,7 +27,23 @@ void sd_run_options_init(struct sd_run_options *o)
 	memset(o, 0, sizeof(*o));
 	sd_job_options_init(&o->job, 0);
 	o->format = SD_FORMAT_TABLE;
-	o->progress = isatty(STDERR_FILENO);
+	o->progress = -1; /* check_options: whether stderr is a terminal */
+}
+
+/* The width of the terminal on stdout; 0 when stdout is no terminal or
+ * its width is unknown. */
+static int stdout_columns(void)
+{
+	struct winsize ws;
+	long cols = 0;
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	const char *env = getenv("COLUMNS");
+	if (env && sd_parse_int(env, 1, 100000, &cols) == 0)
+		return (int)cols;
+	return 0;
 }
 
 void cmd_run_usage(FILE *out)
@@ -36,7 +54,8 @@ void cmd_run_usage(FILE *out)
 
 enum long_only {
 	OPT_PLAN = 256, OPT_OP, OPT_ALGO,
-	OPT_PER_ITER, OPT_NO_IN_PLACE, OPT_FORMAT, OPT_NO_PROGRESS,
+	OPT_PER_ITER, OPT_NO_IN_PLACE, OPT_FORMAT, OPT_PROGRESS,
+	OPT_NO_PROGRESS,
 	OPT_UPLOAD, OPT_TOKEN_FILE, OPT_CACERT, OPT_SCOPE, OPT_BASELINE,
 	OPT_DRAIN, OPT_RAW,
 };
@@ -62,6 +81,7 @@ static const struct option own_options[] = {
 	{ "no-in-place", no_argument, NULL, OPT_NO_IN_PLACE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "output-file", required_argument, NULL, 'J' },
 	/* nccl-tests' spelling of it */
@@ -182,6 +202,7 @@ static int format_option(const char *arg, struct sd_run_options *o)
 	/* the output formats of run, by name */
 	static const struct sd_name_row formats[] = {
 		{ "table", SD_FORMAT_TABLE },
+		{ "short", SD_FORMAT_SHORT },
 		{ "deepspeed", SD_FORMAT_DEEPSPEED },
 		{ "json", SD_FORMAT_JSON },
 		{ NULL, 0 }
@@ -190,10 +211,11 @@ static int format_option(const char *arg, struct sd_run_options *o)
 	int f;
 	if (sd_name_lookup(formats, arg, &f, &hint))
 		return sd_usage_error("run", "--format '%s' must be table, "
-			    "deepspeed or json%s%s%s", arg,
+			    "short, deepspeed or json%s%s%s", arg,
 			    hint ? "; did you mean '" : "",
 			    hint ? hint : "", hint ? "'?" : "");
 	o->format = (enum sd_format)f;
+	o->format_set = 1;
 	return 0;
 }
 
@@ -224,6 +246,13 @@ static int check_options(struct sd_run_options *o)
 		o->upload_url = getenv("SHAKEDOWN_UPLOAD_URL");
 	if (!o->token_file)
 		o->token_file = getenv("SHAKEDOWN_TOKEN_FILE");
+	/* a terminal narrower than the table gets its short form; a pipe or
+	 * a file always the format asked for (the table by default) */
+	int cols = o->format_set ? 0 : stdout_columns();
+	if (cols > 0 && cols < SD_TABLE_COLS)
+		o->format = SD_FORMAT_SHORT;
+	if (o->progress < 0)
+		o->progress = isatty(STDERR_FILENO);
 	if (o->job.timeout_set) {
 		o->plan.cfg.timeout_ms = o->job.timeout_ms;
 		o->plan.set |= SD_SET_TIMEOUT;
@@ -295,6 +324,7 @@ int sd_run_parse_options(int argc, char **argv, struct sd_run_options *o)
 			break;
 		case OPT_FORMAT: rc = format_option(optarg, o); break;
 		case OPT_RAW: o->ds_raw = 1; break;
+		case OPT_PROGRESS: o->progress = 1; break;
 		case OPT_NO_PROGRESS: o->progress = 0; break;
 		case 'J': o->json_file = optarg; break;
 		case OPT_UPLOAD: o->upload_url = optarg; break;

@@ -12,7 +12,13 @@
 #include "names.h"
 #include "plan.h"
 
-enum sd_format { SD_FORMAT_TABLE = 0, SD_FORMAT_DEEPSPEED, SD_FORMAT_JSON };
+/* run's output formats; SD_FORMAT_SHORT is the table in 80 columns */
+enum sd_format {
+	SD_FORMAT_TABLE = 0,
+	SD_FORMAT_DEEPSPEED,
+	SD_FORMAT_JSON,
+	SD_FORMAT_SHORT
+};
 
 /* What the command line of `shakedown run` asked for.  What shapes the
  * tests (sizes, types, check passes, timeout, scope, ...) is in `plan`:
@@ -24,12 +30,15 @@ struct sd_run_options {
 	const char *plan_file;    /* --plan FILE; NULL: the built-in plan */
 	struct sd_plan_overrides plan;
 	enum sd_format format;
+	int format_set;           /* --format was given */
 	int ds_raw;               /* --raw: DeepSpeed's bare bytes and us */
 	const char *json_file;    /* -J FILE: nccl-tests' JSON document */
 	const char *upload_url;   /* --upload URL */
 	const char *token_file;   /* --token-file */
 	const char *cacert;       /* --cacert */
-	int progress;             /* 1 on a terminal, --no-progress: 0 */
+	int progress;             /* the live line on stderr: 1 on a
+				     terminal, --progress: 1, --no-progress:
+				     0 */
 	const char *baseline;     /* --baseline NAME: judge against it */
 	int drain;                /* --drain: drain the bad nodes */
 };

@@ -33,6 +33,7 @@ struct run_ctx {
 	struct sd_comm *comm;
 	struct sd_ctrl *ctrl;
 	struct sd_sinks sinks;
+	struct sd_progress *progress; /* rank 0: the progress line, or NULL */
 	int db_sink;		  /* index of the database in sinks, or -1 */
 	int json_sink;		  /* index of -J's writer in sinks, or -1 */
 	volatile int json_said;	  /* say_json spoke */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "drain.h"
 #include "hostlist.h"
@@ -15,6 +16,7 @@
 #include "ranks.h"
 #include "run.h"
 #include "sink_ncclj.h"
+#include "progress.h"
 #include "sink_text.h"
 #include "tool.h"
 #include "util.h"
@@ -88,6 +90,10 @@ static int open_writers(struct run_ctx *c)
 	struct sd_run_options *o = &c->opt;
 	char err[1024] = "";
 	struct sd_sink *next = &c->sinks.v[c->sinks.n];
+	/* the progress line first: it is erased before the printers print */
+	if (o->progress && (c->progress = sd_progress_start(STDERR_FILENO)))
+		sd_progress_sink(c->progress, &c->sinks.v[c->sinks.n++]);
+	next = &c->sinks.v[c->sinks.n];
 	int rc = sd_text_sink_open(o->format, o->ds_raw, stdout, next);
 	if (rc)
 		return rc;
@@ -231,10 +237,15 @@ static int record_run_end(struct run_ctx *c, int status)
 	sd_sinks_emit(&c->sinks, &ev);
 	if (db && sd_db_sink_incomplete(db, lack, sizeof(lack)))
 		fprintf(stderr, "shakedown: %s\n", lack);
-	else if (db)
-		fprintf(o->format == SD_FORMAT_JSON ? stderr : stdout,
-			"# results recorded in %s (run %s); 'shakedown report' "
-			"shows them\n", sd_db_sink_path(db), c->uuid);
+	else if (db) {
+		/* the summary's last line, in its width */
+		char said[4400];
+		snprintf(said, sizeof(said), "results recorded in %s (run %s); "
+			 "'shakedown report' shows them", sd_db_sink_path(db),
+			 c->uuid);
+		sd_text_comment(o->format == SD_FORMAT_JSON ? stderr : stdout,
+				said, SD_SHORT_COLS);
+	}
 	say_json(c);
 	return status;
 }

@@ -4,6 +4,9 @@
  * table:     nccl-tests' layout: one row per size with out-of-place and
  *            in-place columns, a footer per test (out-of-bounds count and
  *            average bus bandwidth) and a summary of every test at the end.
+ * short:     the same table in 80 columns: the rows without count, type,
+ *            redop and root (the test's header names them), the comment
+ *            lines wrapped.
  * deepspeed: the DeepSpeed communication benchmark's table, one placement
  *            per test, the one DeepSpeed's call has (sd_ds_in_place); its
  *            title, header and rows are src/sink_deepspeed.c's.
@@ -12,6 +15,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +69,85 @@ struct text_sink {
 	char (*host)[64];
 };
 
+void sd_text_comment(FILE *out, const char *text, int width)
+{
+	const char *lead = "# ";
+	do {
+		size_t n = sd_wrap_len(text, (size_t)width - strlen(lead));
+		fprintf(out, "%s%.*s\n", lead, (int)n, text);
+		text += n;
+		while (*text == ' ')
+			text++;
+		lead = "#   ";
+	} while (*text);
+}
+
+/* Lines of text: those of shakedown's comments ("# ...") wrapped at
+ * `width` columns when width > 0, the others as they are. */
+static void put_lines(FILE *o, const char *text, int width)
+{
+	while (text && *text) {
+		size_t n = strcspn(text, "\n");
+		if (width > 0 && n > (size_t)width && strncmp(text, "# ", 2) == 0) {
+			char *line = strndup(text + 2, n - 2);
+			if (line)
+				sd_text_comment(o, line, width);
+			free(line);
+		} else {
+			fprintf(o, "%.*s\n", (int)n, text);
+		}
+		text += n + (text[n] == '\n');
+	}
+}
+
+/* A comment line, wrapped in the short table, as it is in the others. */
+static void comment_line(const struct text_sink *t, FILE *o, const char *fmt,
+			 ...) __attribute__((format(printf, 3, 4)));
+static void comment_line(const struct text_sink *t, FILE *o, const char *fmt,
+			 ...)
+{
+	struct sd_buf b = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	sd_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (b.data)
+		put_lines(o, b.data, t->fmt == SD_FORMAT_SHORT ? SD_SHORT_COLS
+							       : 0);
+	sd_buf_free(&b);
+}
+
+/* The run's header in the short table: the same facts, wrapped. */
+static void short_run_begin(struct text_sink *t, const struct sd_run_info *run)
+{
+	FILE *o = t->out;
+	comment_line(t, o, "# shakedown %s: %s backend (%s), %d rank%s, "
+		     "launcher %s, nodes %s\n", run->tool_version, run->backend,
+		     run->backend_version, run->nranks,
+		     run->nranks == 1 ? "" : "s", run->job->launcher,
+		     run->job->nodelist);
+	if (run->job->job_id[0])
+		comment_line(t, o, "# slurm: cluster %s job %s step %s, %d "
+			     "node%s, %d task%s per node\n",
+			     run->job->cluster[0] ? run->job->cluster : "-",
+			     run->job->job_id, run->job->step_id,
+			     run->job->nnodes, run->job->nnodes == 1 ? "" : "s",
+			     run->job->tasks_per_node,
+			     run->job->tasks_per_node == 1 ? "" : "s");
+	comment_line(t, o, "# run %s, plan %s (hash %s)\n#\n", run->uuid,
+		     run->plan_name ? run->plan_name : "-", run->plan_hash);
+	for (int r = 0; r < run->nranks; r++) {
+		const struct sd_rank_info *ri = &run->ranks[r];
+		comment_line(t, o, "# rank %d on %s, pid %d, device %d [%s] "
+			     "%s%s%s\n", ri->rank, ri->host, ri->pid,
+			     ri->local_rank,
+			     ri->dev.pci_bus_id[0] ? ri->dev.pci_bus_id : "-",
+			     ri->dev.name, ri->dev.transport[0] ? ", " : "",
+			     ri->dev.transport);
+	}
+	fprintf(o, "#\n");
+}
+
 static int t_run_begin(void *self, const struct sd_run_info *run)
 {
 	struct text_sink *t = self;
@@ -82,6 +165,10 @@ static int t_run_begin(void *self, const struct sd_run_info *run)
 	if (t->fmt == SD_FORMAT_JSON)
 		return SD_OK;
 	FILE *o = t->out;
+	if (t->fmt == SD_FORMAT_SHORT) {
+		short_run_begin(t, run);
+		return ferror(o) ? SD_ERR_IO : SD_OK;
+	}
 	fprintf(o, "# shakedown %s: %s backend (%s), %d rank%s, launcher %s, "
 		"nodes %s\n", run->tool_version, run->backend,
 		run->backend_version, run->nranks, run->nranks == 1 ? "" : "s",
@@ -215,6 +302,18 @@ static int t_test_begin(void *self, const struct sd_test_info *ti)
 			"%6s  %6s  %6s %s\n", "(B)", "(elements)", "", "", "",
 			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
 			"(GB/s)", "", "");
+	} else if (t->fmt == SD_FORMAT_SHORT) {
+		comment_line(t, o, "# Test %d%s: %s, %d ranks, algorithm %s\n",
+			     tt->number, again, tt->label, ti->nranks, ti->algo);
+		/* the size, then the columns of each placement as above */
+		fprintf(o, "#\n# %10s           out-of-place                   "
+			"    in-place\n", "");
+		fprintf(o, "# %10s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n",
+			"size", "time", "algbw", "busbw", "#wrong", "time",
+			"algbw", "busbw", "#wrong");
+		fprintf(o, "# %10s  %7s  %6s  %6s  %6s  %7s  %6s  %6s\n", "(B)",
+			"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+			"(GB/s)");
 	} else if (t->fmt == SD_FORMAT_DEEPSPEED) {
 		/* DeepSpeed's title names the op alone: what else tells the
 		 * tests apart is a comment line of shakedown's before it */
@@ -290,10 +389,14 @@ static void table_row(struct text_sink *t, const struct sd_test_info *ti,
 {
 	FILE *o = t->out;
 	/* nccl-tests' writeBenchmarkLinePreamble: "%12li  %12li  %8s  %6s
-	 * %6s", the root as "%6i" */
-	fprintf(o, "%12zu  %12zu  %8s  %6s  %6d", oop->size_bytes, oop->count,
-		sd_dtype_nccl_name(ti->dtype),
-		ti->has_redop ? sd_redop_name(ti->redop) : "none", ti->root);
+	 * %6s", the root as "%6i"; the short table keeps the size alone */
+	if (t->fmt == SD_FORMAT_SHORT)
+		fprintf(o, "%12zu", oop->size_bytes);
+	else
+		fprintf(o, "%12zu  %12zu  %8s  %6s  %6d", oop->size_bytes,
+			oop->count, sd_dtype_nccl_name(ti->dtype),
+			ti->has_redop ? sd_redop_name(ti->redop) : "none",
+			ti->root);
 	print_body(o, oop);
 	if (ip)
 		print_body(o, ip);
@@ -425,7 +528,7 @@ static int t_test_end(void *self, const struct sd_test_info *ti,
 	FILE *o = t->out;
 	if (t->ntotals)
 		t->totals[t->ntotals - 1].status = status;
-	if (t->fmt == SD_FORMAT_TABLE) {
+	if (t->fmt == SD_FORMAT_TABLE || t->fmt == SD_FORMAT_SHORT) {
 		if (t->have_oop)
 			table_row(t, ti, &t->oop, NULL);
 		t->have_oop = 0;
@@ -436,16 +539,65 @@ static int t_test_end(void *self, const struct sd_test_info *ti,
 			t->wrong, t->wrong ? "FAILED" : "OK");
 		fprintf(o, "# %-20s : %g %s\n", "Avg bus bandwidth",
 			t->nbusbw ? t->sum_busbw / t->nbusbw : 0.0, "");
-		if (t->notes.data)
-			fputs(t->notes.data, o);
+		comment_line(t, o, "%s", t->notes.data ? t->notes.data : "");
 		sd_buf_free(&t->notes);
 		if (strcmp(status, "passed") != 0)
-			fprintf(o, "# Test %d %s%s%s\n", sd_test_number(ti), status,
-				message ? ": " : "", message ? message : "");
+			comment_line(t, o, "# Test %d %s%s%s\n",
+				     sd_test_number(ti), status,
+				     message ? ": " : "", message ? message : "");
 		fprintf(o, "#\n");
 	}
 	fflush(o);
 	return ferror(o) ? SD_ERR_IO : SD_OK;
+}
+
+/* The summary's columns: test, subject, outcome, peak and average busbw,
+ * #wrong, in SD_SHORT_COLS; a subject or outcome longer than its column
+ * goes on in the lines below, in that column. */
+enum { SUBJECT_COLS = 28, OUTCOME_COLS = 15 };
+
+/* The length of a cell's first line: an outcome breaks before its
+ * " (N attempts)" when the whole does not fit. */
+static size_t cell_len(const char *s, size_t width)
+{
+	size_t n = sd_wrap_len(s, width);
+	const char *paren = strstr(s, " (");
+	if (s[n] && paren && (size_t)(paren - s) < n)
+		n = (size_t)(paren - s);
+	return n;
+}
+
+static void summary_row(FILE *o, const struct test_total *tt,
+			const char *shown)
+{
+	const char *sub = tt->label, *out = shown;
+	int first = 1;
+	while (first || *sub || *out) {
+		size_t ns = cell_len(sub, SUBJECT_COLS);
+		size_t no = cell_len(out, OUTCOME_COLS);
+		char line[256];
+		if (first)
+			snprintf(line, sizeof(line), "# %4d %-*.*s %-*.*s "
+				 "%10.3f %10.3f %6" PRIu64, tt->number,
+				 SUBJECT_COLS, (int)ns, sub, OUTCOME_COLS,
+				 (int)no, out, tt->peak_busbw_gbs,
+				 tt->nmeas ? tt->sum_busbw_gbs / tt->nmeas
+					   : 0.0, tt->wrong);
+		else
+			snprintf(line, sizeof(line), "# %4s %-*.*s %.*s", "",
+				 SUBJECT_COLS, (int)ns, sub, (int)no, out);
+		size_t end = strlen(line);
+		while (end && line[end - 1] == ' ')
+			end--;
+		fprintf(o, "%.*s\n", (int)end, line);
+		sub += ns;
+		out += no;
+		while (*sub == ' ')
+			sub++;
+		while (*out == ' ')
+			out++;
+		first = 0;
+	}
 }
 
 static int t_run_end(void *self, const struct sd_run_end *e)
@@ -454,16 +606,21 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 	/* JSON keeps stdout machine-readable: the summary goes to stderr */
 	FILE *o = t->fmt == SD_FORMAT_JSON ? stderr : t->out;
 	if (t->notes.data) /* a test the run stopped in */
-		fputs(t->notes.data, o);
+		comment_line(t, o, "%s", t->notes.data);
 	sd_buf_free(&t->notes);
+	/* from here every format keeps to SD_SHORT_COLS */
 	if (t->nsus)
 		fprintf(o, "\n# Suspects (shakedown report --bad-nodes lists "
 			"them again)\n");
 	for (int k = 0; k < t->nsus; k++)
-		fprintf(o, "%s\n", t->sus[k].text ? t->sus[k].text : "");
+		put_lines(o, t->sus[k].text ? t->sus[k].text : "#",
+			  SD_SHORT_COLS);
 	fprintf(o, "\n# Summary of run %s\n", t->run_uuid);
-	fprintf(o, "# %4s %-40s %-22s %14s %14s %8s\n", "test", "subject",
-		"outcome", "peak busbw", "avg busbw", "#wrong");
+	fprintf(o, "# %4s %-*s %-*s %10s %10s %6s\n", "test", SUBJECT_COLS,
+		"subject", OUTCOME_COLS, "outcome", "peak busbw", "avg busbw",
+		"#wrong");
+	fprintf(o, "# %4s %-*s %-*s %10s %10s\n", "", SUBJECT_COLS, "",
+		OUTCOME_COLS, "", "(GB/s)", "(GB/s)");
 	/* the outcomes in the order the footer counts them */
 	static const char *const words[] = { "passed", "passed on retry",
 		"failed", "skipped", "not judged", "error", "cancelled",
@@ -492,24 +649,25 @@ static int t_run_end(void *self, const struct sd_run_end *e)
 			for (int k = 0; k < NW; k++)
 				count[k] += strcmp(w, words[k]) == 0;
 		}
-		fprintf(o, "# %4d %-40s %-22s %9.3f GB/s %9.3f GB/s %8" PRIu64
-			"\n", tt->number, tt->label, shown, tt->peak_busbw_gbs,
-			tt->nmeas ? tt->sum_busbw_gbs / tt->nmeas : 0.0,
-			tt->wrong);
+		summary_row(o, tt, shown);
 	}
-	fprintf(o, "# %d subject%s:", subjects, subjects == 1 ? "" : "s");
+	struct sd_buf b = { 0 };
+	sd_buf_printf(&b, "%d subject%s:", subjects, subjects == 1 ? "" : "s");
 	const char *sep = " ";
 	for (int k = 0; k < NW; k++)
 		if (count[k]) {
-			fprintf(o, "%s%d %s", sep, count[k], words[k]);
+			sd_buf_printf(&b, "%s%d %s", sep, count[k], words[k]);
 			sep = ", ";
 		}
 	if (retried)
-		fprintf(o, " (%d attempt%s retried)", retried,
-			retried == 1 ? "" : "s");
-	fprintf(o, "; run %s (exit status %d)%s%s\n", e->status,
-		e->exit_status, e->message ? ": " : "",
-		e->message ? e->message : "");
+		sd_buf_printf(&b, " (%d attempt%s retried)", retried,
+			      retried == 1 ? "" : "s");
+	sd_buf_printf(&b, "; run %s (exit status %d)%s%s", e->status,
+		      e->exit_status, e->message ? ": " : "",
+		      e->message ? e->message : "");
+	if (b.data)
+		sd_text_comment(o, b.data, SD_SHORT_COLS);
+	sd_buf_free(&b);
 	fflush(o);
 	return ferror(o) ? SD_ERR_IO : SD_OK;
 }
@@ -566,11 +724,13 @@ static int t_verdicts(void *self, const struct sd_verdict_info *v, size_t n)
 		if (v[i].subject != last_failed)
 			failed++;
 		last_failed = v[i].subject;
-		fprintf(o, "# FAILED %s %s: %s: %s", v[i].subject_kind,
-			v[i].subject, v[i].expectation, v[i].reason);
+		char times[32] = "";
 		if (v[i].attempts > 1)
-			fprintf(o, " (measured %d times)", v[i].attempts);
-		fputc('\n', o);
+			snprintf(times, sizeof(times), " (measured %d times)",
+				 v[i].attempts);
+		comment_line(t, o, "# FAILED %s %s: %s: %s%s\n",
+			     v[i].subject_kind, v[i].subject, v[i].expectation,
+			     v[i].reason, times);
 	}
 	if (n)
 		fprintf(o, "# Verdicts: %zu of %zu %s%s passed\n#\n",

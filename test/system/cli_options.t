@@ -20,9 +20,9 @@ bad() {
 }
 
 # run --format
-bad 2 "^shakedown run: --format 'xml' must be table, deepspeed or json$" \
+bad 2 "^shakedown run: --format 'xml' must be table, short, deepspeed or json$" \
 	run --format xml
-bad 2 "--format 'jsn' must be table, deepspeed or json; did you mean 'json'\?" \
+bad 2 "--format 'jsn' must be table, short, deepspeed or json; did you mean 'json'\?" \
 	run --format jsn
 bad 2 "did you mean 'deepspeed'\?" run --format=deepsped
 # --raw is DeepSpeed's, for its table only

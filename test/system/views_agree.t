@@ -40,10 +40,21 @@ db = sqlite3.connect(d + "/v.db")
 say = []
 
 # the tests: number, attempt, members and outcome, in order
+# the summary's rows, each with its subject and outcome whole (a long one
+# goes on in its column on the lines below)
+rows = []
+for line in run[run.find("# Summary of run"):].split("\n")[3:]:
+    m = re.match(r"^# +(\d+) (.{28}) (.{15})", line)
+    if m:
+        rows.append([m.group(1), m.group(2).strip(), m.group(3).strip()])
+    elif re.match(r"^#      \S", line) and rows:
+        rows[-1][1] += " " + line[7:35].strip()
+        rows[-1][2] = (rows[-1][2] + " " + line[36:].strip()).strip()
+sumtext = "".join("# %s %s %s \n" % tuple(r) for r in rows)
 summary = []
-for m in re.finditer(r"^# +(\d+) (\S+) .*? ranks (\S+) +(retried|passed on retry|passed|failed|skipped|not judged)(?: \((\d+) attempts\))? ", run, re.M):
+for m in re.finditer(r"^# +(\d+) (\S+) .*? ranks (\S+) +(retried|passed on retry|passed|failed|skipped|not judged)(?: \((\d+) attempts\))? ", sumtext, re.M):
     summary.append((int(m.group(1)), m.group(3), m.group(4)))
-for m in re.finditer(r"^# +(\d+) all_gather float32 +(passed|failed|skipped)", run, re.M):
+for m in re.finditer(r"^# +(\d+) all_gather float32 +(passed|failed|skipped)", sumtext, re.M):
     summary.append((int(m.group(1)), "0-3", m.group(2)))
 headers = [(int(m.group(1)), int(m.group(2) or 1), m.group(3))
            for m in re.finditer(r"^# Test (\d+)(?: \(attempt (\d+)\))?: \S+ \S+(?: sum split:2 ranks ([^,\s]+))?", run, re.M)]
@@ -64,7 +75,7 @@ dbrows = sorted([(a, c, o) for a, b, c, o in dbr], key=lambda x: x[0])
 if sorted(sumrows) != sorted(dbrows): say.append("summary %r" % summary)
 
 # the counts
-m = re.search(r"^# (\d+) subjects?: (\d+) passed, (\d+) failed \((\d+) attempts? retried\); run failed \(exit status (\d+)\)", run, re.M)
+m = re.search(r"^# (\d+) subjects?: (\d+) passed, (\d+) failed \((\d+) attempts? retried\); run failed \(exit status (\d+)\)", run.replace("\n#   ", " "), re.M)
 counts = tuple(int(x) for x in m.groups()) if m else None
 total = sum(1 for x in dbr if x[3] != "retried")
 passed = sum(1 for x in dbr if x[3] in ("passed", "passed on retry", "not judged"))
@@ -107,11 +118,13 @@ is "$(python3 "$TMPD/views.py" "$TMPD")" agree \
 	"the summary, report, its JSON and HTML, runs and the database agree"
 
 # the numbers, said plainly: test 1's block 0-1 failed after 2 attempts
-like "$(cat "$TMPD/run.out")" "^#    1 all_reduce float32 sum split:2 ranks 0-1 retried " \
+# (in 80 columns the subject goes on below, in its column)
+sum_rows=$(sed -n '/^# Summary of run/,$p' "$TMPD/run.out" | tr '\n' '|')
+like "$sum_rows" "\|#    1 all_reduce float32 sum +retried [^|]*\|#      split:2 ranks 0-1\|" \
 	"the first attempt of the slow block is retried"
-like "$(cat "$TMPD/run.out")" "^#    1 all_reduce float32 sum split:2 ranks 0-1 failed \\(2 attempts\\)" \
+like "$sum_rows" "\|#    1 all_reduce float32 sum +failed [^|]*\|#      split:2 ranks 0-1 +\\(2 attempts\\)\|" \
 	"its last attempt failed, after 2 attempts"
-like "$(cat "$TMPD/run.out")" "^# 3 subjects: 2 passed, 1 failed \\(1 attempt retried\\); run failed \\(exit status 6\\): 1 subject failed its expectations" \
+like "$(sed -n '/^# 3 subjects/,/^# results/p' "$TMPD/run.out" | sed 's/^#   //' | tr '\n' ' ')" "^# 3 subjects: 2 passed, 1 failed \\(1 attempt retried\\); run failed \\(exit status 6\\): 1 subject failed its expectations" \
 	"the last line counts the subjects and gives the rule"
 like "$(cat "$TMPD/run.out")" "^# Test 1 \\(attempt 2\\): all_reduce float32 sum split:2 ranks 0-1" \
 	"the retry is an attempt of test 1"

@@ -639,6 +639,29 @@ static void test_relocate(void)
 	   "a path that does not fit the buffer is refused");
 }
 
+/* Wrapped lines break between words and never inside one. */
+static void test_wrap_len(void)
+{
+	static const struct {
+		const char *s;
+		size_t width, want;
+	} rows[] = {
+		{ "fits", 10, 4 },
+		{ "all_reduce float32 sum", 22, 22 },
+		{ "all_reduce float32 sum", 21, 18 },   /* before "sum" */
+		{ "all_reduce float32 sum", 10, 10 },   /* "all_reduce" whole */
+		{ "halving_doubling rest", 8, 16 },     /* longer: not cut */
+		{ "ranks 0-3,8-11,16-19", 12, 5 },      /* a space first */
+		{ "0-3,8-11,16-19,24-27", 12, 9 },      /* else after a comma */
+		{ "", 5, 0 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n = sd_wrap_len(rows[i].s, rows[i].width);
+		ok(n == rows[i].want, "wrap '%s' at %zu: %zu (want %zu)",
+		   rows[i].s, rows[i].width, n, rows[i].want);
+	}
+}
+
 /* A reason shortened for Slurm keeps whole words. */
 static void test_clip_words(void)
 {
@@ -673,6 +696,7 @@ static void test_dupstr(void)
 int main(void)
 {
 	test_clip_words();
+	test_wrap_len();
 	test_dupstr();
 	test_relocate();
 	test_descriptor();
