@@ -233,8 +233,9 @@ static int record_run_end(struct run_ctx *c, int status)
 		fprintf(stderr, "shakedown: %s\n", lack);
 	else if (db)
 		fprintf(o->format == SD_FORMAT_JSON ? stderr : stdout,
-			"# results recorded in %s (run %s); 'shakedown report' "
-			"shows them\n", sd_db_sink_path(db), c->uuid);
+			"# results recorded in %s (run %s); '%s report' "
+			"shows them\n", sd_db_sink_path(db), c->uuid,
+			sd_invoked_as);
 	say_json(c);
 	return status;
 }

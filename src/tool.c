@@ -11,6 +11,8 @@
 #include "shakedown/backend.h"
 #include "tool.h"
 
+const char *sd_invoked_as = "shakedown";
+
 int sd_exit_for_status(int status)
 {
 	switch (status) {
