@@ -877,8 +877,9 @@ static int finish(struct gemm_ctx *c, struct gemm_outcome *g,
 	if (db && sd_db_sink_incomplete(db, lack, sizeof(lack)))
 		fprintf(stderr, "shakedown: %s\n", lack);
 	else if (db)
-		fprintf(out, "# results recorded in %s (run %s); 'shakedown "
-			"report' shows them\n", sd_db_sink_path(db), uuid);
+		fprintf(out, "# results recorded in %s (run %s); '%s "
+			"report' shows them\n", sd_db_sink_path(db), uuid,
+			sd_invoked_as);
 	return status;
 }
 

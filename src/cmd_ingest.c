@@ -740,8 +740,8 @@ static int ingest(struct ingest_run *x)
 		fprintf(stderr, "shakedown: %s\n", lack);
 	else if (strcmp(sd_train_rec_path(x->rec), "none") != 0)
 		fprintf(o->json ? stderr : stdout, "# results recorded in %s "
-			"(run %s); 'shakedown report' shows them\n",
-			sd_train_rec_path(x->rec), x->uuid);
+			"(run %s); '%s report' shows them\n",
+			sd_train_rec_path(x->rec), x->uuid, sd_invoked_as);
 	if (fflush(stdout) != 0 && status == SD_EXIT_OK)
 		status = SD_EXIT_ENV;
 	return status;

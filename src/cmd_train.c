@@ -956,9 +956,9 @@ static int finish(struct train_ctx *c, struct train_outcome *g,
 	if (incomplete)
 		fprintf(stderr, "shakedown: %s\n", lack);
 	else if (c->rec && strcmp(sd_train_rec_path(c->rec), "none") != 0)
-		fprintf(out, "# results recorded in %s (run %s); 'shakedown "
+		fprintf(out, "# results recorded in %s (run %s); '%s "
 			"report' shows them\n", sd_train_rec_path(c->rec),
-			uuid);
+			uuid, sd_invoked_as);
 	return status;
 }
 

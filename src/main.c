@@ -71,6 +71,8 @@ int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc > 0 && argv[0] && argv[0][0])
+		sd_invoked_as = argv[0];
 	if (argc < 2) {
 		usage(stderr);
 		return SD_EXIT_USAGE;

@@ -238,11 +238,12 @@ static int record_run_end(struct run_ctx *c, int status)
 	if (db && sd_db_sink_incomplete(db, lack, sizeof(lack)))
 		fprintf(stderr, "shakedown: %s\n", lack);
 	else if (db) {
-		/* the summary's last line, in its width */
+		/* the summary's last line, in its width, with the command as
+		 * it was typed */
 		char said[4400];
 		snprintf(said, sizeof(said), "results recorded in %s (run %s); "
-			 "'shakedown report' shows them", sd_db_sink_path(db),
-			 c->uuid);
+			 "'%s report' shows them", sd_db_sink_path(db),
+			 c->uuid, sd_invoked_as);
 		sd_text_comment(o->format == SD_FORMAT_JSON ? stderr : stdout,
 				said, SD_SHORT_COLS);
 	}

@@ -12,6 +12,8 @@
 #include "commands.h"
 #include "tool.h"
 
+const char *sd_invoked_as = "shakedown";
+
 int sd_exit_for_status(int status)
 {
 	switch (status) {

@@ -23,6 +23,14 @@ enum sd_exit {
 				  database is incomplete (said what lacks) */
 };
 
+/*
+ * The command as the user typed it (argv[0]: "src/shakedown" in the build
+ * tree, "shakedown" from PATH), so that a hint naming another command
+ * ("'src/shakedown report' shows them") works as typed.  Set by main;
+ * "shakedown" until then.
+ */
+extern const char *sd_invoked_as;
+
 /* The exit status for an sd_status from the core. */
 int sd_exit_for_status(int status);
 

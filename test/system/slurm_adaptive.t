@@ -80,10 +80,10 @@ is "$(q "SELECT DISTINCT t.seed FROM tests t JOIN runs r ON r.id = t.run_id
 	WHERE r.uuid = '$uuid'")" "0x000000000000002a" \
 	"tests.seed records the plan's seed (42)"
 healthy_pairs=$(pairs_of | tr '\n' ' ')
-# the README's one-liner: the rounds of the latest run
-readme_q=$(sed -n 's/^    sqlite3 -header -column shakedown.db "\(.*round IS NOT NULL.*\)"$/\1/p' \
-	"$top_srcdir/README")
-ok '[ -n "$readme_q" ]' "the README has its one-liner for the rounds"
+# shakedown-db(5)'s one-liner (EXAMPLES): the rounds of the latest run
+readme_q=$(sed -n 's/^sqlite3 \\-header \\-column shakedown.db "\(.*round IS NOT NULL.*\)"$/\1/p' \
+	"$top_srcdir/man/shakedown-db.5.in")
+ok '[ -n "$readme_q" ]' "shakedown-db(5) has its one-liner for the rounds"
 is "$(sqlite3 -list -separator '|' "$DB" "$readme_q" | cut -d'|' -f2,3,4,6 | sort -u | tr '\n' ' ')" \
 	"1|disjoint|1|passed 2|random|1|passed 3|fill|1|passed " \
 	"which reads back each round, its pairing, attempt and verdict"

@@ -171,12 +171,13 @@ is "$(sqlite3 :memory: "SELECT count(*) FROM
 	instr(json_extract(value, '\$.subject'), '$slow') = 0")" 0 \
 	"no node pair without $slow is called a regression"
 ok '[ "$rc" = 0 ] || [ "$rc" = 1 ]' "compare --subjects: exit $rc (1 with a regression)"
-# the README's one-liner for a node's own figure, on this node and size
-q=$(sed -n 's/^    sqlite3 -header -column shakedown.db "\(.*test_hosts_v.*\)"$/\1/p' \
-	"$top_srcdir/README" | sed "s/node17/$slow/; s/67108864/1048576/")
+# shakedown-db(5)'s one-liner (EXAMPLES) for a node's own figure, on
+# this node and size
+q=$(sed -n 's/^sqlite3 \\-header \\-column shakedown.db "\(.*FROM test_hosts_v.*\)"$/\1/p' \
+	"$top_srcdir/man/shakedown-db.5.in" | sed "s/node17/$slow/; s/67108864/1048576/")
 br=$(sqlite3 -csv "$DB" "$q" | tail -n 1 | cut -d, -f2)
 ok "awk 'BEGIN { d = $br - $bs; exit !(d * d < 1e-12 * $bs * $bs) }'" \
-	"the README's sqlite3 one-liner gives the same figure ($br GB/s)"
+	"shakedown-db(5)'s sqlite3 one-liner gives the same figure ($br GB/s)"
 # the queries average a host over the runs it was in: on this run alone
 # (a copy of the database without the healthy one, whose noise on a busy
 # machine can be as large as a host's share of two runs)
